@@ -1,0 +1,141 @@
+//! The `concierge` binary: reads the command line and wires config, apps and server together.
+//! Everything it calls lives in a library crate.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use concierge_server::{Apps, Config, ConfigError, Platform};
+
+#[derive(Parser)]
+#[command(
+    name = "concierge",
+    version,
+    about = "One MCP server for a business's own data: safe, audited, fast."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve every endpoint of the config over HTTP (or one endpoint over stdio).
+    Serve {
+        #[arg(long, default_value = "concierge.toml")]
+        config: PathBuf,
+        /// Serve one endpoint's tools over stdin/stdout instead of HTTP.
+        #[arg(long, requires = "endpoint")]
+        stdio: bool,
+        /// The endpoint path to serve over stdio, e.g. /coffee/mcp.
+        #[arg(long)]
+        endpoint: Option<String>,
+    },
+    /// Validate a config: keys, limits, environment, token lists, tool names. Exit 1 on error.
+    Check {
+        #[arg(long, default_value = "concierge.toml")]
+        config: PathBuf,
+    },
+}
+
+fn apps() -> Apps {
+    Apps::new()
+        .tools("coffee", |section| {
+            let config: concierge_coffee::CoffeeConfig = section
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| e.message().to_string())?;
+            concierge_coffee::build(&config, concierge_coffee::system_clock())
+        })
+        .handler("conformance", concierge_conformance::Fixtures::default)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Logs go to stderr: in stdio mode stdout belongs to the protocol.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,rmcp=warn".into()),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(cli.command))
+}
+
+async fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Check { config } => match build(&config) {
+            Ok(platform) if platform.warnings.is_empty() => {
+                println!(
+                    "{}: ok ({} endpoints)",
+                    config.display(),
+                    platform.endpoints.len()
+                );
+                ExitCode::SUCCESS
+            }
+            Ok(platform) => report(&config, &platform.warnings),
+            Err(errors) => report(&config, &errors),
+        },
+        Command::Serve {
+            config,
+            stdio,
+            endpoint,
+        } => {
+            let platform = match build(&config) {
+                Ok(platform) => platform,
+                Err(errors) => return report(&config, &errors),
+            };
+            if stdio {
+                let path = endpoint.unwrap_or_default();
+                return match concierge_server::serve_stdio(platform, &path).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(error) => {
+                        eprintln!("{error}");
+                        ExitCode::FAILURE
+                    }
+                };
+            }
+            let paths: Vec<String> = platform
+                .endpoints
+                .iter()
+                .map(|e| e.section.path.clone())
+                .collect();
+            let served = concierge_server::serve_http(platform, |addr| {
+                println!("concierge listening on http://{addr}");
+                for path in &paths {
+                    println!("  MCP endpoint http://{addr}{path}");
+                }
+                println!("  health       http://{addr}/health");
+            })
+            .await;
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("concierge: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
+    let config = Config::load(path)?;
+    Platform::build(config, apps(), &|name| std::env::var(name).ok())
+}
+
+fn report(path: &std::path::Path, errors: &[ConfigError]) -> ExitCode {
+    eprintln!("{}: {} problem(s)", path.display(), errors.len());
+    for error in errors {
+        eprintln!("  {error}");
+    }
+    ExitCode::FAILURE
+}

@@ -1,0 +1,45 @@
+//! The tool model every concierge app builds on.
+//!
+//! An app hands the platform a list of [`Tool`]s. Each tool has a [`ToolSpec`] (name, descriptions
+//! for the model, JSON Schemas, truthful [`Annotations`]) and an async function from validated
+//! arguments to a JSON result. Everything around a call — authentication, rate limits, argument
+//! validation, result shaping, audit — is the platform's job, done the same way for every tool.
+//!
+//! Apps normally build tools with [`typed_tool`]: the input and output types derive
+//! `Deserialize`/`Serialize` + `JsonSchema`, and the schemas the model sees are generated from them.
+//!
+//! ```
+//! use concierge_core::{Annotations, Caller, ToolError, typed_tool};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct Echo { /// What to say back.
+//!     text: String }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Said { text: String }
+//!
+//! let tool = typed_tool("echo", "Repeats the text.", Annotations::read_only(),
+//!     |input: Echo, _caller: Caller| async move { Ok::<_, ToolError>(Said { text: input.text }) });
+//! assert_eq!(tool.spec().name, "echo");
+//! ```
+
+mod app;
+mod audit;
+mod caller;
+mod error;
+mod language;
+mod limits;
+mod schema;
+mod tool;
+
+pub use app::ToolSet;
+pub use audit::{AuditEvent, Outcome, redact};
+pub use caller::Caller;
+pub use error::{ErrorKind, ToolError};
+pub use language::Language;
+pub use limits::{RateLimitStore, RetryAfter};
+pub use schema::schema_for;
+pub use tool::{Annotations, Tool, ToolOutput, ToolSpec, typed_tool};

@@ -1,0 +1,141 @@
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::{Caller, ToolError, schema_for};
+
+/// The behaviour hints a client may show or act on. Set them truthfully: a client may skip a
+/// confirmation for a read-only tool, or retry an idempotent one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    /// The tool reaches systems outside the business's own data (the open web, third parties).
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// Reads the business's own data and changes nothing.
+    pub const fn read_only() -> Self {
+        Self {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        }
+    }
+
+    /// Adds something new (an order, a submission) without overwriting or deleting anything.
+    pub const fn additive_write() -> Self {
+        Self {
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+            open_world: false,
+        }
+    }
+}
+
+/// Everything the platform publishes about a tool.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub input_schema: Map<String, Value>,
+    pub output_schema: Map<String, Value>,
+    pub annotations: Annotations,
+    /// Top-level argument names whose values never reach the audit log.
+    pub secret_fields: Vec<String>,
+}
+
+/// A tool's successful result: a JSON object, shaped by the platform into text + structured content.
+pub type ToolOutput = Value;
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One callable tool. The platform calls it only with arguments that passed the input schema.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+    fn call(
+        &self,
+        arguments: Value,
+        caller: Caller,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}
+
+struct TypedTool<I, O, F> {
+    spec: ToolSpec,
+    function: F,
+    types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O, F, Fut> Tool for TypedTool<I, O, F>
+where
+    I: DeserializeOwned + Send + 'static,
+    O: Serialize + Send + 'static,
+    F: Fn(I, Caller) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+{
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(
+        &self,
+        arguments: Value,
+        caller: Caller,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        // The schema already passed; a failure here means schema and type disagree, which is ours.
+        let input = match serde_json::from_value::<I>(arguments) {
+            Ok(input) => input,
+            Err(error) => {
+                let error = ToolError::internal("schema_mismatch", error.to_string());
+                return Box::pin(async move { Err(error) });
+            }
+        };
+        let future = (self.function)(input, caller);
+        Box::pin(async move {
+            let output = future.await?;
+            serde_json::to_value(output)
+                .map_err(|error| ToolError::internal("output_not_serializable", error.to_string()))
+        })
+    }
+}
+
+/// Builds a tool from a typed async function. The input schema comes from `I` (derive
+/// `JsonSchema`, and `#[serde(deny_unknown_fields)]` so unknown arguments are refused), the output
+/// schema from `O`, which must serialize to a JSON object.
+pub fn typed_tool<I, O, F, Fut>(
+    name: &str,
+    description: &str,
+    annotations: Annotations,
+    function: F,
+) -> Arc<dyn Tool>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + JsonSchema + Send + 'static,
+    F: Fn(I, Caller) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+{
+    Arc::new(TypedTool {
+        spec: ToolSpec {
+            name: name.to_string(),
+            title: None,
+            description: description.to_string(),
+            input_schema: schema_for::<I>(),
+            output_schema: schema_for::<O>(),
+            annotations,
+            secret_fields: Vec::new(),
+        },
+        function,
+        types: PhantomData,
+    })
+}

@@ -1,0 +1,73 @@
+//! The audit sink: JSON Lines, one event per call or refusal, written off the request path.
+//!
+//! `record` never waits: events go into a bounded queue that a writer task drains in batches. If
+//! the disk cannot keep up the queue fills and further events are counted and dropped (with a
+//! warning), because slowing every answer to protect a log would punish the clients, not the fault.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use concierge_core::AuditEvent;
+use tokio::sync::mpsc;
+
+const QUEUE: usize = 16 * 1024;
+
+#[derive(Clone)]
+pub struct AuditSink {
+    sender: mpsc::Sender<AuditEvent>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl AuditSink {
+    /// Opens (creating directories) the file for appending and starts the writer task.
+    pub fn open(path: PathBuf) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        let (sender, receiver) = mpsc::channel(QUEUE);
+        std::thread::Builder::new()
+            .name("audit-writer".into())
+            .spawn(move || write_events(file, receiver, path))?;
+        Ok(Self {
+            sender,
+            dropped: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    pub fn record(&self, event: AuditEvent) {
+        if self.sender.try_send(event).is_err() {
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(dropped, "audit queue full; events dropped");
+            }
+        }
+    }
+}
+
+/// Runs on its own thread so a slow disk never occupies a runtime worker.
+fn write_events(file: std::fs::File, mut receiver: mpsc::Receiver<AuditEvent>, path: PathBuf) {
+    let mut out = std::io::BufWriter::new(file);
+    let mut batch = Vec::with_capacity(256);
+    while receiver.blocking_recv().map(|e| batch.push(e)).is_some() {
+        while batch.len() < 256 {
+            match receiver.try_recv() {
+                Ok(event) => batch.push(event),
+                Err(_) => break,
+            }
+        }
+        for event in batch.drain(..) {
+            if let Ok(line) = serde_json::to_string(&event) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        if let Err(error) = out.flush() {
+            tracing::error!(path = %path.display(), %error, "cannot write the audit log");
+        }
+    }
+}

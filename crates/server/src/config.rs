@@ -1,0 +1,494 @@
+//! The deployment file: one TOML document, `${VAR}` / `${VAR:-default}` from the environment.
+//!
+//! Loading turns text into a [`Config`] or a list of [`ConfigError`]s, each saying where (the key
+//! path) and what is wrong. Nothing here starts anything; `serve` and `check` share it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// One problem in a config, with the key path it concerns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub at: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(at: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            at: at.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.at.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.at, self.message)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub server: ServerSection,
+    /// Named rate limiters: `chatbot_mcp = "60/minute"`.
+    #[serde(default)]
+    pub limits: BTreeMap<String, String>,
+    /// Named audit sinks.
+    #[serde(default)]
+    pub audit: BTreeMap<String, AuditSection>,
+    /// Per-app settings, handed to the app as they are.
+    #[serde(default)]
+    pub apps: BTreeMap<String, toml::Value>,
+    #[serde(default, rename = "endpoint")]
+    pub endpoints: Vec<EndpointSection>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    pub listen: String,
+    /// Host header values accepted (DNS-rebinding protection). Loopback names when unset.
+    #[serde(default = "loopback_hosts")]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted; requests without Origin always pass.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Largest request body accepted, in bytes.
+    #[serde(default = "default_body_limit")]
+    pub max_body_bytes: usize,
+}
+
+fn loopback_hosts() -> Vec<String> {
+    ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec()
+}
+
+fn default_body_limit() -> usize {
+    1024 * 1024
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSection {
+    /// JSON Lines file; its directory is created.
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSection {
+    pub path: String,
+    /// Tools served here as `app.tool`, or `app.*` for all of an app's tools.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// A protocol-level handler app served here instead of tools (the conformance fixtures).
+    pub handler: Option<String>,
+    /// What the model is told about this server at initialize.
+    pub instructions: Option<String>,
+    pub auth: AuthSection,
+    /// The name of a limiter from `[limits]`, applied per client to `tools/call`.
+    pub rate_limit: Option<String>,
+    /// The name of a sink from `[audit]`.
+    pub audit: Option<String>,
+    #[serde(default)]
+    pub session: SessionMode,
+    /// Idle time after which a session is forgotten (`30m`, `90s`).
+    #[serde(default = "default_idle", with = "humantime_serde_compat")]
+    pub idle_timeout: Duration,
+}
+
+fn default_idle() -> Duration {
+    Duration::from_secs(30 * 60)
+}
+
+mod humantime_serde_compat {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        humantime::parse_duration(&text).map_err(|e| {
+            serde::de::Error::custom(format!("`{text}` is not a duration like `30m` ({e})"))
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionMode {
+    /// `Mcp-Session-Id` sessions, bound to the client that opened them.
+    #[default]
+    Stateful,
+    /// Every request stands alone and is answered as JSON; any instance can serve it.
+    Stateless,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum AuthSection {
+    /// No authentication; allowed only on a loopback listen address.
+    None,
+    /// Static bearer tokens per client from an environment variable, `name:token,…`.
+    Tokens {
+        /// The variable holding the list.
+        #[serde(default = "default_tokens_env")]
+        env: String,
+        /// Used when the variable is unset: for demo deployments only.
+        default: Option<String>,
+    },
+}
+
+fn default_tokens_env() -> String {
+    "APP_MCP_TOKENS".into()
+}
+
+/// A rate as configured: `count` calls per `period`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub count: u32,
+    pub period: Duration,
+}
+
+impl Rate {
+    /// Parses `60/minute`, `1000/hour`, `5/second`, `100/day`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (count, unit) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not a rate like `60/minute`"))?;
+        let count: u32 = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|c| *c > 0)
+            .ok_or_else(|| format!("`{text}`: the count must be a whole number ≥ 1"))?;
+        let period = match unit.trim() {
+            "second" | "s" => Duration::from_secs(1),
+            "minute" | "min" | "m" => Duration::from_secs(60),
+            "hour" | "h" => Duration::from_secs(3600),
+            "day" | "d" => Duration::from_secs(86_400),
+            other => {
+                return Err(format!(
+                    "`{text}`: unknown period `{other}` (allowed: second, minute, hour, day)"
+                ));
+            }
+        };
+        Ok(Self { count, period })
+    }
+}
+
+impl Config {
+    /// Reads, interpolates and parses a config file. Every problem found is returned.
+    pub fn load(path: &Path) -> Result<Self, Vec<ConfigError>> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            vec![ConfigError::new(
+                "",
+                format!("cannot read {}: {e}", path.display()),
+            )]
+        })?;
+        Self::parse(&text, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses config text with `env` as the environment (injected so tests need no globals).
+    pub fn parse(
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, Vec<ConfigError>> {
+        let mut value: toml::Value =
+            toml::from_str(text).map_err(|e| vec![ConfigError::new("", e.to_string())])?;
+        let mut errors = Vec::new();
+        interpolate(&mut value, "", env, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+            let at = e.path().to_string();
+            vec![ConfigError::new(
+                if at == "." { String::new() } else { at },
+                e.inner().to_string(),
+            )]
+        })?;
+        let errors = config.validate();
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(errors)
+        }
+    }
+
+    pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
+        self.server.listen.parse().map_err(|_| {
+            ConfigError::new(
+                "server.listen",
+                format!(
+                    "`{}` is not an address like 127.0.0.1:8080",
+                    self.server.listen
+                ),
+            )
+        })
+    }
+
+    /// Checks what serde cannot: references between sections, limits, paths, auth placement.
+    fn validate(&self) -> Vec<ConfigError> {
+        let mut errors = Vec::new();
+        let listen = self.listen_addr();
+        if let Err(error) = &listen {
+            errors.push(error.clone());
+        }
+        for (name, rate) in &self.limits {
+            if let Err(message) = Rate::parse(rate) {
+                errors.push(ConfigError::new(format!("limits.{name}"), message));
+            }
+        }
+        let mut paths = std::collections::HashSet::new();
+        for (index, endpoint) in self.endpoints.iter().enumerate() {
+            let at = |key: &str| format!("endpoint[{index}].{key}");
+            if !endpoint.path.starts_with('/') || endpoint.path == "/health" {
+                errors.push(ConfigError::new(
+                    at("path"),
+                    format!("`{}` must start with `/` and not be /health", endpoint.path),
+                ));
+            }
+            if !paths.insert(endpoint.path.clone()) {
+                errors.push(ConfigError::new(
+                    at("path"),
+                    format!("`{}` is mounted twice", endpoint.path),
+                ));
+            }
+            match (&endpoint.handler, endpoint.tools.is_empty()) {
+                (Some(_), false) => errors.push(ConfigError::new(
+                    at("tools"),
+                    "an endpoint serves either `tools` or a `handler`, not both",
+                )),
+                (None, true) => errors.push(ConfigError::new(
+                    at("tools"),
+                    "no tools: list them as `app.tool` or `app.*`",
+                )),
+                _ => {}
+            }
+            for tool in &endpoint.tools {
+                if tool
+                    .split_once('.')
+                    .is_none_or(|(a, t)| a.is_empty() || t.is_empty())
+                {
+                    errors.push(ConfigError::new(
+                        at("tools"),
+                        format!("`{tool}` must be written `app.tool` or `app.*`"),
+                    ));
+                }
+            }
+            if let Some(limit) = &endpoint.rate_limit
+                && !self.limits.contains_key(limit)
+            {
+                errors.push(ConfigError::new(
+                    at("rate_limit"),
+                    format!("no limiter `{limit}` in [limits]"),
+                ));
+            }
+            if let Some(audit) = &endpoint.audit
+                && !self.audit.contains_key(audit)
+            {
+                errors.push(ConfigError::new(
+                    at("audit"),
+                    format!("no sink `{audit}` in [audit]"),
+                ));
+            }
+            if matches!(endpoint.auth, AuthSection::None)
+                && let Ok(addr) = &listen
+                && !addr.ip().is_loopback()
+            {
+                errors.push(ConfigError::new(
+                    at("auth"),
+                    format!(
+                        "auth kind `none` is allowed only on a loopback listen address, not {addr}"
+                    ),
+                ));
+            }
+            if endpoint.idle_timeout.is_zero() {
+                errors.push(ConfigError::new(
+                    at("idle_timeout"),
+                    "must be longer than zero",
+                ));
+            }
+        }
+        errors
+    }
+}
+
+/// Replaces `${VAR}` and `${VAR:-default}` in every string value; a `$${` is a literal `${`.
+fn interpolate(
+    value: &mut toml::Value,
+    at: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    errors: &mut Vec<ConfigError>,
+) {
+    match value {
+        toml::Value::String(text) => match substitute(text, env) {
+            Ok(replaced) => *text = replaced,
+            Err(message) => errors.push(ConfigError::new(at, message)),
+        },
+        toml::Value::Array(items) => {
+            for (index, item) in items.iter_mut().enumerate() {
+                interpolate(item, &format!("{at}[{index}]"), env, errors);
+            }
+        }
+        toml::Value::Table(table) => {
+            for (key, item) in table.iter_mut() {
+                let path = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                interpolate(item, &path, env, errors);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        if rest[..start].ends_with('$') {
+            out.push_str(&rest[..start - 1]);
+            out.push_str("${");
+            rest = &rest[start + 2..];
+            continue;
+        }
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed `${{` in `{text}`"))?;
+        let expression = &after[..end];
+        let (name, default) = match expression.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (expression, None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`${{{expression}}}` is not a variable name"));
+        }
+        match (env(name).filter(|v| !v.is_empty()), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!(
+                    "environment variable {name} is not set (write `${{{name}:-default}}` for a default)"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "PORT_ADDR" => Some("127.0.0.1:9000".into()),
+            _ => None,
+        }
+    }
+
+    const MINIMAL: &str = r#"
+        [server]
+        listen = "${PORT_ADDR}"
+        [limits]
+        chatbot = "60/minute"
+        [[endpoint]]
+        path = "/coffee/mcp"
+        tools = ["coffee.*"]
+        rate_limit = "chatbot"
+        auth = { kind = "tokens", default = "demo:demo-token" }
+    "#;
+
+    #[test]
+    fn interpolates_and_parses() {
+        let config = Config::parse(MINIMAL, &env).unwrap();
+        assert_eq!(config.server.listen, "127.0.0.1:9000");
+        assert_eq!(config.endpoints[0].idle_timeout, Duration::from_secs(1800));
+        assert!(
+            matches!(&config.endpoints[0].auth, AuthSection::Tokens { env, .. } if env == "APP_MCP_TOKENS")
+        );
+    }
+
+    #[test]
+    fn substitution_rules() {
+        assert_eq!(substitute("${NOPE:-x}/y", &env).unwrap(), "x/y");
+        assert_eq!(substitute("$${LITERAL}", &env).unwrap(), "${LITERAL}");
+        assert!(
+            substitute("${NOPE}", &env)
+                .unwrap_err()
+                .contains("NOPE is not set")
+        );
+        assert!(substitute("${oops", &env).is_err());
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_their_place() {
+        let text = MINIMAL.replace("rate_limit = \"chatbot\"", "rate_limt = \"chatbot\"");
+        let errors = Config::parse(&text, &env).unwrap_err();
+        assert_eq!(errors[0].at, "endpoint[0].rate_limt");
+        assert!(
+            errors[0].message.contains("unknown field `rate_limt`"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn bad_limits_references_and_public_auth_none_are_reported() {
+        let text = MINIMAL
+            .replace("60/minute", "60/fortnight")
+            .replace("rate_limit = \"chatbot\"", "rate_limit = \"other\"")
+            .replace("${PORT_ADDR}", "0.0.0.0:8080")
+            .replace(
+                "{ kind = \"tokens\", default = \"demo:demo-token\" }",
+                "{ kind = \"none\" }",
+            );
+        let errors = Config::parse(&text, &env).unwrap_err();
+        let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert!(
+            text.iter()
+                .any(|e| e.starts_with("limits.chatbot: ") && e.contains("fortnight")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|e| e.starts_with("endpoint[0].rate_limit: no limiter `other`")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|e| e.starts_with("endpoint[0].auth: ") && e.contains("loopback")),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!(
+            Rate::parse("60/minute").unwrap(),
+            Rate {
+                count: 60,
+                period: Duration::from_secs(60)
+            }
+        );
+        assert!(Rate::parse("0/minute").is_err());
+        assert!(Rate::parse("sixty").is_err());
+    }
+}

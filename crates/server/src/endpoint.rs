@@ -1,0 +1,296 @@
+//! One mounted endpoint's tools and policies, and the dispatcher that runs every tool call.
+//!
+//! The order is fixed and the same for every app: find the tool → rate limit (per client) →
+//! validate arguments → run → shape the result → audit. Each refusal is audited too.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use concierge_core::{
+    AuditEvent, Caller, ErrorKind, Language, Outcome, RateLimitStore, Tool, ToolError, redact,
+};
+use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
+use serde_json::{Map, Value, json};
+
+use crate::audit::AuditSink;
+use crate::validate::ArgumentValidator;
+
+/// A tool as one endpoint serves it.
+pub struct MountedTool {
+    pub tool: Arc<dyn Tool>,
+    pub language: Language,
+    pub validator: ArgumentValidator,
+    pub listing: rmcp::model::Tool,
+}
+
+impl MountedTool {
+    pub fn new(tool: Arc<dyn Tool>, language: Language) -> Result<Self, String> {
+        let spec = tool.spec();
+        let validator = ArgumentValidator::new(&spec.input_schema)
+            .map_err(|e| format!("tool `{}` has an invalid input schema: {e}", spec.name))?;
+        let mut annotations = ToolAnnotations::default();
+        annotations.read_only_hint = Some(spec.annotations.read_only);
+        annotations.destructive_hint = Some(spec.annotations.destructive);
+        annotations.idempotent_hint = Some(spec.annotations.idempotent);
+        annotations.open_world_hint = Some(spec.annotations.open_world);
+        annotations.title = spec.title.clone();
+        let listing = rmcp::model::Tool::new(
+            spec.name.clone(),
+            spec.description.clone(),
+            Arc::new(spec.input_schema.clone()),
+        )
+        .with_raw_output_schema(Arc::new(spec.output_schema.clone()))
+        .with_annotations(annotations);
+        Ok(Self {
+            tool,
+            language,
+            validator,
+            listing,
+        })
+    }
+}
+
+/// Everything an endpoint needs at call time; shared by all its sessions.
+pub struct Endpoint {
+    pub path: String,
+    pub instructions: Option<String>,
+    tools: Vec<MountedTool>,
+    by_name: HashMap<String, usize>,
+    pub limiter: Option<Arc<dyn RateLimitStore>>,
+    pub audit: Option<AuditSink>,
+}
+
+/// What a tool call came to, before it is shaped for the protocol.
+pub enum CallAnswer {
+    Result(CallToolResult),
+    UnknownTool(String),
+}
+
+impl Endpoint {
+    pub fn new(
+        path: String,
+        instructions: Option<String>,
+        tools: Vec<MountedTool>,
+        limiter: Option<Arc<dyn RateLimitStore>>,
+        audit: Option<AuditSink>,
+    ) -> Self {
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.tool.spec().name.clone(), i))
+            .collect();
+        Self {
+            path,
+            instructions,
+            tools,
+            by_name,
+            limiter,
+            audit,
+        }
+    }
+
+    pub fn listings(&self) -> Vec<rmcp::model::Tool> {
+        self.tools.iter().map(|t| t.listing.clone()).collect()
+    }
+
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.listing.name.as_ref()).collect()
+    }
+
+    /// Records a refusal that happened before any tool was chosen (auth, session).
+    pub fn audit_refusal(&self, client: Option<&str>, outcome: Outcome, started: Instant) {
+        if let Some(sink) = &self.audit {
+            sink.record(AuditEvent {
+                ts: now(),
+                endpoint: self.path.clone(),
+                client: client.map(String::from),
+                user: None,
+                tool: None,
+                rpc_id: None,
+                trace_id: trace_id(),
+                arguments: None,
+                result_count: None,
+                outcome,
+                code: None,
+                duration_ms: elapsed_ms(started),
+            });
+        }
+    }
+
+    /// Runs one `tools/call` through the platform's fixed sequence.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        caller: Caller,
+        rpc_id: Value,
+    ) -> CallAnswer {
+        let started = Instant::now();
+        let trace = trace_id();
+        let mut event = AuditEvent {
+            ts: now(),
+            endpoint: self.path.clone(),
+            client: Some(caller.client.clone()),
+            user: caller.user.clone(),
+            tool: Some(name.to_string()),
+            rpc_id: Some(rpc_id),
+            trace_id: trace.clone(),
+            arguments: None,
+            result_count: None,
+            outcome: Outcome::Ok,
+            code: None,
+            duration_ms: 0.0,
+        };
+        let Some(mounted) = self.by_name.get(name).map(|i| &self.tools[*i]) else {
+            event.arguments = arguments.map(Value::Object);
+            event.outcome = Outcome::UnknownTool;
+            self.finish(event, started);
+            return CallAnswer::UnknownTool(format!(
+                "unknown tool `{name}`; this endpoint has: {}",
+                self.tool_names().join(", ")
+            ));
+        };
+        let spec = mounted.tool.spec();
+        event.arguments = arguments
+            .as_ref()
+            .map(|a| redact(&Value::Object(a.clone()), &spec.secret_fields));
+
+        if let Some(limiter) = &self.limiter
+            && let Err(retry) = limiter.check(&caller.client)
+        {
+            let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+            let message = rate_limit_message(mounted.language, &limiter.describe(), seconds);
+            event.outcome = Outcome::RateLimited;
+            event.code = Some("rate_limited".into());
+            self.finish(event, started);
+            return CallAnswer::Result(error_result(json!({
+                "code": "rate_limited",
+                "message": message,
+                "retryAfterSeconds": seconds,
+            })));
+        }
+
+        let arguments = match mounted.validator.check(arguments, mounted.language) {
+            Ok(arguments) => arguments,
+            Err(error) => {
+                event.outcome = Outcome::InvalidArgument;
+                event.code = Some("invalid_argument".into());
+                self.finish(event, started);
+                return CallAnswer::Result(error_result(json!({
+                    "code": "invalid_argument",
+                    "field": error.field,
+                    "message": error.message,
+                })));
+            }
+        };
+
+        let answer = match mounted.tool.call(arguments, caller).await {
+            Ok(output) => {
+                let output = without_nulls(output);
+                event.result_count = Some(result_count(&output));
+                let text = output.to_string();
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.structured_content = Some(output);
+                result
+            }
+            Err(error) => {
+                event.outcome = outcome_of(&error);
+                event.code = Some(error.code.to_string());
+                if let Some(detail) = &error.detail {
+                    tracing::error!(trace_id = %trace, tool = name, code = error.code, %detail, "tool failed");
+                }
+                error_result(error_body(&error, &trace))
+            }
+        };
+        self.finish(event, started);
+        CallAnswer::Result(answer)
+    }
+
+    fn finish(&self, mut event: AuditEvent, started: Instant) {
+        event.duration_ms = elapsed_ms(started);
+        if let Some(sink) = &self.audit {
+            sink.record(event);
+        }
+    }
+}
+
+fn outcome_of(error: &ToolError) -> Outcome {
+    match error.kind {
+        ErrorKind::InvalidArgument => Outcome::InvalidArgument,
+        ErrorKind::NotFound => Outcome::NotFound,
+        ErrorKind::Rejected => Outcome::Rejected,
+        ErrorKind::Internal => Outcome::InternalError,
+    }
+}
+
+/// The client-visible error: code, message, field. Internal failures add only the trace id, so an
+/// operator can find the logged detail.
+fn error_body(error: &ToolError, trace: &str) -> Value {
+    let mut body = json!({"code": error.code, "message": error.message});
+    if let Some(field) = &error.field {
+        body["field"] = json!(field);
+    }
+    if error.kind == ErrorKind::Internal {
+        body["traceId"] = json!(trace);
+    }
+    body
+}
+
+fn error_result(error: Value) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(
+        json!({"error": error}).to_string(),
+    )])
+}
+
+fn rate_limit_message(language: Language, limit: &str, seconds: u64) -> String {
+    match language {
+        Language::Russian => format!(
+            "Превышен лимит вызовов для этого клиента ({limit}). Повторите через {seconds} с."
+        ),
+        Language::Chinese => {
+            format!("该客户端的调用次数已超过限制（{limit}），请在 {seconds} 秒后重试。")
+        }
+        Language::German => format!(
+            "Aufruflimit für diesen Client erreicht ({limit}). Bitte in {seconds} s erneut versuchen."
+        ),
+        Language::English => {
+            format!("Rate limit for this client reached ({limit}). Retry in {seconds} s.")
+        }
+    }
+}
+
+/// Lists are `{"results": [...]}`; anything else is one result.
+fn result_count(output: &Value) -> usize {
+    match output.get("results") {
+        Some(Value::Array(items)) => items.len(),
+        _ => 1,
+    }
+}
+
+/// Compact output: a null is noise a model pays tokens for.
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn trace_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+fn elapsed_ms(started: Instant) -> f64 {
+    (started.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0
+}

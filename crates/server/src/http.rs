@@ -1,0 +1,194 @@
+//! The HTTP guard in front of an endpoint's MCP transport: bearer tokens and session binding.
+//!
+//! rmcp serves the protocol; it neither authenticates nor remembers who opened a session. Both
+//! happen here, before a request reaches it: the authenticated [`Caller`] is put into the
+//! request's extensions (rmcp hands those to the tool call), and a session id is refused when it is
+//! presented by a client other than the one that opened it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use concierge_core::{Caller, Outcome};
+use http::{HeaderValue, StatusCode, header};
+use serde_json::json;
+
+use crate::endpoint::Endpoint;
+use crate::tokens::TokenList;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How an endpoint establishes who is calling.
+pub enum Authenticator {
+    /// Nobody is asked; the caller is `anonymous` (loopback only, enforced by config checks).
+    None,
+    Tokens(TokenList),
+    /// The token variable is unset and has no default: nobody can be admitted.
+    Missing(String),
+}
+
+/// Which client opened which session, so another client's token cannot ride on it.
+pub struct SessionOwners {
+    owners: Mutex<HashMap<String, (String, Instant)>>,
+    idle: Duration,
+}
+
+impl SessionOwners {
+    pub fn new(idle: Duration) -> Self {
+        Self {
+            owners: Mutex::new(HashMap::new()),
+            idle,
+        }
+    }
+
+    fn owner(&self, session: &str) -> Option<String> {
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        owners.get_mut(session).map(|(client, seen)| {
+            *seen = Instant::now();
+            client.clone()
+        })
+    }
+
+    fn bind(&self, session: String, client: String) {
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        // Sessions rmcp has expired are dropped here too, so the map cannot grow without bound.
+        let idle = self.idle;
+        owners.retain(|_, (_, seen)| seen.elapsed() < idle * 2);
+        owners.insert(session, (client, Instant::now()));
+    }
+
+    fn forget(&self, session: &str) {
+        self.owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(session);
+    }
+}
+
+pub struct Guard {
+    pub endpoint: Arc<Endpoint>,
+    pub auth: Authenticator,
+    pub sessions: SessionOwners,
+}
+
+/// axum middleware: authenticate, enforce the session owner, then pass to rmcp.
+pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let caller = match authenticate(&guard.auth, &request) {
+        Ok(caller) => caller,
+        Err(refusal) => {
+            guard
+                .endpoint
+                .audit_refusal(None, refusal.outcome(), started);
+            return refusal.into_response();
+        }
+    };
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    if let Some(session) = &session
+        && let Some(owner) = guard.sessions.owner(session)
+        && owner != caller.client
+    {
+        tracing::warn!(endpoint = %guard.endpoint.path, client = %caller.client, "session presented by a client that did not open it");
+        guard
+            .endpoint
+            .audit_refusal(Some(&caller.client), Outcome::SessionRefused, started);
+        return json_error(
+            StatusCode::FORBIDDEN,
+            "this session belongs to another client; initialize a session of your own",
+        );
+    }
+    let client = caller.client.clone();
+    let is_delete = request.method() == http::Method::DELETE;
+    request.extensions_mut().insert(caller);
+    let response = next.run(request).await;
+
+    match (&session, response.headers().get(SESSION_HEADER)) {
+        (None, Some(opened)) => {
+            if let Ok(opened) = opened.to_str() {
+                guard.sessions.bind(opened.to_string(), client);
+            }
+        }
+        (Some(session), _) if response.status() == StatusCode::NOT_FOUND || is_delete => {
+            guard.sessions.forget(session);
+        }
+        _ => {}
+    }
+    response
+}
+
+enum Refusal {
+    Unauthorized,
+    Misconfigured,
+}
+
+impl Refusal {
+    fn outcome(&self) -> Outcome {
+        match self {
+            Refusal::Unauthorized => Outcome::Unauthorized,
+            Refusal::Misconfigured => Outcome::Misconfigured,
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::Unauthorized => {
+                let mut response =
+                    json_error(StatusCode::UNAUTHORIZED, "missing or invalid bearer token");
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"concierge\""),
+                );
+                response
+            }
+            Refusal::Misconfigured => json_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "this endpoint's client list is misconfigured; the server log says what",
+            ),
+        }
+    }
+}
+
+fn authenticate(auth: &Authenticator, request: &Request) -> Result<Caller, Refusal> {
+    let tokens = match auth {
+        Authenticator::None => return Ok(Caller::client("anonymous")),
+        Authenticator::Missing(_) => return Err(Refusal::Unauthorized),
+        Authenticator::Tokens(TokenList::Malformed(_)) => return Err(Refusal::Misconfigured),
+        Authenticator::Tokens(tokens) => tokens,
+    };
+    // Only the Authorization header counts: a token in a query string ends up in proxy logs.
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+        .ok_or(Refusal::Unauthorized)?;
+    tokens
+        .authenticate(presented)
+        .map(Caller::client)
+        .ok_or(Refusal::Unauthorized)
+}
+
+/// A JSON-RPC-shaped error body, so MCP clients can show the message.
+fn json_error(status: StatusCode, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}

@@ -1,0 +1,20 @@
+//! concierge's HTTP side: the deployment config, endpoints on axum + rmcp, bearer tokens and
+//! session binding, rate limits, argument validation, result shaping and the audit log.
+//!
+//! The crate knows no app. A binary registers apps by name ([`Apps`]), loads a [`Config`], builds
+//! a [`Platform`] and serves it ([`serve_http`], [`serve_stdio`]).
+
+pub mod audit;
+pub mod config;
+mod endpoint;
+mod handler;
+mod http;
+pub mod limits;
+mod platform;
+mod serve;
+pub mod tokens;
+mod validate;
+
+pub use config::{Config, ConfigError};
+pub use platform::{Apps, Platform};
+pub use serve::{router, serve_http, serve_stdio};

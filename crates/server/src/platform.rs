@@ -1,0 +1,292 @@
+//! From a [`Config`] and the apps the binary registered to a running set of endpoints.
+//!
+//! The platform knows apps only by name: an app is either a tool factory ("given my config
+//! section, here are my tools") or a protocol-level handler (the conformance fixtures).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use concierge_core::{RateLimitStore, ToolSet};
+use rmcp::ServerHandler;
+use rmcp::transport::StreamableHttpServerConfig;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use crate::audit::AuditSink;
+use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
+use crate::endpoint::{Endpoint, MountedTool};
+use crate::http::{Authenticator, Guard, SessionOwners};
+use crate::limits::GovernorStore;
+use crate::tokens::TokenList;
+
+type ToolsFactory = Box<dyn Fn(&toml::Value) -> Result<ToolSet, String> + Send + Sync>;
+type HandlerMount = Box<
+    dyn Fn(&str, StreamableHttpServerConfig, LocalSessionManager) -> axum::Router + Send + Sync,
+>;
+
+/// The apps a binary offers, by the names configs use.
+#[derive(Default)]
+pub struct Apps {
+    tools: BTreeMap<String, ToolsFactory>,
+    handlers: BTreeMap<String, HandlerMount>,
+}
+
+impl Apps {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A tool app: `build` gets the app's `[apps.<name>]` section (an empty table if absent).
+    pub fn tools(
+        mut self,
+        name: &str,
+        build: impl Fn(&toml::Value) -> Result<ToolSet, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.tools.insert(name.to_string(), Box::new(build));
+        self
+    }
+
+    /// A protocol-level app: an rmcp handler served as it is, for fixtures that need resources,
+    /// prompts, sampling or elicitation rather than business tools.
+    pub fn handler<S>(
+        mut self,
+        name: &str,
+        make: impl Fn() -> S + Send + Sync + Clone + 'static,
+    ) -> Self
+    where
+        S: ServerHandler + Send + 'static,
+    {
+        let mount: HandlerMount = Box::new(move |path, config, sessions| {
+            let make = make.clone();
+            let service =
+                StreamableHttpService::new(move || Ok(make()), Arc::new(sessions), config);
+            axum::Router::new().route_service(path, service)
+        });
+        self.handlers.insert(name.to_string(), mount);
+        self
+    }
+}
+
+/// An endpoint ready to mount.
+pub enum Mounted {
+    Tools { guard: Arc<Guard> },
+    Handler { app: String },
+}
+
+pub struct BuiltEndpoint {
+    pub section: EndpointSection,
+    pub mounted: Mounted,
+}
+
+/// Everything `serve` needs, and everything `check` verifies.
+pub struct Platform {
+    pub config: Config,
+    pub apps: Apps,
+    pub endpoints: Vec<BuiltEndpoint>,
+    /// Problems that do not stop the server but make an endpoint refuse (token lists); `check`
+    /// treats them as errors, `serve` logs them.
+    pub warnings: Vec<ConfigError>,
+}
+
+impl Platform {
+    /// Builds apps, limiters, audit sinks and endpoints. `env` reads token variables.
+    pub fn build(
+        config: Config,
+        apps: Apps,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, Vec<ConfigError>> {
+        let mut errors = Vec::new();
+        let mut warnings = Vec::new();
+
+        let mut tool_sets: BTreeMap<String, ToolSet> = BTreeMap::new();
+        for name in config.apps.keys() {
+            if !apps.tools.contains_key(name) && !apps.handlers.contains_key(name) {
+                errors.push(ConfigError::new(
+                    format!("apps.{name}"),
+                    format!("no app `{name}`; known: {}", known(&apps)),
+                ));
+            }
+        }
+        let mut wanted: Vec<String> = config
+            .endpoints
+            .iter()
+            .flat_map(|e| {
+                e.tools
+                    .iter()
+                    .filter_map(|t| t.split_once('.').map(|(a, _)| a.to_string()))
+            })
+            .collect();
+        wanted.sort();
+        wanted.dedup();
+        for name in wanted {
+            let Some(factory) = apps.tools.get(&name) else {
+                continue; // reported per endpoint below
+            };
+            let empty = toml::Value::Table(Default::default());
+            let section = config.apps.get(&name).unwrap_or(&empty);
+            match factory(section) {
+                Ok(set) => {
+                    tool_sets.insert(name, set);
+                }
+                Err(message) => errors.push(ConfigError::new(format!("apps.{name}"), message)),
+            }
+        }
+
+        let mut limiters: BTreeMap<String, Arc<dyn RateLimitStore>> = BTreeMap::new();
+        for (name, text) in &config.limits {
+            if let Ok(rate) = Rate::parse(text) {
+                limiters.insert(name.clone(), Arc::new(GovernorStore::new(rate, text)));
+            }
+        }
+        let mut sinks: BTreeMap<String, AuditSink> = BTreeMap::new();
+        for (name, section) in &config.audit {
+            match AuditSink::open(section.path.clone()) {
+                Ok(sink) => {
+                    sinks.insert(name.clone(), sink);
+                }
+                Err(e) => errors.push(ConfigError::new(
+                    format!("audit.{name}.path"),
+                    format!("cannot open {}: {e}", section.path.display()),
+                )),
+            }
+        }
+
+        let mut endpoints = Vec::new();
+        for (index, section) in config.endpoints.iter().enumerate() {
+            let at = |key: &str| format!("endpoint[{index}].{key}");
+            if let Some(app) = &section.handler {
+                if !apps.handlers.contains_key(app) {
+                    errors.push(ConfigError::new(
+                        at("handler"),
+                        format!("no handler app `{app}`; known: {}", known(&apps)),
+                    ));
+                }
+                endpoints.push(BuiltEndpoint {
+                    section: section.clone(),
+                    mounted: Mounted::Handler { app: app.clone() },
+                });
+                continue;
+            }
+            let mut tools = Vec::new();
+            for entry in &section.tools {
+                let Some((app, tool)) = entry.split_once('.') else {
+                    continue;
+                };
+                let Some(set) = tool_sets.get(app) else {
+                    if !apps.tools.contains_key(app) {
+                        errors.push(ConfigError::new(
+                            at("tools"),
+                            format!("`{entry}`: no app `{app}`; known: {}", known(&apps)),
+                        ));
+                    }
+                    continue;
+                };
+                let chosen: Vec<_> = if tool == "*" {
+                    set.tools.clone()
+                } else if let Some(found) = set.get(tool) {
+                    vec![found.clone()]
+                } else {
+                    let names: Vec<_> = set.tools.iter().map(|t| t.spec().name.clone()).collect();
+                    errors.push(ConfigError::new(
+                        at("tools"),
+                        format!(
+                            "`{entry}`: app `{app}` has no tool `{tool}`; it has: {}",
+                            names.join(", ")
+                        ),
+                    ));
+                    continue;
+                };
+                for found in chosen {
+                    if tools
+                        .iter()
+                        .any(|t: &MountedTool| t.tool.spec().name == found.spec().name)
+                    {
+                        errors.push(ConfigError::new(
+                            at("tools"),
+                            format!("tool `{}` is listed twice", found.spec().name),
+                        ));
+                        continue;
+                    }
+                    match MountedTool::new(found, set.language) {
+                        Ok(mounted) => tools.push(mounted),
+                        Err(message) => errors.push(ConfigError::new(at("tools"), message)),
+                    }
+                }
+            }
+            let auth = match &section.auth {
+                AuthSection::None => Authenticator::None,
+                AuthSection::Tokens {
+                    env: variable,
+                    default,
+                } => {
+                    match env(variable)
+                        .filter(|v| !v.trim().is_empty())
+                        .or_else(|| default.clone())
+                    {
+                        Some(list) => {
+                            let list = TokenList::parse(&list);
+                            if let TokenList::Malformed(why) = &list {
+                                warnings.push(ConfigError::new(at("auth"), format!("{variable} is malformed: {why}; every request to {} gets 500", section.path)));
+                            } else if matches!(&list, TokenList::Valid(c) if c.is_empty()) {
+                                warnings.push(ConfigError::new(at("auth"), format!("{variable} lists no client; every request to {} is refused", section.path)));
+                            }
+                            Authenticator::Tokens(list)
+                        }
+                        None => {
+                            warnings.push(ConfigError::new(at("auth"), format!("environment variable {variable} is not set; every request to {} is refused", section.path)));
+                            Authenticator::Missing(variable.clone())
+                        }
+                    }
+                }
+            };
+            let endpoint = Arc::new(Endpoint::new(
+                section.path.clone(),
+                section.instructions.clone(),
+                tools,
+                section
+                    .rate_limit
+                    .as_ref()
+                    .and_then(|l| limiters.get(l).cloned()),
+                section.audit.as_ref().and_then(|a| sinks.get(a).cloned()),
+            ));
+            let guard = Arc::new(Guard {
+                endpoint,
+                auth,
+                sessions: SessionOwners::new(section.idle_timeout),
+            });
+            endpoints.push(BuiltEndpoint {
+                section: section.clone(),
+                mounted: Mounted::Tools { guard },
+            });
+        }
+
+        if errors.is_empty() {
+            Ok(Self {
+                config,
+                apps,
+                endpoints,
+                warnings,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+
+    pub(crate) fn handler_mount(&self, app: &str) -> Option<&HandlerMount> {
+        self.apps.handlers.get(app)
+    }
+
+    pub fn endpoint(&self, path: &str) -> Option<&BuiltEndpoint> {
+        self.endpoints.iter().find(|e| e.section.path == path)
+    }
+}
+
+fn known(apps: &Apps) -> String {
+    let names: Vec<&str> = apps
+        .tools
+        .keys()
+        .chain(apps.handlers.keys())
+        .map(String::as_str)
+        .collect();
+    names.join(", ")
+}

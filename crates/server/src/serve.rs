@@ -1,0 +1,125 @@
+//! Mounting endpoints on axum and running them over HTTP or stdio.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::routing::get;
+use concierge_core::Caller;
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+
+use crate::config::SessionMode;
+use crate::handler::EndpointHandler;
+use crate::http::guard;
+use crate::platform::{BuiltEndpoint, Mounted, Platform};
+
+/// The whole HTTP surface: every endpoint, and `/health`.
+pub fn router(platform: &Platform) -> Router {
+    let mut router = Router::new().route("/health", get(health));
+    for built in &platform.endpoints {
+        router = router.merge(endpoint_router(platform, built));
+    }
+    router
+}
+
+async fn health() -> Json<serde_json::Value> {
+    Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+fn endpoint_router(platform: &Platform, built: &BuiltEndpoint) -> Router {
+    let section = &built.section;
+    let server = &platform.config.server;
+    let stateful = section.session == SessionMode::Stateful;
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(server.allowed_hosts.clone())
+        .with_allowed_origins(server.allowed_origins.clone())
+        .with_legacy_session_mode(stateful)
+        .with_json_response(!stateful)
+        .with_max_request_body_bytes(server.max_body_bytes);
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(section.idle_timeout);
+
+    match &built.mounted {
+        Mounted::Tools { guard: state } => {
+            let handler = EndpointHandler::http(state.endpoint.clone());
+            let service =
+                StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+            Router::new()
+                .route_service(&section.path, service)
+                .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+        }
+        Mounted::Handler { app } => match platform.handler_mount(app) {
+            Some(mount) => mount(&section.path, config, sessions),
+            None => Router::new(),
+        },
+    }
+}
+
+/// Serves over HTTP until Ctrl-C / SIGTERM. `ready` hears the bound address (port 0 works).
+pub async fn serve_http(platform: Platform, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+    for warning in &platform.warnings {
+        tracing::error!(%warning, "endpoint misconfigured");
+    }
+    let addr = platform
+        .config
+        .listen_addr()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    ready(listener.local_addr()?);
+    let app = router(&platform);
+    // Without TCP_NODELAY every small SSE answer waits ~40 ms for Nagle's algorithm.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown())
+        .await
+}
+
+async fn shutdown() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("a SIGTERM handler can be installed");
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+/// Serves one endpoint's tools over stdin/stdout, for desktop clients that start the server.
+/// The caller is `stdio`: whoever can start the process is already trusted with its config.
+pub async fn serve_stdio(platform: Platform, path: &str) -> Result<(), String> {
+    let built = platform.endpoint(path).ok_or_else(|| {
+        let paths: Vec<_> = platform
+            .endpoints
+            .iter()
+            .map(|e| e.section.path.as_str())
+            .collect();
+        format!("no endpoint `{path}`; the config has: {}", paths.join(", "))
+    })?;
+    let Mounted::Tools { guard } = &built.mounted else {
+        return Err(format!(
+            "endpoint `{path}` is a protocol handler; only tool endpoints are served over stdio"
+        ));
+    };
+    let handler = EndpointHandler::local(guard.endpoint.clone(), Caller::client("stdio"));
+    let running = handler
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("stdio session failed to start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("stdio session ended with an error: {e}"))?;
+    Ok(())
+}
