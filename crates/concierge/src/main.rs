@@ -109,11 +109,14 @@ async fn run(command: Command) -> ExitCode {
                 .map(|e| e.section.path.clone())
                 .collect();
             let served = concierge_server::serve_http(platform, |addr| {
-                println!("concierge listening on http://{addr}");
+                // Written without panicking: whoever started us may have closed stdout already.
+                let mut banner = format!("concierge listening on http://{addr}\n");
                 for path in &paths {
-                    println!("  MCP endpoint http://{addr}{path}");
+                    banner.push_str(&format!("  MCP endpoint http://{addr}{path}\n"));
                 }
-                println!("  health       http://{addr}/health");
+                banner.push_str(&format!("  health       http://{addr}/health\n"));
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
+                let _ = std::io::Write::flush(&mut std::io::stdout());
             })
             .await;
             match served {

@@ -1,0 +1,238 @@
+//! A real `concierge` process on 127.0.0.1, a real MCP client, and helpers to read what it wrote.
+#![allow(dead_code)] // each test file uses a different part of the harness
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_concierge");
+
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// The coffee endpoint of the demo, with state in `dir` and the given extra endpoint settings.
+pub fn coffee_config(dir: &Path, endpoint_extra: &str) -> String {
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+[limits]
+chatbot_mcp = "60/minute"
+
+[audit.chatbot]
+path = "{dir}/log/test.chatbot.log"
+
+[apps.coffee]
+menu = "{menu}"
+orders = "{dir}/coffee/orders.xlsx"
+
+[[endpoint]]
+path = "/coffee/mcp"
+tools = ["coffee.*"]
+instructions = "Coffee shop ordering."
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+rate_limit = "chatbot_mcp"
+audit = "chatbot"
+{endpoint_extra}
+"#,
+        dir = dir.display(),
+        menu = examples().join("coffee/menu.xlsx").display(),
+    )
+}
+
+/// A running server process; killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `concierge serve` on `config` (written into a fresh temp dir by `make_config`).
+    pub fn start(make_config: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        Self::start_in(dir, make_config, env)
+    }
+
+    pub fn start_in(dir: tempfile::TempDir, make_config: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) -> Self {
+        let config_path = dir.path().join("concierge.toml");
+        std::fs::write(&config_path, make_config(dir.path())).expect("write config");
+        let mut command = Command::new(BIN);
+        command
+            .arg("serve")
+            .arg("--config")
+            .arg(&config_path)
+            .env_remove("APP_MCP_TOKENS")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn concierge");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stdout = BufReader::new(stdout);
+        let mut first = String::new();
+        stdout.read_line(&mut first).expect("read the listening line");
+        // Keep draining, so the server never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let Some(addr) = first.trim().strip_prefix("concierge listening on ") else {
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr);
+            panic!("server did not start: {first:?} {stderr}");
+        };
+        Self {
+            child,
+            base: addr.to_string(),
+            dir,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Audit lines written so far; waits (bounded) until at least `at_least` are there, since the
+    /// sink writes off the request path.
+    pub fn audit_lines(&self, at_least: usize) -> Vec<Value> {
+        let path = self.dir.path().join("log/test.chatbot.log");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines: Vec<Value> = std::fs::read_to_string(&path)
+                .unwrap_or_default()
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
+                .collect();
+            if lines.len() >= at_least || Instant::now() > deadline {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub type Client = RunningService<RoleClient, ()>;
+
+/// Connects rmcp's own Streamable HTTP client with a bearer token.
+pub async fn connect(url: &str, token: &str) -> Client {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string());
+    let transport = StreamableHttpClientTransport::from_config(config);
+    ().serve(transport).await.expect("MCP client connects")
+}
+
+pub async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .expect("tools/call answered")
+}
+
+/// The JSON text of a result's first content block.
+pub fn text_json(result: &CallToolResult) -> Value {
+    let content = serde_json::to_value(&result.content).unwrap();
+    let text = content[0]["text"].as_str().expect("text content");
+    serde_json::from_str(text).expect("content text is JSON")
+}
+
+/// Raw JSON-RPC over HTTP, for what an MCP client library would not let us do on purpose
+/// (another client's session id, a token in the query string, a foreign Host).
+pub struct Raw {
+    pub http: reqwest::Client,
+}
+
+pub struct RawAnswer {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl RawAnswer {
+    /// The JSON-RPC message in the body, whether sent as JSON or as an SSE event.
+    pub fn message(&self) -> Value {
+        if let Ok(value) = serde_json::from_str(&self.body) {
+            return value;
+        }
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .find(|m| m.get("result").is_some() || m.get("error").is_some())
+            .unwrap_or(Value::Null)
+    }
+
+    pub fn session(&self) -> Option<String> {
+        self.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from)
+    }
+}
+
+impl Raw {
+    pub fn new() -> Self {
+        Self { http: reqwest::Client::new() }
+    }
+
+    pub async fn post(&self, url: &str, token: Option<&str>, session: Option<&str>, body: Value) -> RawAnswer {
+        let mut request = self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        let response = request.send().await.expect("HTTP answer");
+        RawAnswer {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            body: response.text().await.unwrap_or_default(),
+        }
+    }
+
+    /// initialize + notifications/initialized on the 2025-11-25 protocol (sessions exist there).
+    pub async fn open_session(&self, url: &str, token: &str) -> String {
+        let answer = self.post(url, Some(token), None, initialize(1)).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let session = answer.session().expect("a session id");
+        let ack = self
+            .post(url, Some(token), Some(&session), json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        assert_eq!(ack.status, 202);
+        session
+    }
+}
+
+pub fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "concierge-tests", "version": "1"}}})
+}
+
+pub fn tools_call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+}
