@@ -117,16 +117,15 @@ async fn writer(
     let mut batch = Vec::new();
     while receiver.recv_many(&mut batch, QUEUE).await > 0 {
         let mut all = orders.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let mut next_id = all.keys().next_back().map_or(1, |last| last + 1);
+        let first_id = all.keys().next_back().map_or(1, |last| last + 1);
         let mut created = Vec::with_capacity(batch.len());
-        for pending in &batch {
+        for (id, pending) in (first_id..).zip(&batch) {
             let order = Order {
-                id: next_id,
+                id,
                 // The file keeps milliseconds; keep the same in memory so a restart changes nothing.
                 created: pending.created.trunc_subsecs(3),
                 lines: pending.lines.clone(),
             };
-            next_id += 1;
             all.insert(order.id, order.clone());
             created.push(order);
         }

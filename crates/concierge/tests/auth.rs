@@ -8,7 +8,9 @@ use serde_json::json;
 const TOKENS: &str = "n8n:token-n8n-3f9c,claude-desktop:token-claude-a71e";
 
 fn server(tokens: Option<&str>) -> Server {
-    let env: Vec<(&str, &str)> = tokens.map(|t| vec![("APP_MCP_TOKENS", t)]).unwrap_or_default();
+    let env: Vec<(&str, &str)> = tokens
+        .map(|t| vec![("APP_MCP_TOKENS", t)])
+        .unwrap_or_default();
     Server::start(|dir| coffee_config(dir, ""), &env)
 }
 
@@ -19,7 +21,10 @@ async fn a_listed_token_admits_its_client_and_the_name_becomes_the_caller() {
     let result = call(&client, "search_menu", json!({"query": "кокос"})).await;
     assert_eq!(result.is_error, Some(false));
     let audit = server.audit_lines(1);
-    let call = audit.iter().find(|e| e["tool"] == "search_menu").expect("audited");
+    let call = audit
+        .iter()
+        .find(|e| e["tool"] == "search_menu")
+        .expect("audited");
     assert_eq!(call["client"], "claude-desktop");
     assert_eq!(call["outcome"], "ok");
     assert_eq!(call["endpoint"], "/coffee/mcp");
@@ -36,32 +41,61 @@ async fn missing_wrong_and_query_string_tokens_get_401_with_bearer_challenge() {
     let server = server(Some(TOKENS));
     let raw = Raw::new();
     let url = server.url("/coffee/mcp");
-    for token in [None, Some("token-n8n-3f9"), Some("token-n8n-3f9cX"), Some("")] {
+    for token in [
+        None,
+        Some("token-n8n-3f9"),
+        Some("token-n8n-3f9cX"),
+        Some(""),
+    ] {
         let answer = raw.post(&url, token, None, initialize(1)).await;
         assert_eq!(answer.status, 401, "token {token:?}");
-        let challenge = answer.headers.get("www-authenticate").unwrap().to_str().unwrap();
+        let challenge = answer
+            .headers
+            .get("www-authenticate")
+            .unwrap()
+            .to_str()
+            .unwrap();
         assert!(challenge.starts_with("Bearer"), "{challenge}");
     }
-    let in_query = raw.post(&format!("{url}?access_token=token-n8n-3f9c"), None, None, initialize(1)).await;
+    let in_query = raw
+        .post(
+            &format!("{url}?access_token=token-n8n-3f9c"),
+            None,
+            None,
+            initialize(1),
+        )
+        .await;
     assert_eq!(in_query.status, 401);
     let refusals = server.audit_lines(5);
-    assert_eq!(refusals.iter().filter(|e| e["outcome"] == "unauthorized").count(), 5);
+    assert_eq!(
+        refusals
+            .iter()
+            .filter(|e| e["outcome"] == "unauthorized")
+            .count(),
+        5
+    );
     assert!(refusals.iter().all(|e| e.get("client").is_none()));
 }
 
 #[tokio::test]
 async fn each_malformed_list_makes_every_request_500_and_never_shows_tokens() {
     for list in [
-        "n8n:aaa,:bbb",               // entry without a name
-        "n8n:aaa,n8n:bbb",            // duplicate name
-        "n8n:shared,claude:shared",   // one token, two names
-        "n8n:aaa,claude:",            // empty token
-        "n8n-without-token",          // no separator
+        "n8n:aaa,:bbb",             // entry without a name
+        "n8n:aaa,n8n:bbb",          // duplicate name
+        "n8n:shared,claude:shared", // one token, two names
+        "n8n:aaa,claude:",          // empty token
+        "n8n-without-token",        // no separator
     ] {
         let server = server(Some(list));
-        let answer = Raw::new().post(&server.url("/coffee/mcp"), Some("aaa"), None, initialize(1)).await;
+        let answer = Raw::new()
+            .post(&server.url("/coffee/mcp"), Some("aaa"), None, initialize(1))
+            .await;
         assert_eq!(answer.status, 500, "{list}");
-        assert!(!answer.body.contains("aaa") && !answer.body.contains("shared"), "{}", answer.body);
+        assert!(
+            !answer.body.contains("aaa") && !answer.body.contains("shared"),
+            "{}",
+            answer.body
+        );
         assert!(answer.body.contains("misconfigured"), "{}", answer.body);
     }
 }
@@ -70,7 +104,14 @@ async fn each_malformed_list_makes_every_request_500_and_never_shows_tokens() {
 async fn an_empty_or_unset_list_refuses_everyone() {
     for tokens in [Some(""), Some(" , "), None] {
         let server = server(tokens);
-        let answer = Raw::new().post(&server.url("/coffee/mcp"), Some("demo-token"), None, initialize(1)).await;
+        let answer = Raw::new()
+            .post(
+                &server.url("/coffee/mcp"),
+                Some("demo-token"),
+                None,
+                initialize(1),
+            )
+            .await;
         assert_eq!(answer.status, 401, "{tokens:?}");
     }
 }
@@ -82,16 +123,40 @@ async fn a_session_cannot_be_used_with_another_clients_token() {
     let url = server.url("/coffee/mcp");
     let session = raw.open_session(&url, "token-n8n-3f9c").await;
 
-    let own = raw.post(&url, Some("token-n8n-3f9c"), Some(&session), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let own = raw
+        .post(
+            &url,
+            Some("token-n8n-3f9c"),
+            Some(&session),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .await;
     assert_eq!(own.status, 200);
-    assert_eq!(own.message()["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        own.message()["result"]["tools"].as_array().unwrap().len(),
+        4
+    );
 
-    let stolen = raw.post(&url, Some("token-claude-a71e"), Some(&session), tools_call(3, "get_menu", json!({}))).await;
+    let stolen = raw
+        .post(
+            &url,
+            Some("token-claude-a71e"),
+            Some(&session),
+            tools_call(3, "get_menu", json!({})),
+        )
+        .await;
     assert_eq!(stolen.status, 403, "{}", stolen.body);
     assert!(stolen.body.contains("another client"));
     let audit = server.audit_lines(1);
-    assert!(audit.iter().any(|e| e["outcome"] == "session_refused" && e["client"] == "claude-desktop"));
-    assert!(!audit.iter().any(|e| e["tool"] == "get_menu"), "the tool must not have run");
+    assert!(
+        audit
+            .iter()
+            .any(|e| e["outcome"] == "session_refused" && e["client"] == "claude-desktop")
+    );
+    assert!(
+        !audit.iter().any(|e| e["tool"] == "get_menu"),
+        "the tool must not have run"
+    );
 }
 
 #[tokio::test]
@@ -99,7 +164,14 @@ async fn an_unknown_or_deleted_session_is_404() {
     let server = server(Some(TOKENS));
     let raw = Raw::new();
     let url = server.url("/coffee/mcp");
-    let unknown = raw.post(&url, Some("token-n8n-3f9c"), Some("no-such-session"), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let unknown = raw
+        .post(
+            &url,
+            Some("token-n8n-3f9c"),
+            Some("no-such-session"),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .await;
     assert_eq!(unknown.status, 404);
 
     let session = raw.open_session(&url, "token-n8n-3f9c").await;
@@ -113,27 +185,49 @@ async fn an_unknown_or_deleted_session_is_404() {
         .await
         .unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
-    let after = raw.post(&url, Some("token-n8n-3f9c"), Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})).await;
+    let after = raw
+        .post(
+            &url,
+            Some("token-n8n-3f9c"),
+            Some(&session),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+        )
+        .await;
     assert_eq!(after.status, 404);
 }
 
 #[tokio::test]
 async fn an_idle_session_expires_into_404() {
-    let server = Server::start(|dir| coffee_config(dir, "idle_timeout = \"1s\""), &[("APP_MCP_TOKENS", TOKENS)]);
+    let server = Server::start(
+        |dir| coffee_config(dir, "idle_timeout = \"1s\""),
+        &[("APP_MCP_TOKENS", TOKENS)],
+    );
     let raw = Raw::new();
     let url = server.url("/coffee/mcp");
     let session = raw.open_session(&url, "token-n8n-3f9c").await;
     // The one wait in this suite: expiry is what is under test, and the timeout is the shortest
     // the config accepts.
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let after = raw.post(&url, Some("token-n8n-3f9c"), Some(&session), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let after = raw
+        .post(
+            &url,
+            Some("token-n8n-3f9c"),
+            Some(&session),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .await;
     assert_eq!(after.status, 404);
 }
 
 #[tokio::test]
 async fn health_needs_no_token_and_foreign_hosts_are_refused() {
     let server = server(Some(TOKENS));
-    let health: serde_json::Value = reqwest::get(server.url("/health")).await.unwrap().json().await.unwrap();
+    let health: serde_json::Value = reqwest::get(server.url("/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(health["status"], "ok");
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
 

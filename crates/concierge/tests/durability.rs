@@ -19,7 +19,12 @@ fn unlimited(dir: &Path) -> String {
 
 /// Reads orders.xlsx with calamine directly (not through the app): id → total minutes, and
 /// id → lines (drink, qty).
-fn orders_on_disk(path: &Path) -> (BTreeMap<u64, u64>, BTreeMap<u64, Vec<(String, u64)>>) {
+/// Order id → total minutes.
+type Totals = BTreeMap<u64, u64>;
+/// Order id → (drink, qty) lines.
+type Lines = BTreeMap<u64, Vec<(String, u64)>>;
+
+fn orders_on_disk(path: &Path) -> (Totals, Lines) {
     let mut workbook: Xlsx<_> = open_workbook(path).expect("orders.xlsx opens");
     let number = |cell: &Data| match cell {
         Data::Float(f) => *f as u64,
@@ -28,11 +33,17 @@ fn orders_on_disk(path: &Path) -> (BTreeMap<u64, u64>, BTreeMap<u64, Vec<(String
     };
     let mut orders = BTreeMap::new();
     for row in workbook.worksheet_range("заказы").unwrap().rows().skip(1) {
-        assert!(orders.insert(number(&row[0]), number(&row[2])).is_none(), "duplicate order row");
+        assert!(
+            orders.insert(number(&row[0]), number(&row[2])).is_none(),
+            "duplicate order row"
+        );
     }
-    let mut lines: BTreeMap<u64, Vec<(String, u64)>> = BTreeMap::new();
+    let mut lines = Lines::new();
     for row in workbook.worksheet_range("позиции").unwrap().rows().skip(1) {
-        lines.entry(number(&row[0])).or_default().push((row[1].to_string(), number(&row[2])));
+        lines
+            .entry(number(&row[0]))
+            .or_default()
+            .push((row[1].to_string(), number(&row[2])));
     }
     (orders, lines)
 }
@@ -48,7 +59,11 @@ async fn two_hundred_concurrent_orders_get_two_hundred_ids_and_rows() {
     let calls = clients.iter().enumerate().flat_map(|(c, client)| {
         (0..25).map(move |i| {
             let qty = 1 + (c * 25 + i) % 5;
-            call(client, "create_order", json!({"items": [{"drink": "Эспрессо", "qty": qty}]}))
+            call(
+                client,
+                "create_order",
+                json!({"items": [{"drink": "Эспрессо", "qty": qty}]}),
+            )
         })
     });
     let results = futures::future::join_all(calls).await;
@@ -57,13 +72,24 @@ async fn two_hundred_concurrent_orders_get_two_hundred_ids_and_rows() {
         assert_eq!(result.is_error, Some(false), "{result:?}");
         let created = result.structured_content.as_ref().unwrap();
         let id = created["id"].as_u64().unwrap();
-        assert!(acknowledged.insert(id, created["totalMinutes"].as_u64().unwrap()).is_none(), "id {id} given twice");
+        assert!(
+            acknowledged
+                .insert(id, created["totalMinutes"].as_u64().unwrap())
+                .is_none(),
+            "id {id} given twice"
+        );
     }
     assert_eq!(acknowledged.len(), 200);
-    assert_eq!(acknowledged.keys().copied().collect::<Vec<_>>(), (1..=200).collect::<Vec<_>>());
+    assert_eq!(
+        acknowledged.keys().copied().collect::<Vec<_>>(),
+        (1..=200).collect::<Vec<_>>()
+    );
 
     let (on_disk, lines) = orders_on_disk(&server.dir.path().join("coffee/orders.xlsx"));
-    assert_eq!(on_disk, acknowledged, "every acknowledged order, with its total, is in the file");
+    assert_eq!(
+        on_disk, acknowledged,
+        "every acknowledged order, with its total, is in the file"
+    );
     assert!(lines.values().all(|l| l.len() == 1 && l[0].0 == "Эспрессо"));
 }
 
@@ -82,16 +108,25 @@ async fn sigkill_during_a_write_storm_loses_no_acknowledged_order() {
             for i in 0..1000u64 {
                 let qty = 1 + (worker + i) % 3;
                 let params = rmcp::model::CallToolRequestParams::new("create_order")
-                    .with_arguments(json!({"items": [{"drink": "Латте", "qty": qty}]}).as_object().unwrap().clone());
+                    .with_arguments(
+                        json!({"items": [{"drink": "Латте", "qty": qty}]})
+                            .as_object()
+                            .unwrap()
+                            .clone(),
+                    );
                 // After the kill rmcp's client may keep retrying; a bound ends the worker.
-                let answer = tokio::time::timeout(Duration::from_secs(5), client.call_tool(params)).await;
+                let answer =
+                    tokio::time::timeout(Duration::from_secs(5), client.call_tool(params)).await;
                 let Ok(Ok(result)) = answer else { return };
                 if result.is_error != Some(false) {
                     return;
                 }
                 let created = result.structured_content.unwrap();
                 let mut acked = acknowledged.lock().unwrap();
-                acked.insert(created["id"].as_u64().unwrap(), created["totalMinutes"].as_u64().unwrap());
+                acked.insert(
+                    created["id"].as_u64().unwrap(),
+                    created["totalMinutes"].as_u64().unwrap(),
+                );
                 if acked.len() >= 150 {
                     let _ = enough_tx.send(true);
                 }
@@ -113,17 +148,33 @@ async fn sigkill_during_a_write_storm_loses_no_acknowledged_order() {
     let orders = server.dir.path().join("coffee/orders.xlsx");
     let (on_disk, _) = orders_on_disk(&orders);
     for (id, total) in &acknowledged {
-        assert_eq!(on_disk.get(id), Some(total), "acknowledged order {id} lost or changed");
+        assert_eq!(
+            on_disk.get(id),
+            Some(total),
+            "acknowledged order {id} lost or changed"
+        );
     }
     let expected: Vec<u64> = (1..=on_disk.len() as u64).collect();
-    assert_eq!(on_disk.keys().copied().collect::<Vec<_>>(), expected, "ids are dense, none duplicated");
+    assert_eq!(
+        on_disk.keys().copied().collect::<Vec<_>>(),
+        expected,
+        "ids are dense, none duplicated"
+    );
 
     // A restart continues from the file.
     let dir = std::mem::replace(&mut server.dir, tempfile::tempdir().unwrap());
     let restarted = Server::start_in(dir, unlimited, &[("APP_MCP_TOKENS", TOKENS)]);
     let client = connect(&restarted.url("/coffee/mcp"), "token-bot").await;
-    let next = call(&client, "create_order", json!({"items": [{"drink": "Латте", "qty": 1}]})).await;
-    assert_eq!(next.structured_content.unwrap()["id"].as_u64().unwrap(), on_disk.len() as u64 + 1);
+    let next = call(
+        &client,
+        "create_order",
+        json!({"items": [{"drink": "Латте", "qty": 1}]}),
+    )
+    .await;
+    assert_eq!(
+        next.structured_content.unwrap()["id"].as_u64().unwrap(),
+        on_disk.len() as u64 + 1
+    );
     let (after, _) = orders_on_disk(&restarted.dir.path().join("coffee/orders.xlsx"));
     assert_eq!(after.len(), on_disk.len() + 1);
     let ids: BTreeSet<u64> = after.keys().copied().collect();

@@ -64,7 +64,11 @@ impl Server {
         Self::start_in(dir, make_config, env)
     }
 
-    pub fn start_in(dir: tempfile::TempDir, make_config: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) -> Self {
+    pub fn start_in(
+        dir: tempfile::TempDir,
+        make_config: impl FnOnce(&Path) -> String,
+        env: &[(&str, &str)],
+    ) -> Self {
         let config_path = dir.path().join("concierge.toml");
         std::fs::write(&config_path, make_config(dir.path())).expect("write config");
         let mut command = Command::new(BIN);
@@ -83,7 +87,9 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let mut stdout = BufReader::new(stdout);
         let mut first = String::new();
-        stdout.read_line(&mut first).expect("read the listening line");
+        stdout
+            .read_line(&mut first)
+            .expect("read the listening line");
         // Keep draining, so the server never writes into a closed pipe.
         std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let Some(addr) = first.trim().strip_prefix("concierge listening on ") else {
@@ -132,7 +138,8 @@ pub type Client = RunningService<RoleClient, ()>;
 
 /// Connects rmcp's own Streamable HTTP client with a bearer token.
 pub async fn connect(url: &str, token: &str) -> Client {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string());
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .auth_header(token.to_string());
     let transport = StreamableHttpClientTransport::from_config(config);
     ().serve(transport).await.expect("MCP client connects")
 }
@@ -183,16 +190,27 @@ impl RawAnswer {
     }
 
     pub fn session(&self) -> Option<String> {
-        self.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from)
+        self.headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from)
     }
 }
 
 impl Raw {
     pub fn new() -> Self {
-        Self { http: reqwest::Client::new() }
+        Self {
+            http: reqwest::Client::new(),
+        }
     }
 
-    pub async fn post(&self, url: &str, token: Option<&str>, session: Option<&str>, body: Value) -> RawAnswer {
+    pub async fn post(
+        &self,
+        url: &str,
+        token: Option<&str>,
+        session: Option<&str>,
+        body: Value,
+    ) -> RawAnswer {
         let mut request = self
             .http
             .post(url)
@@ -220,7 +238,12 @@ impl Raw {
         assert_eq!(answer.status, 200, "{}", answer.body);
         let session = answer.session().expect("a session id");
         let ack = self
-            .post(url, Some(token), Some(&session), json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .post(
+                url,
+                Some(token),
+                Some(&session),
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            )
             .await;
         assert_eq!(ack.status, 202);
         session

@@ -1,0 +1,123 @@
+//! `concierge check`: says exactly what and where, exit 1 on any problem.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// Runs `concierge check` on the config `make` writes for a fresh temp dir (where `check` may
+/// create the audit log and the order book's directory).
+fn check(make: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("concierge.toml");
+    std::fs::write(&path, make(dir.path())).unwrap();
+    let mut command = Command::new(BIN);
+    command
+        .args(["check", "--config"])
+        .arg(&path)
+        .env_remove("APP_MCP_TOKENS");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code().unwrap_or(-1), text)
+}
+
+fn base(dir: &Path) -> String {
+    coffee_config(dir, "")
+}
+
+/// Checks `config` and asserts exit 1 with `expected` in the report, and no token text in it.
+fn expect_problem(make: impl FnOnce(&Path) -> String, env: &[(&str, &str)], expected: &str) {
+    let (code, text) = check(make, env);
+    assert_eq!(code, 1, "expected failure for {expected}: {text}");
+    assert!(text.contains(expected), "expected `{expected}` in:\n{text}");
+    assert!(!text.contains("s3cret"), "a token leaked: {text}");
+}
+
+const GOOD: &[(&str, &str)] = &[("APP_MCP_TOKENS", "n8n:abc")];
+
+#[test]
+fn the_demo_config_is_valid() {
+    let output = Command::new(BIN)
+        .args(["check", "--config", "concierge.toml"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .env("CONCIERGE_VAR", tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_good_config_passes() {
+    let (code, text) = check(base, GOOD);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("ok"));
+}
+
+#[test]
+fn each_problem_is_named_with_its_place() {
+    expect_problem(
+        |d| base(d).replace("rate_limit =", "rate_limt ="),
+        GOOD,
+        "endpoint[0].rate_limt: unknown field",
+    );
+    expect_problem(
+        |d| base(d).replace("60/minute", "60/fortnight"),
+        GOOD,
+        "limits.chatbot_mcp: `60/fortnight`: unknown period",
+    );
+    expect_problem(
+        |d| base(d).replace("coffee.*", "coffee.make_tea"),
+        GOOD,
+        "app `coffee` has no tool `make_tea`",
+    );
+    expect_problem(
+        |d| base(d).replace("coffee.*", "tea.*"),
+        GOOD,
+        "`tea.*`: no app `tea`",
+    );
+    expect_problem(base, &[], "APP_MCP_TOKENS is not set");
+    expect_problem(
+        base,
+        &[("APP_MCP_TOKENS", "n8n:abc,n8n:def")],
+        "client name `n8n` appears twice",
+    );
+    expect_problem(
+        base,
+        &[("APP_MCP_TOKENS", "n8n:s3cret,bot:s3cret")],
+        "share one token",
+    );
+    expect_problem(
+        |d| base(d).replace("127.0.0.1:0", "${LISTEN}"),
+        GOOD,
+        "server.listen: environment variable LISTEN is not set",
+    );
+    let public_without_auth = |d: &Path| {
+        base(d).replace("127.0.0.1:0", "0.0.0.0:8080").replace(
+            "{ kind = \"tokens\", env = \"APP_MCP_TOKENS\" }",
+            "{ kind = \"none\" }",
+        )
+    };
+    expect_problem(
+        public_without_auth,
+        &[],
+        "endpoint[0].auth: auth kind `none` is allowed only on a loopback listen address",
+    );
+    expect_problem(
+        |d| base(d).replace("coffee/menu.xlsx", "coffee/no-menu.xlsx"),
+        GOOD,
+        "apps.coffee: ",
+    );
+}

@@ -1,0 +1,146 @@
+//! Protocol edges: stateless JSON mode, methods we do not serve, and stdio.
+
+mod common;
+
+use common::*;
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use serde_json::json;
+
+const TOKENS: &str = "bot:token-bot";
+
+#[tokio::test]
+async fn stateless_mode_answers_json_and_needs_no_session() {
+    let server = Server::start(
+        |dir| coffee_config(dir, "session = \"stateless\""),
+        &[("APP_MCP_TOKENS", TOKENS)],
+    );
+    let raw = Raw::new();
+    let url = server.url("/coffee/mcp");
+
+    let init = raw.post(&url, Some("token-bot"), None, initialize(1)).await;
+    assert_eq!(init.status, 200);
+    assert!(
+        init.session().is_none(),
+        "stateless mode issues no session id"
+    );
+    assert!(
+        init.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+
+    // Any request stands alone: a call with no session, as another instance would receive it.
+    let answer = raw
+        .post(
+            &url,
+            Some("token-bot"),
+            None,
+            tools_call(2, "search_menu", json!({"query": "мята"})),
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(
+        answer.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let result = &answer.message()["result"];
+    assert_eq!(
+        result["structuredContent"]["results"][0]["drink"],
+        "Розовая волна"
+    );
+
+    // rmcp's own client also works against it.
+    let client = connect(&url, "token-bot").await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn unknown_methods_and_discover_get_json_rpc_answers() {
+    let server = Server::start(|dir| coffee_config(dir, ""), &[("APP_MCP_TOKENS", TOKENS)]);
+    let raw = Raw::new();
+    let url = server.url("/coffee/mcp");
+    let session = raw.open_session(&url, "token-bot").await;
+
+    let unknown = raw
+        .post(
+            &url,
+            Some("token-bot"),
+            Some(&session),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "frobnicate/now", "params": {}}),
+        )
+        .await;
+    assert_eq!(unknown.status, 200, "{}", unknown.body);
+    let message = unknown.message();
+    assert_eq!(message["id"], 7);
+    assert!(message["error"]["code"].is_i64(), "{message}");
+
+    let not_served = raw
+        .post(
+            &url,
+            Some("token-bot"),
+            Some(&session),
+            json!({"jsonrpc": "2.0", "id": 8, "method": "resources/list"}),
+        )
+        .await;
+    assert!(
+        not_served.message()["error"]["code"].is_i64(),
+        "{}",
+        not_served.body
+    );
+
+    // The Python SDK 2.x tries server/discover before initialize and falls back on an error.
+    let discover = Raw::new()
+        .http
+        .post(&url)
+        .bearer_auth("token-bot")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+        .send()
+        .await
+        .expect("an answer, not a dropped connection");
+    let status = discover.status().as_u16();
+    let body = discover.text().await.unwrap();
+    assert!(status < 500, "{status} {body}");
+    assert!(body.contains("\"jsonrpc\""), "{body}");
+}
+
+#[tokio::test]
+async fn stdio_serves_the_same_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("concierge.toml");
+    std::fs::write(&config, coffee_config(dir.path(), "")).unwrap();
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .args(["serve", "--stdio", "--endpoint", "/coffee/mcp", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "error");
+    let transport = TokioChildProcess::new(command).expect("spawn concierge --stdio");
+    let client = ().serve(transport).await.expect("stdio MCP session");
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 4);
+    let order = rmcp::model::CallToolRequestParams::new("create_order").with_arguments(
+        json!({"items": [{"drink": "Американо", "qty": 2}]})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let result = client.call_tool(order).await.unwrap();
+    assert_eq!(
+        result.structured_content.unwrap(),
+        json!({"id": 1, "totalMinutes": 6})
+    );
+    client.cancel().await.unwrap();
+
+    let audit =
+        std::fs::read_to_string(dir.path().join("log/test.chatbot.log")).unwrap_or_default();
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("\"client\":\"stdio\"") && l.contains("create_order")),
+        "{audit}"
+    );
+}
