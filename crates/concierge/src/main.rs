@@ -103,16 +103,19 @@ async fn run(command: Command) -> ExitCode {
                     }
                 };
             }
-            let paths: Vec<String> = platform
+            let endpoints: Vec<(String, Option<String>)> = platform
                 .endpoints
                 .iter()
-                .map(|e| e.section.path.clone())
+                .map(|e| (e.section.path.clone(), e.demo_hint.clone()))
                 .collect();
             let served = concierge_server::serve_http(platform, |addr| {
                 // Written without panicking: whoever started us may have closed stdout already.
                 let mut banner = format!("concierge listening on http://{addr}\n");
-                for path in &paths {
+                for (path, hint) in &endpoints {
                     banner.push_str(&format!("  MCP endpoint http://{addr}{path}\n"));
+                    if let Some(hint) = hint {
+                        banner.push_str(&format!("               {hint}\n"));
+                    }
                 }
                 banner.push_str(&format!("  health       http://{addr}/health\n"));
                 let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());

@@ -243,3 +243,35 @@ async fn health_needs_no_token_and_foreign_hosts_are_refused() {
         .unwrap();
     assert!(foreign.status().is_client_error(), "{}", foreign.status());
 }
+
+#[tokio::test]
+async fn the_demo_default_applies_only_while_the_variable_is_unset() {
+    let with_default = |dir: &std::path::Path| {
+        coffee_config(dir, "").replace(
+            "env = \"APP_MCP_TOKENS\" }",
+            "env = \"APP_MCP_TOKENS\", default = \"demo:demo-token\" }",
+        )
+    };
+    let unset = Server::start(with_default, &[]);
+    let answer = Raw::new()
+        .post(
+            &unset.url("/coffee/mcp"),
+            Some("demo-token"),
+            None,
+            initialize(1),
+        )
+        .await;
+    assert_eq!(answer.status, 200);
+
+    // An operator who empties the list means "nobody", not "the demo token".
+    let emptied = Server::start(with_default, &[("APP_MCP_TOKENS", "")]);
+    let answer = Raw::new()
+        .post(
+            &emptied.url("/coffee/mcp"),
+            Some("demo-token"),
+            None,
+            initialize(1),
+        )
+        .await;
+    assert_eq!(answer.status, 401);
+}

@@ -76,6 +76,9 @@ pub enum Mounted {
 pub struct BuiltEndpoint {
     pub section: EndpointSection,
     pub mounted: Mounted,
+    /// How to call the endpoint when it runs on the config's demo token default, for the banner.
+    /// Never set from a real environment variable: real tokens are not printed.
+    pub demo_hint: Option<String>,
 }
 
 /// Everything `serve` needs, and everything `check` verifies.
@@ -164,6 +167,7 @@ impl Platform {
                 endpoints.push(BuiltEndpoint {
                     section: section.clone(),
                     mounted: Mounted::Handler { app: app.clone() },
+                    demo_hint: None,
                 });
                 continue;
             }
@@ -213,32 +217,7 @@ impl Platform {
                     }
                 }
             }
-            let auth = match &section.auth {
-                AuthSection::None => Authenticator::None,
-                AuthSection::Tokens {
-                    env: variable,
-                    default,
-                } => {
-                    match env(variable)
-                        .filter(|v| !v.trim().is_empty())
-                        .or_else(|| default.clone())
-                    {
-                        Some(list) => {
-                            let list = TokenList::parse(&list);
-                            if let TokenList::Malformed(why) = &list {
-                                warnings.push(ConfigError::new(at("auth"), format!("{variable} is malformed: {why}; every request to {} gets 500", section.path)));
-                            } else if matches!(&list, TokenList::Valid(c) if c.is_empty()) {
-                                warnings.push(ConfigError::new(at("auth"), format!("{variable} lists no client; every request to {} is refused", section.path)));
-                            }
-                            Authenticator::Tokens(list)
-                        }
-                        None => {
-                            warnings.push(ConfigError::new(at("auth"), format!("environment variable {variable} is not set; every request to {} is refused", section.path)));
-                            Authenticator::Missing(variable.clone())
-                        }
-                    }
-                }
-            };
+            let (auth, demo_hint) = authenticator(section, env, &mut warnings, &at("auth"));
             let endpoint = Arc::new(Endpoint::new(
                 section.path.clone(),
                 section.instructions.clone(),
@@ -257,6 +236,7 @@ impl Platform {
             endpoints.push(BuiltEndpoint {
                 section: section.clone(),
                 mounted: Mounted::Tools { guard },
+                demo_hint,
             });
         }
 
@@ -279,6 +259,57 @@ impl Platform {
     pub fn endpoint(&self, path: &str) -> Option<&BuiltEndpoint> {
         self.endpoints.iter().find(|e| e.section.path == path)
     }
+}
+
+/// The endpoint's authenticator, and the demo hint when the config's default list is in use.
+///
+/// The default applies only when the variable is unset: an operator who sets it to an empty list
+/// means "nobody", and must not get the demo token instead.
+fn authenticator(
+    section: &EndpointSection,
+    env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<ConfigError>,
+    at: &str,
+) -> (Authenticator, Option<String>) {
+    let AuthSection::Tokens {
+        env: variable,
+        default,
+    } = &section.auth
+    else {
+        return (Authenticator::None, None);
+    };
+    let path = &section.path;
+    let (list, from_default) = match env(variable) {
+        Some(list) => (list, false),
+        None => match default {
+            Some(list) => (list.clone(), true),
+            None => {
+                warnings.push(ConfigError::new(at, format!("environment variable {variable} is not set; every request to {path} is refused")));
+                return (Authenticator::Missing(variable.clone()), None);
+            }
+        },
+    };
+    let list = TokenList::parse(&list);
+    let mut hint = None;
+    match &list {
+        TokenList::Malformed(why) => warnings.push(ConfigError::new(
+            at,
+            format!("{variable} is malformed: {why}; every request to {path} gets 500"),
+        )),
+        TokenList::Valid(clients) if clients.is_empty() => warnings.push(ConfigError::new(
+            at,
+            format!("{variable} lists no client; every request to {path} is refused"),
+        )),
+        TokenList::Valid(clients) if from_default => {
+            let (name, token) = &clients[0];
+            hint = Some(format!(
+                "Authorization: Bearer {} (client `{name}`, the demo default; set {variable} for real tokens)",
+                String::from_utf8_lossy(token)
+            ));
+        }
+        TokenList::Valid(_) => {}
+    }
+    (Authenticator::Tokens(list), hint)
 }
 
 fn known(apps: &Apps) -> String {
