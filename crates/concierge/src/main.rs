@@ -95,7 +95,9 @@ async fn run(command: Command) -> ExitCode {
             };
             if stdio {
                 let path = endpoint.unwrap_or_default();
-                return match concierge_server::serve_stdio(platform, &path).await {
+                let served = concierge_server::serve_stdio(&platform, &path).await;
+                platform.flush_audit();
+                return match served {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(error) => {
                         eprintln!("{error}");
@@ -108,7 +110,7 @@ async fn run(command: Command) -> ExitCode {
                 .iter()
                 .map(|e| (e.section.path.clone(), e.demo_hint.clone()))
                 .collect();
-            let served = concierge_server::serve_http(platform, |addr| {
+            let served = concierge_server::serve_http(&platform, |addr| {
                 // Written without panicking: whoever started us may have closed stdout already.
                 let mut banner = format!("concierge listening on http://{addr}\n");
                 for (path, hint) in &endpoints {
@@ -122,6 +124,7 @@ async fn run(command: Command) -> ExitCode {
                 let _ = std::io::Write::flush(&mut std::io::stdout());
             })
             .await;
+            platform.flush_audit();
             match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
@@ -135,6 +138,16 @@ async fn run(command: Command) -> ExitCode {
 
 fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
     let config = Config::load(path)?;
+    // Relative paths in a config mean "next to the config": a desktop client starts us from
+    // wherever it likes, and `examples/…` must still be found.
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(error) = std::env::set_current_dir(dir)
+    {
+        return Err(vec![ConfigError::new(
+            "",
+            format!("cannot enter {}: {error}", dir.display()),
+        )]);
+    }
     Platform::build(config, apps(), &|name| std::env::var(name).ok())
 }
 

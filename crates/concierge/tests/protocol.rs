@@ -109,14 +109,16 @@ async fn unknown_methods_and_discover_get_json_rpc_answers() {
 }
 
 #[tokio::test]
-async fn stdio_serves_the_same_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("concierge.toml");
-    std::fs::write(&config, coffee_config(dir.path(), "")).unwrap();
+async fn stdio_serves_the_demo_endpoint_from_any_working_directory() {
+    // As a desktop client does it: the demo config by absolute path, started from elsewhere.
+    let state = tempfile::tempdir().unwrap();
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../concierge.toml");
     let mut command = tokio::process::Command::new(BIN);
     command
         .args(["serve", "--stdio", "--endpoint", "/coffee/mcp", "--config"])
         .arg(&config)
+        .current_dir("/")
+        .env("CONCIERGE_VAR", state.path())
         .env("RUST_LOG", "error");
     let transport = TokioChildProcess::new(command).expect("spawn concierge --stdio");
     let client = ().serve(transport).await.expect("stdio MCP session");
@@ -135,12 +137,66 @@ async fn stdio_serves_the_same_tools() {
     );
     client.cancel().await.unwrap();
 
+    assert!(state.path().join("coffee/orders.xlsx").exists());
     let audit =
-        std::fs::read_to_string(dir.path().join("log/test.chatbot.log")).unwrap_or_default();
+        std::fs::read_to_string(state.path().join("log/demo.chatbot.log")).unwrap_or_default();
     assert!(
         audit
             .lines()
             .any(|l| l.contains("\"client\":\"stdio\"") && l.contains("create_order")),
         "{audit}"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_stops_despite_open_streams_and_keeps_the_last_audit_lines() {
+    let mut server = Server::start(|dir| coffee_config(dir, ""), &[("APP_MCP_TOKENS", TOKENS)]);
+    let raw = Raw::new();
+    let url = server.url("/coffee/mcp");
+    let session = raw.open_session(&url, "token-bot").await;
+    // A standalone GET stream that a client never closes.
+    let stream = raw
+        .http
+        .get(&url)
+        .bearer_auth("token-bot")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let answer = raw
+        .post(
+            &url,
+            Some("token-bot"),
+            Some(&session),
+            tools_call(2, "get_menu", json!({})),
+        )
+        .await;
+    assert_eq!(answer.status, 200);
+
+    let pid = server.child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let exit = tokio::task::spawn_blocking(move || {
+        let status = server.child.wait();
+        (status, server)
+    });
+    let (status, server) = tokio::time::timeout(std::time::Duration::from_secs(10), exit)
+        .await
+        .expect("stopped within 10 s")
+        .unwrap();
+    assert!(status.unwrap().success());
+    drop(stream);
+    let log = std::fs::read_to_string(server.dir.path().join("log/test.chatbot.log")).unwrap();
+    assert!(
+        log.lines().any(|l| l.contains("\"tool\":\"get_menu\"")),
+        "{log}"
     );
 }

@@ -8,15 +8,22 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use concierge_core::AuditEvent;
 use tokio::sync::mpsc;
 
 const QUEUE: usize = 16 * 1024;
 
+enum Message {
+    Event(Box<AuditEvent>),
+    /// Answered once everything queued before it is on disk.
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
 #[derive(Clone)]
 pub struct AuditSink {
-    sender: mpsc::Sender<AuditEvent>,
+    sender: mpsc::Sender<Message>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -41,33 +48,55 @@ impl AuditSink {
     }
 
     pub fn record(&self, event: AuditEvent) {
-        if self.sender.try_send(event).is_err() {
+        if self
+            .sender
+            .try_send(Message::Event(Box::new(event)))
+            .is_err()
+        {
             let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if dropped.is_power_of_two() {
                 tracing::warn!(dropped, "audit queue full; events dropped");
             }
         }
     }
+
+    /// Waits (at most `limit`) until every event recorded so far is written: called at shutdown,
+    /// so the last calls before a stop are not lost with the process.
+    pub fn flush(&self, limit: Duration) {
+        let (done, wait) = std::sync::mpsc::channel();
+        if self.sender.try_send(Message::Flush(done)).is_ok() {
+            let _ = wait.recv_timeout(limit);
+        }
+    }
 }
 
 /// Runs on its own thread so a slow disk never occupies a runtime worker.
-fn write_events(file: std::fs::File, mut receiver: mpsc::Receiver<AuditEvent>, path: PathBuf) {
+fn write_events(file: std::fs::File, mut receiver: mpsc::Receiver<Message>, path: PathBuf) {
     let mut out = std::io::BufWriter::new(file);
     let mut batch = Vec::with_capacity(256);
-    while receiver.blocking_recv().map(|e| batch.push(e)).is_some() {
+    while receiver.blocking_recv().map(|m| batch.push(m)).is_some() {
         while batch.len() < 256 {
             match receiver.try_recv() {
-                Ok(event) => batch.push(event),
+                Ok(message) => batch.push(message),
                 Err(_) => break,
             }
         }
-        for event in batch.drain(..) {
-            if let Ok(line) = serde_json::to_string(&event) {
-                let _ = writeln!(out, "{line}");
+        let mut flushed = Vec::new();
+        for message in batch.drain(..) {
+            match message {
+                Message::Event(event) => {
+                    if let Ok(line) = serde_json::to_string(&event) {
+                        let _ = writeln!(out, "{line}");
+                    }
+                }
+                Message::Flush(done) => flushed.push(done),
             }
         }
         if let Err(error) = out.flush() {
             tracing::error!(path = %path.display(), %error, "cannot write the audit log");
+        }
+        for done in flushed {
+            let _ = done.send(());
         }
     }
 }

@@ -89,6 +89,7 @@ pub struct Platform {
     /// Problems that do not stop the server but make an endpoint refuse (token lists); `check`
     /// treats them as errors, `serve` logs them.
     pub warnings: Vec<ConfigError>,
+    sinks: BTreeMap<String, AuditSink>,
 }
 
 impl Platform {
@@ -246,9 +247,17 @@ impl Platform {
                 apps,
                 endpoints,
                 warnings,
+                sinks,
             })
         } else {
             Err(errors)
+        }
+    }
+
+    /// Writes out every audit event recorded so far; call it before the process exits.
+    pub fn flush_audit(&self) {
+        for sink in self.sinks.values() {
+            sink.flush(std::time::Duration::from_secs(5));
         }
     }
 

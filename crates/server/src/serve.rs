@@ -11,17 +11,19 @@ use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionMode;
 use crate::handler::EndpointHandler;
 use crate::http::guard;
 use crate::platform::{BuiltEndpoint, Mounted, Platform};
 
-/// The whole HTTP surface: every endpoint, and `/health`.
-pub fn router(platform: &Platform) -> Router {
+/// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
+/// and open stream, so a shutdown does not wait for clients that never hang up.
+pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
     let mut router = Router::new().route("/health", get(health));
     for built in &platform.endpoints {
-        router = router.merge(endpoint_router(platform, built));
+        router = router.merge(endpoint_router(platform, built, stop.child_token()));
     }
     router
 }
@@ -30,7 +32,7 @@ async fn health() -> Json<serde_json::Value> {
     Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
 }
 
-fn endpoint_router(platform: &Platform, built: &BuiltEndpoint) -> Router {
+fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: CancellationToken) -> Router {
     let section = &built.section;
     let server = &platform.config.server;
     let stateful = section.session == SessionMode::Stateful;
@@ -39,7 +41,8 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint) -> Router {
         .with_allowed_origins(server.allowed_origins.clone())
         .with_legacy_session_mode(stateful)
         .with_json_response(!stateful)
-        .with_max_request_body_bytes(server.max_body_bytes);
+        .with_max_request_body_bytes(server.max_body_bytes)
+        .with_cancellation_token(stop);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(section.idle_timeout);
 
@@ -60,7 +63,10 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint) -> Router {
 }
 
 /// Serves over HTTP until Ctrl-C / SIGTERM. `ready` hears the bound address (port 0 works).
-pub async fn serve_http(platform: Platform, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+pub async fn serve_http(
+    platform: &Platform,
+    ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
     for warning in &platform.warnings {
         tracing::error!(%warning, "endpoint misconfigured");
     }
@@ -70,17 +76,21 @@ pub async fn serve_http(platform: Platform, ready: impl FnOnce(SocketAddr)) -> s
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
-    let app = router(&platform);
+    let stop = CancellationToken::new();
+    let app = router(platform, &stop);
     // Without TCP_NODELAY every small SSE answer waits ~40 ms for Nagle's algorithm.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
         let _ = tcp.set_nodelay(true);
     });
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            stop.cancel();
+        })
         .await
 }
 
-async fn shutdown() {
+async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -98,7 +108,7 @@ async fn shutdown() {
 
 /// Serves one endpoint's tools over stdin/stdout, for desktop clients that start the server.
 /// The caller is `stdio`: whoever can start the process is already trusted with its config.
-pub async fn serve_stdio(platform: Platform, path: &str) -> Result<(), String> {
+pub async fn serve_stdio(platform: &Platform, path: &str) -> Result<(), String> {
     let built = platform.endpoint(path).ok_or_else(|| {
         let paths: Vec<_> = platform
             .endpoints
