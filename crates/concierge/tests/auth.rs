@@ -275,3 +275,23 @@ async fn the_demo_default_applies_only_while_the_variable_is_unset() {
         .await;
     assert_eq!(answer.status, 401);
 }
+
+#[tokio::test]
+async fn a_handler_endpoint_sits_behind_the_same_guard() {
+    let config = |dir: &std::path::Path| {
+        format!(
+            "{}\n[[endpoint]]\npath = \"/conformance/mcp\"\nhandler = \"conformance\"\nauth = {{ kind = \"tokens\" }}\n",
+            coffee_config(dir, "")
+        )
+    };
+    let server = Server::start(config, &[("APP_MCP_TOKENS", TOKENS)]);
+    let raw = Raw::new();
+    let url = server.url("/conformance/mcp");
+    assert_eq!(raw.post(&url, None, None, initialize(1)).await.status, 401);
+    assert_eq!(
+        raw.post(&url, Some("token-n8n-3f9c"), None, initialize(1))
+            .await
+            .status,
+        200
+    );
+}

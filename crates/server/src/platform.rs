@@ -67,15 +67,20 @@ impl Apps {
     }
 }
 
-/// An endpoint ready to mount.
+/// What an endpoint serves.
 pub enum Mounted {
-    Tools { guard: Arc<Guard> },
+    /// The platform's dispatcher over the configured tools.
+    Tools,
+    /// A protocol-level handler app, served as it is (behind the same guard).
     Handler { app: String },
 }
 
+/// An endpoint ready to mount.
 pub struct BuiltEndpoint {
     pub section: EndpointSection,
     pub mounted: Mounted,
+    /// Authentication and session binding in front of it; its endpoint holds tools and policies.
+    pub guard: Arc<Guard>,
     /// How to call the endpoint when it runs on the config's demo token default, for the banner.
     /// Never set from a real environment variable: real tokens are not printed.
     pub demo_hint: Option<String>,
@@ -158,66 +163,22 @@ impl Platform {
         let mut endpoints = Vec::new();
         for (index, section) in config.endpoints.iter().enumerate() {
             let at = |key: &str| format!("endpoint[{index}].{key}");
-            if let Some(app) = &section.handler {
-                if !apps.handlers.contains_key(app) {
-                    errors.push(ConfigError::new(
-                        at("handler"),
-                        format!("no handler app `{app}`; known: {}", known(&apps)),
-                    ));
-                }
-                endpoints.push(BuiltEndpoint {
-                    section: section.clone(),
-                    mounted: Mounted::Handler { app: app.clone() },
-                    demo_hint: None,
-                });
-                continue;
-            }
-            let mut tools = Vec::new();
-            for entry in &section.tools {
-                let Some((app, tool)) = entry.split_once('.') else {
-                    continue;
-                };
-                let Some(set) = tool_sets.get(app) else {
-                    if !apps.tools.contains_key(app) {
+            let (mounted, tools) = match &section.handler {
+                Some(app) => {
+                    if !apps.handlers.contains_key(app) {
                         errors.push(ConfigError::new(
-                            at("tools"),
-                            format!("`{entry}`: no app `{app}`; known: {}", known(&apps)),
+                            at("handler"),
+                            format!("no handler app `{app}`; known: {}", known(&apps)),
                         ));
                     }
-                    continue;
-                };
-                let chosen: Vec<_> = if tool == "*" {
-                    set.tools.clone()
-                } else if let Some(found) = set.get(tool) {
-                    vec![found.clone()]
-                } else {
-                    let names: Vec<_> = set.tools.iter().map(|t| t.spec().name.clone()).collect();
-                    errors.push(ConfigError::new(
-                        at("tools"),
-                        format!(
-                            "`{entry}`: app `{app}` has no tool `{tool}`; it has: {}",
-                            names.join(", ")
-                        ),
-                    ));
-                    continue;
-                };
-                for found in chosen {
-                    if tools
-                        .iter()
-                        .any(|t: &MountedTool| t.tool.spec().name == found.spec().name)
-                    {
-                        errors.push(ConfigError::new(
-                            at("tools"),
-                            format!("tool `{}` is listed twice", found.spec().name),
-                        ));
-                        continue;
-                    }
-                    match MountedTool::new(found, set.language) {
-                        Ok(mounted) => tools.push(mounted),
-                        Err(message) => errors.push(ConfigError::new(at("tools"), message)),
-                    }
+                    (Mounted::Handler { app: app.clone() }, Vec::new())
                 }
-            }
+                None => {
+                    let tools =
+                        resolve_tools(section, &tool_sets, &apps, &at("tools"), &mut errors);
+                    (Mounted::Tools, tools)
+                }
+            };
             let (auth, demo_hint) = authenticator(section, env, &mut warnings, &at("auth"));
             let endpoint = Arc::new(Endpoint::new(
                 section.path.clone(),
@@ -236,7 +197,8 @@ impl Platform {
             });
             endpoints.push(BuiltEndpoint {
                 section: section.clone(),
-                mounted: Mounted::Tools { guard },
+                mounted,
+                guard,
                 demo_hint,
             });
         }
@@ -268,6 +230,63 @@ impl Platform {
     pub fn endpoint(&self, path: &str) -> Option<&BuiltEndpoint> {
         self.endpoints.iter().find(|e| e.section.path == path)
     }
+}
+
+/// The tools an endpoint lists as `app.tool` / `app.*`, checked against what the apps offer.
+fn resolve_tools(
+    section: &EndpointSection,
+    tool_sets: &BTreeMap<String, ToolSet>,
+    apps: &Apps,
+    at: &str,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<MountedTool> {
+    let mut tools: Vec<MountedTool> = Vec::new();
+    for entry in &section.tools {
+        let Some((app, tool)) = entry.split_once('.') else {
+            continue; // malformed entries were reported by the config check
+        };
+        let Some(set) = tool_sets.get(app) else {
+            if !apps.tools.contains_key(app) {
+                errors.push(ConfigError::new(
+                    at,
+                    format!("`{entry}`: no app `{app}`; known: {}", known(apps)),
+                ));
+            }
+            continue; // an app that failed to build was reported under apps.<name>
+        };
+        let chosen: Vec<_> = if tool == "*" {
+            set.tools.clone()
+        } else if let Some(found) = set.get(tool) {
+            vec![found.clone()]
+        } else {
+            let names: Vec<_> = set.tools.iter().map(|t| t.spec().name.clone()).collect();
+            errors.push(ConfigError::new(
+                at,
+                format!(
+                    "`{entry}`: app `{app}` has no tool `{tool}`; it has: {}",
+                    names.join(", ")
+                ),
+            ));
+            continue;
+        };
+        for found in chosen {
+            if tools
+                .iter()
+                .any(|t| t.tool.spec().name == found.spec().name)
+            {
+                errors.push(ConfigError::new(
+                    at,
+                    format!("tool `{}` is listed twice", found.spec().name),
+                ));
+                continue;
+            }
+            match MountedTool::new(found, set.language) {
+                Ok(mounted) => tools.push(mounted),
+                Err(message) => errors.push(ConfigError::new(at, message)),
+            }
+        }
+    }
+    tools
 }
 
 /// The endpoint's authenticator, and the demo hint when the config's default list is in use.

@@ -46,20 +46,22 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(section.idle_timeout);
 
-    match &built.mounted {
-        Mounted::Tools { guard: state } => {
-            let handler = EndpointHandler::http(state.endpoint.clone());
+    let router = match &built.mounted {
+        Mounted::Tools => {
+            let handler = EndpointHandler::http(built.guard.endpoint.clone());
             let service =
                 StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
-            Router::new()
-                .route_service(&section.path, service)
-                .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+            Router::new().route_service(&section.path, service)
         }
         Mounted::Handler { app } => match platform.handler_mount(app) {
             Some(mount) => mount(&section.path, config, sessions),
             None => Router::new(),
         },
-    }
+    };
+    router.layer(axum::middleware::from_fn_with_state(
+        built.guard.clone(),
+        guard,
+    ))
 }
 
 /// Serves over HTTP until Ctrl-C / SIGTERM. `ready` hears the bound address (port 0 works).
@@ -117,12 +119,12 @@ pub async fn serve_stdio(platform: &Platform, path: &str) -> Result<(), String> 
             .collect();
         format!("no endpoint `{path}`; the config has: {}", paths.join(", "))
     })?;
-    let Mounted::Tools { guard } = &built.mounted else {
+    let Mounted::Tools = &built.mounted else {
         return Err(format!(
             "endpoint `{path}` is a protocol handler; only tool endpoints are served over stdio"
         ));
     };
-    let handler = EndpointHandler::local(guard.endpoint.clone(), Caller::client("stdio"));
+    let handler = EndpointHandler::local(built.guard.endpoint.clone(), Caller::client("stdio"));
     let running = handler
         .serve(rmcp::transport::stdio())
         .await
