@@ -200,3 +200,19 @@ async fn sigterm_stops_despite_open_streams_and_keeps_the_last_audit_lines() {
         "{log}"
     );
 }
+
+#[tokio::test]
+async fn older_protocol_versions_negotiate_as_asked() {
+    let server = Server::start(|dir| coffee_config(dir, ""), &[("APP_MCP_TOKENS", TOKENS)]);
+    let raw = Raw::new();
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut request = initialize(1);
+        request["params"]["protocolVersion"] = json!(version);
+        let answer = raw
+            .post(&server.url("/coffee/mcp"), Some("token-bot"), None, request)
+            .await;
+        assert_eq!(answer.status, 200, "{version}: {}", answer.body);
+        assert_eq!(answer.message()["result"]["protocolVersion"], version);
+        assert!(answer.session().is_some(), "{version} keeps sessions");
+    }
+}
