@@ -216,8 +216,11 @@ impl Raw {
             .post(url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
             .json(&body);
+        // As clients do: the version header follows the handshake, it does not precede it.
+        if body["method"] != "initialize" {
+            request = request.header("mcp-protocol-version", "2025-11-25");
+        }
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
