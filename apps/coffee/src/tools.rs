@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use concierge_core::{Annotations, Caller, Language, ToolError, ToolSet, typed_tool};
+use concierge_core::{Annotations, CallContext, Language, ToolError, ToolSet, typed_tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -115,7 +115,7 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
              composition. Use it when the guest asks what there is, or to check a drink's exact name \
              before ordering.",
             Annotations::read_only(),
-            move |_: NoArguments, _: Caller| {
+            move |_: NoArguments, _: CallContext| {
                 let shop = shop.clone();
                 async move {
                     Ok(DrinkList {
@@ -135,7 +135,7 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
              taste (\"something with watermelon\") rather than a drink. Returns {results: []} when \
              nothing matches.",
             Annotations::read_only(),
-            move |input: SearchMenu, _: Caller| {
+            move |input: SearchMenu, _: CallContext| {
                 let shop = shop.clone();
                 async move {
                     if input.query.trim().is_empty() {
@@ -161,7 +161,7 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
              summed: one barista makes the drinks one after another). Call it once per order the \
              guest confirmed; each call creates a new order.",
             Annotations::additive_write(),
-            move |input: CreateOrder, _: Caller| {
+            move |input: CreateOrder, _: CallContext| {
                 let shop = shop.clone();
                 async move {
                     let lines = order_lines(&shop, &input)?;
@@ -190,7 +190,7 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
             "The state of an order by its number: \"готовится\" or \"готов\", whole minutes left, \
              and the drinks in it.",
             Annotations::read_only(),
-            move |input: GetOrderStatus, _: Caller| {
+            move |input: GetOrderStatus, _: CallContext| {
                 let shop = shop.clone();
                 async move {
                     let order = shop.orders.get(input.order_id).ok_or_else(|| {

@@ -42,6 +42,9 @@ pub struct AuditEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     pub duration_ms: f64,
+    /// What the tool added about the call (upstream request id, upstream trace id, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<serde_json::Map<String, Value>>,
 }
 
 /// Replaces the values of `secret_fields` (top-level argument names) with `"***"`.

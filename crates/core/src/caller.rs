@@ -20,3 +20,37 @@ impl Caller {
         }
     }
 }
+
+/// Everything a tool learns about the call it serves, besides its arguments.
+///
+/// `trace_id` is the platform's id for this call (it is in the audit line); a tool that needs a
+/// trace id of its own (an upstream request, an envelope) should reuse it, so one id finds the call
+/// everywhere. `note` adds fields to the call's audit line — an upstream request id, say — and must
+/// never be given secrets or anything that identifies the person chatting.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    pub caller: Caller,
+    pub trace_id: String,
+    notes: std::sync::Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>>,
+}
+
+impl CallContext {
+    pub fn new(caller: Caller, trace_id: impl Into<String>) -> Self {
+        Self {
+            caller,
+            trace_id: trace_id.into(),
+            notes: Default::default(),
+        }
+    }
+
+    /// Adds `key: value` to this call's audit line.
+    pub fn note(&self, key: &str, value: impl Into<serde_json::Value>) {
+        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        notes.insert(key.to_string(), value.into());
+    }
+
+    /// The notes so far (read by the platform when it writes the audit line).
+    pub fn notes(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}

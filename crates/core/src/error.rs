@@ -22,6 +22,9 @@ pub struct ToolError {
     pub field: Option<String>,
     pub message: String,
     pub detail: Option<String>,
+    /// The app's own error document (e.g. `{"success": false, "error": {…}, "trace_id"}`), sent as
+    /// the result's text and `structuredContent` instead of the platform's `{"error": {…}}`.
+    pub envelope: Option<serde_json::Value>,
 }
 
 impl ToolError {
@@ -33,6 +36,7 @@ impl ToolError {
             field: Some(field.into()),
             message: message.into(),
             detail: None,
+            envelope: None,
         }
     }
 
@@ -43,6 +47,7 @@ impl ToolError {
             field: None,
             message: message.into(),
             detail: None,
+            envelope: None,
         }
     }
 
@@ -53,6 +58,7 @@ impl ToolError {
             field: None,
             message: message.into(),
             detail: None,
+            envelope: None,
         }
     }
 
@@ -64,7 +70,20 @@ impl ToolError {
             field: None,
             message: "internal error".into(),
             detail: Some(detail.into()),
+            envelope: None,
         }
+    }
+
+    /// Answers with the app's own error document instead of the platform's shape.
+    pub fn with_envelope(mut self, envelope: serde_json::Value) -> Self {
+        self.envelope = Some(envelope);
+        self
+    }
+
+    /// Keeps `detail` for the log (never shown to the client).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
     }
 
     /// Replaces the client-visible message of an internal error (e.g. in the app's language).

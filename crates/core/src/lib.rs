@@ -9,7 +9,7 @@
 //! `Deserialize`/`Serialize` + `JsonSchema`, and the schemas the model sees are generated from them.
 //!
 //! ```
-//! use concierge_core::{Annotations, Caller, ToolError, typed_tool};
+//! use concierge_core::{Annotations, CallContext, ToolError, typed_tool};
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -22,7 +22,7 @@
 //! struct Said { text: String }
 //!
 //! let tool = typed_tool("echo", "Repeats the text.", Annotations::read_only(),
-//!     |input: Echo, _caller: Caller| async move { Ok::<_, ToolError>(Said { text: input.text }) });
+//!     |input: Echo, _call: CallContext| async move { Ok::<_, ToolError>(Said { text: input.text }) });
 //! assert_eq!(tool.spec().name, "echo");
 //! ```
 
@@ -37,7 +37,7 @@ mod tool;
 
 pub use app::ToolSet;
 pub use audit::{AuditEvent, Outcome, redact};
-pub use caller::Caller;
+pub use caller::{CallContext, Caller};
 pub use error::{ErrorKind, ToolError};
 pub use language::Language;
 pub use limits::{RateLimitStore, RetryAfter};

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::{Caller, ToolError, schema_for};
+use crate::{CallContext, ToolError, schema_for};
 
 /// The behaviour hints a client may show or act on. Set them truthfully: a client may skip a
 /// confirmation for a read-only tool, or retry an idempotent one.
@@ -67,7 +67,7 @@ pub trait Tool: Send + Sync {
     fn call(
         &self,
         arguments: Value,
-        caller: Caller,
+        context: CallContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 }
 
@@ -81,7 +81,7 @@ impl<I, O, F, Fut> Tool for TypedTool<I, O, F>
 where
     I: DeserializeOwned + Send + 'static,
     O: Serialize + Send + 'static,
-    F: Fn(I, Caller) -> Fut + Send + Sync + 'static,
+    F: Fn(I, CallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
 {
     fn spec(&self) -> &ToolSpec {
@@ -91,7 +91,7 @@ where
     fn call(
         &self,
         arguments: Value,
-        caller: Caller,
+        context: CallContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         // The schema already passed; a failure here means schema and type disagree, which is ours.
         let input = match serde_json::from_value::<I>(arguments) {
@@ -101,7 +101,7 @@ where
                 return Box::pin(async move { Err(error) });
             }
         };
-        let future = (self.function)(input, caller);
+        let future = (self.function)(input, context);
         Box::pin(async move {
             let output = future.await?;
             serde_json::to_value(output)
@@ -122,7 +122,7 @@ pub fn typed_tool<I, O, F, Fut>(
 where
     I: DeserializeOwned + JsonSchema + Send + 'static,
     O: Serialize + JsonSchema + Send + 'static,
-    F: Fn(I, Caller) -> Fut + Send + Sync + 'static,
+    F: Fn(I, CallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
 {
     Arc::new(TypedTool {

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use concierge_core::{
-    AuditEvent, Caller, ErrorKind, Language, Outcome, RateLimitStore, Tool, ToolError, redact,
+    AuditEvent, CallContext, Caller, ErrorKind, Language, Outcome, RateLimitStore, Tool, ToolError,
+    redact,
 };
 use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
 use serde_json::{Map, Value, json};
@@ -114,6 +115,7 @@ impl Endpoint {
                 outcome,
                 code: None,
                 duration_ms: elapsed_ms(started),
+                notes: None,
             });
         }
     }
@@ -141,6 +143,7 @@ impl Endpoint {
             outcome: Outcome::Ok,
             code: None,
             duration_ms: 0.0,
+            notes: None,
         };
         let Some(mounted) = self.by_name.get(name).map(|i| &self.tools[*i]) else {
             event.arguments = arguments.map(Value::Object);
@@ -185,7 +188,8 @@ impl Endpoint {
             }
         };
 
-        let answer = match mounted.tool.call(arguments, caller).await {
+        let context = CallContext::new(caller, trace.clone());
+        let answer = match mounted.tool.call(arguments, context.clone()).await {
             Ok(output) => {
                 let output = without_nulls(output);
                 event.result_count = Some(result_count(&output));
@@ -200,9 +204,19 @@ impl Endpoint {
                 if let Some(detail) = &error.detail {
                     tracing::error!(trace_id = %trace, tool = name, code = error.code, %detail, "tool failed");
                 }
-                error_result(error_body(&error, &trace))
+                match error.envelope {
+                    Some(envelope) => {
+                        let mut result =
+                            CallToolResult::error(vec![ContentBlock::text(envelope.to_string())]);
+                        result.structured_content = Some(envelope);
+                        result
+                    }
+                    None => error_result(error_body(&error, &trace)),
+                }
             }
         };
+        let notes = context.notes();
+        event.notes = (!notes.is_empty()).then_some(notes);
         self.finish(event, started);
         CallAnswer::Result(answer)
     }

@@ -78,101 +78,50 @@ fn join(parent: &str, child: &str) -> String {
 fn describe(error: &ValidationError<'_>, schema: &Value, language: Language) -> ArgumentError {
     let at = field_path(error);
     let value = compact(error.instance());
-    let ru = language == Language::Russian;
+    let says = Phrases::of(language);
     let (field, message) = match error.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
-            let field = join(&at, name);
-            let message = if ru {
-                "обязательное поле не указано".to_string()
-            } else {
-                "required, but missing".to_string()
-            };
-            (field, message)
+            (join(&at, name), says.required.to_string())
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let name = unexpected.first().cloned().unwrap_or_default();
-            let allowed = allowed_properties(error, schema, ru);
-            let message = if ru {
-                format!("неизвестный аргумент; допустимы: {allowed}")
-            } else {
-                format!("unknown argument; allowed: {allowed}")
-            };
-            (join(&at, &name), message)
+            let allowed = allowed_properties(error, schema).unwrap_or_else(|| says.nothing.into());
+            (
+                join(&at, &name),
+                format!("{} {allowed}", says.unknown_argument),
+            )
         }
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
                 TypeKind::Single(t) => t.to_string(),
                 TypeKind::Multiple(set) => format!("{set:?}"),
             };
-            let message = if ru {
+            (
+                at,
                 format!(
-                    "значение {value} имеет неверный тип, нужен {}",
-                    type_ru(&expected)
-                )
-            } else {
-                format!("{value} is not of type {expected}")
-            };
-            (at, message)
+                    "{value}: {} {}",
+                    says.wrong_type,
+                    (says.type_name)(&expected)
+                ),
+            )
         }
         ValidationErrorKind::Minimum { limit }
         | ValidationErrorKind::ExclusiveMinimum { limit } => {
-            let message = if ru {
-                format!("значение {value} меньше допустимого минимума {limit}")
-            } else {
-                format!("{value} is less than the minimum of {limit}")
-            };
-            (at, message)
+            (at, format!("{value}: {} {limit}", says.below_minimum))
         }
         ValidationErrorKind::Maximum { limit }
         | ValidationErrorKind::ExclusiveMaximum { limit } => {
-            let message = if ru {
-                format!("значение {value} больше допустимого максимума {limit}")
-            } else {
-                format!("{value} is greater than the maximum of {limit}")
-            };
-            (at, message)
+            (at, format!("{value}: {} {limit}", says.above_maximum))
         }
-        ValidationErrorKind::MinItems { limit } => {
-            let message = if ru {
-                format!("нужно не меньше {limit} элементов")
-            } else {
-                format!("needs at least {limit} item(s)")
-            };
-            (at, message)
-        }
-        ValidationErrorKind::MaxItems { limit } => {
-            let message = if ru {
-                format!("допустимо не больше {limit} элементов")
-            } else {
-                format!("allows at most {limit} item(s)")
-            };
-            (at, message)
-        }
-        ValidationErrorKind::MinLength { limit } => {
-            let message = if ru {
-                format!("нужно не меньше {limit} символов")
-            } else {
-                format!("needs at least {limit} character(s)")
-            };
-            (at, message)
-        }
-        ValidationErrorKind::MaxLength { limit } => {
-            let message = if ru {
-                format!("допустимо не больше {limit} символов")
-            } else {
-                format!("allows at most {limit} character(s)")
-            };
-            (at, message)
-        }
-        ValidationErrorKind::Enum { options } => {
-            let message = if ru {
-                format!("значение {value} не из списка: {}", compact(options))
-            } else {
-                format!("{value} is not one of {}", compact(options))
-            };
-            (at, message)
-        }
+        ValidationErrorKind::MinItems { limit } => (at, format!("{} {limit}", says.min_items)),
+        ValidationErrorKind::MaxItems { limit } => (at, format!("{} {limit}", says.max_items)),
+        ValidationErrorKind::MinLength { limit } => (at, format!("{} {limit}", says.min_length)),
+        ValidationErrorKind::MaxLength { limit } => (at, format!("{} {limit}", says.max_length)),
+        ValidationErrorKind::Enum { options } => (
+            at,
+            format!("{value}: {} {}", says.not_one_of, compact(options)),
+        ),
         _ => (at, error.to_string()),
     };
     ArgumentError {
@@ -185,8 +134,111 @@ fn describe(error: &ValidationError<'_>, schema: &Value, language: Language) -> 
     }
 }
 
+/// The platform's validation phrases in one language. Each is followed by the limit or the list.
+struct Phrases {
+    required: &'static str,
+    unknown_argument: &'static str,
+    nothing: &'static str,
+    wrong_type: &'static str,
+    type_name: fn(&str) -> String,
+    below_minimum: &'static str,
+    above_maximum: &'static str,
+    min_items: &'static str,
+    max_items: &'static str,
+    min_length: &'static str,
+    max_length: &'static str,
+    not_one_of: &'static str,
+}
+
+impl Phrases {
+    fn of(language: Language) -> Self {
+        match language {
+            Language::Russian => Self {
+                required: "обязательное поле не указано",
+                unknown_argument: "неизвестный аргумент; допустимы:",
+                nothing: "аргументов нет",
+                wrong_type: "неверный тип, нужен тип",
+                type_name: |t| match t {
+                    "integer" => "целое число".into(),
+                    "number" => "число".into(),
+                    "string" => "строка".into(),
+                    "array" => "список".into(),
+                    "object" => "объект".into(),
+                    "boolean" => "true или false".into(),
+                    other => other.into(),
+                },
+                below_minimum: "значение меньше допустимого минимума",
+                above_maximum: "значение больше допустимого максимума",
+                min_items: "нужно элементов не меньше, чем",
+                max_items: "допустимо элементов не больше, чем",
+                min_length: "нужно символов не меньше, чем",
+                max_length: "допустимо символов не больше, чем",
+                not_one_of: "значение не из списка:",
+            },
+            Language::Chinese => Self {
+                required: "缺少必填参数",
+                unknown_argument: "未知参数；允许的参数：",
+                nothing: "无",
+                wrong_type: "类型错误，应为",
+                type_name: |t| match t {
+                    "integer" => "整数".into(),
+                    "number" => "数字".into(),
+                    "string" => "字符串".into(),
+                    "array" => "数组".into(),
+                    "object" => "对象".into(),
+                    "boolean" => "布尔值".into(),
+                    other => other.into(),
+                },
+                below_minimum: "小于允许的最小值",
+                above_maximum: "大于允许的最大值",
+                min_items: "元素数量至少为",
+                max_items: "元素数量至多为",
+                min_length: "字符数至少为",
+                max_length: "字符数至多为",
+                not_one_of: "不在允许的取值中：",
+            },
+            Language::German => Self {
+                required: "Pflichtangabe fehlt",
+                unknown_argument: "unbekanntes Argument; erlaubt:",
+                nothing: "keine",
+                wrong_type: "falscher Typ, erwartet:",
+                type_name: |t| match t {
+                    "integer" => "ganze Zahl".into(),
+                    "number" => "Zahl".into(),
+                    "string" => "Text".into(),
+                    "array" => "Liste".into(),
+                    "object" => "Objekt".into(),
+                    "boolean" => "true oder false".into(),
+                    other => other.into(),
+                },
+                below_minimum: "kleiner als das Minimum",
+                above_maximum: "größer als das Maximum",
+                min_items: "mindestens so viele Einträge:",
+                max_items: "höchstens so viele Einträge:",
+                min_length: "mindestens so viele Zeichen:",
+                max_length: "höchstens so viele Zeichen:",
+                not_one_of: "nicht erlaubt; erlaubt:",
+            },
+            Language::English => Self {
+                required: "required, but missing",
+                unknown_argument: "unknown argument; allowed:",
+                nothing: "none",
+                wrong_type: "wrong type, expected",
+                type_name: |t| t.to_string(),
+                below_minimum: "less than the minimum of",
+                above_maximum: "greater than the maximum of",
+                min_items: "needs at least this many items:",
+                max_items: "allows at most this many items:",
+                min_length: "needs at least this many characters:",
+                max_length: "allows at most this many characters:",
+                not_one_of: "not one of",
+            },
+        }
+    }
+}
+
 /// The properties the schema at the failing place allows, for "allowed: …".
-fn allowed_properties(error: &ValidationError<'_>, schema: &Value, ru: bool) -> String {
+fn allowed_properties(error: &ValidationError<'_>, schema: &Value) -> Option<String> {
     let keyword_path = error.schema_path().as_str();
     let parent = keyword_path
         .rsplit_once('/')
@@ -196,23 +248,7 @@ fn allowed_properties(error: &ValidationError<'_>, schema: &Value, ru: bool) -> 
         .and_then(Value::as_object)
         .map(|properties| properties.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    match (names.is_empty(), ru) {
-        (true, true) => "аргументов нет".into(),
-        (true, false) => "none".into(),
-        (false, _) => names.join(", "),
-    }
-}
-
-fn type_ru(expected: &str) -> &'static str {
-    match expected {
-        "integer" => "целое число",
-        "number" => "число",
-        "string" => "строка",
-        "array" => "список",
-        "object" => "объект",
-        "boolean" => "true или false",
-        _ => "другой тип",
-    }
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
 fn compact(value: &Value) -> String {
