@@ -24,7 +24,7 @@ pub struct ToolError {
     pub detail: Option<String>,
     /// The app's own error document (e.g. `{"success": false, "error": {…}, "trace_id"}`), sent as
     /// the result's text and `structuredContent` instead of the platform's `{"error": {…}}`.
-    pub envelope: Option<serde_json::Value>,
+    pub envelope: Option<Box<serde_json::Value>>,
 }
 
 impl ToolError {
@@ -76,7 +76,7 @@ impl ToolError {
 
     /// Answers with the app's own error document instead of the platform's shape.
     pub fn with_envelope(mut self, envelope: serde_json::Value) -> Self {
-        self.envelope = Some(envelope);
+        self.envelope = Some(Box::new(envelope));
         self
     }
 

@@ -208,7 +208,7 @@ impl Endpoint {
                     Some(envelope) => {
                         let mut result =
                             CallToolResult::error(vec![ContentBlock::text(envelope.to_string())]);
-                        result.structured_content = Some(envelope);
+                        result.structured_content = Some(*envelope);
                         result
                     }
                     None => error_result(error_body(&error, &trace)),
