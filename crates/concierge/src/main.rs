@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use concierge_server::{Apps, Config, ConfigError, Platform};
+use std::pin::Pin;
+
+use concierge_kgqa::simulator::SimulatorConfig;
+use concierge_server::{Apps, Config, ConfigError, Platform, section};
 
 #[derive(Parser)]
 #[command(
@@ -40,12 +43,14 @@ enum Command {
 
 fn apps() -> Apps {
     Apps::new()
-        .tools("coffee", |section| {
-            let config: concierge_coffee::CoffeeConfig = section
-                .clone()
-                .try_into()
-                .map_err(|e: toml::de::Error| e.message().to_string())?;
-            concierge_coffee::build(&config, concierge_coffee::system_clock())
+        .tools("coffee", |config| {
+            concierge_coffee::build(&section(config)?, concierge_coffee::system_clock())
+        })
+        .tools("kgqa", |config| concierge_kgqa::build(&section(config)?))
+        .simulator("kgqa", |config| async move {
+            let config: SimulatorConfig = section(&config)?;
+            let serving = concierge_kgqa::simulator::start(&config).await?;
+            Ok(Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>)
         })
         .handler("conformance", concierge_conformance::Fixtures::default)
 }

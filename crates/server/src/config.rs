@@ -52,6 +52,9 @@ pub struct Config {
     pub apps: BTreeMap<String, toml::Value>,
     #[serde(default, rename = "endpoint")]
     pub endpoints: Vec<EndpointSection>,
+    /// Stand-ins for external systems, started on loopback with the server (demo deployments).
+    #[serde(default)]
+    pub simulators: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -146,6 +149,9 @@ pub enum AuthSection {
         env: String,
         /// Used when the variable is unset: for demo deployments only.
         default: Option<String>,
+        /// The variable holds one bare token for this client name instead of a `name:token` list
+        /// (as `BXH_MCP_TOKEN` does).
+        client: Option<String>,
     },
 }
 
@@ -491,4 +497,16 @@ mod tests {
         assert!(Rate::parse("0/minute").is_err());
         assert!(Rate::parse("sixty").is_err());
     }
+}
+
+/// Reads an app's or simulator's section into its own config type, naming the key at fault.
+pub fn section<T: serde::de::DeserializeOwned>(value: &toml::Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+        let at = e.path().to_string();
+        if at == "." {
+            e.inner().to_string()
+        } else {
+            format!("{at}: {}", e.inner())
+        }
+    })
 }

@@ -15,6 +15,6 @@ mod serve;
 pub mod tokens;
 mod validate;
 
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, section};
 pub use platform::{Apps, Platform};
 pub use serve::{router, serve_http, serve_stdio};

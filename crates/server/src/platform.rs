@@ -20,6 +20,11 @@ use crate::limits::GovernorStore;
 use crate::tokens::TokenList;
 
 type ToolsFactory = Box<dyn Fn(&toml::Value) -> Result<ToolSet, String> + Send + Sync>;
+/// Starts a simulator from its config section: binds, then returns the future that serves.
+pub type SimulatorStart = Box<
+    dyn Fn(toml::Value) -> BoxFuture<'static, Result<BoxFuture<'static, ()>, String>> + Send + Sync,
+>;
+type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 type HandlerMount = Box<
     dyn Fn(&str, StreamableHttpServerConfig, LocalSessionManager) -> axum::Router + Send + Sync,
 >;
@@ -29,6 +34,7 @@ type HandlerMount = Box<
 pub struct Apps {
     tools: BTreeMap<String, ToolsFactory>,
     handlers: BTreeMap<String, HandlerMount>,
+    simulators: BTreeMap<String, SimulatorStart>,
 }
 
 impl Apps {
@@ -43,6 +49,20 @@ impl Apps {
         build: impl Fn(&toml::Value) -> Result<ToolSet, String> + Send + Sync + 'static,
     ) -> Self {
         self.tools.insert(name.to_string(), Box::new(build));
+        self
+    }
+
+    /// A simulator of an external system, started by `serve` when the config has
+    /// `[simulators.<name>]`.
+    pub fn simulator<F, S>(mut self, name: &str, start: F) -> Self
+    where
+        F: Fn(toml::Value) -> S + Send + Sync + 'static,
+        S: std::future::Future<Output = Result<BoxFuture<'static, ()>, String>> + Send + 'static,
+    {
+        self.simulators.insert(
+            name.to_string(),
+            Box::new(move |section| Box::pin(start(section))),
+        );
         self
     }
 
@@ -107,6 +127,15 @@ impl Platform {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
 
+        for name in config.simulators.keys() {
+            if !apps.simulators.contains_key(name) {
+                let known: Vec<&str> = apps.simulators.keys().map(String::as_str).collect();
+                errors.push(ConfigError::new(
+                    format!("simulators.{name}"),
+                    format!("no simulator `{name}`; known: {}", known.join(", ")),
+                ));
+            }
+        }
         let mut tool_sets: BTreeMap<String, ToolSet> = BTreeMap::new();
         for name in config.apps.keys() {
             if !apps.tools.contains_key(name) && !apps.handlers.contains_key(name) {
@@ -223,6 +252,21 @@ impl Platform {
         }
     }
 
+    /// Starts every configured simulator (binding its port); returns their serving futures.
+    pub async fn start_simulators(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
+        let mut running = Vec::new();
+        for (name, section) in &self.config.simulators {
+            if let Some(start) = self.apps.simulators.get(name) {
+                running.push(
+                    start(section.clone())
+                        .await
+                        .map_err(|e| format!("simulators.{name}: {e}"))?,
+                );
+            }
+        }
+        Ok(running)
+    }
+
     pub(crate) fn handler_mount(&self, app: &str) -> Option<&HandlerMount> {
         self.apps.handlers.get(app)
     }
@@ -302,6 +346,7 @@ fn authenticator(
     let AuthSection::Tokens {
         env: variable,
         default,
+        client,
     } = &section.auth
     else {
         return (Authenticator::None, None);
@@ -317,7 +362,12 @@ fn authenticator(
             }
         },
     };
-    let list = TokenList::parse(&list);
+    let list = match client {
+        // One bare token for one named client.
+        Some(_) if list.trim().is_empty() => TokenList::parse(""),
+        Some(name) => TokenList::parse(&format!("{name}:{}", list.trim())),
+        None => TokenList::parse(&list),
+    };
     let mut hint = None;
     match &list {
         TokenList::Malformed(why) => warnings.push(ConfigError::new(

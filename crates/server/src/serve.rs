@@ -76,6 +76,13 @@ pub async fn serve_http(
         .config
         .listen_addr()
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    for simulator in platform
+        .start_simulators()
+        .await
+        .map_err(std::io::Error::other)?
+    {
+        tokio::spawn(simulator);
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
     let stop = CancellationToken::new();

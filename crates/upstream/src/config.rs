@@ -1,0 +1,97 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+/// An upstream app's config section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// `scheme://host:port` of the business API; paths come from the request templates.
+    pub base_url: String,
+    /// The whole exchange (connect, send, read the body) must finish within this.
+    #[serde(default = "default_timeout", deserialize_with = "seconds")]
+    pub timeout_seconds: f64,
+    /// Sent with every request. Values are secrets: they never reach a log, an audit line or a result.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Constants the templates see as `vars.*`.
+    #[serde(default)]
+    pub vars: serde_json::Map<String, Value>,
+    /// `en`, `ru`, `zh` or `de`: the language of the tool descriptions and of validation messages.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// The request every tool sends unless it declares its own.
+    pub request: Option<RequestTemplate>,
+    #[serde(default, rename = "tool")]
+    pub tools: Vec<HttpToolConfig>,
+}
+
+fn default_timeout() -> f64 {
+    15.0
+}
+
+/// Seconds as a number or a string (environment variables arrive as strings).
+fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Seconds {
+        Number(f64),
+        Text(String),
+    }
+    let value = match Seconds::deserialize(deserializer)? {
+        Seconds::Number(n) => n,
+        Seconds::Text(text) => text.trim().parse().map_err(|_| {
+            serde::de::Error::custom(format!("`{text}` is not a number of seconds"))
+        })?,
+    };
+    if value.is_finite() && value > 0.0 && value <= 600.0 {
+        Ok(value)
+    } else {
+        Err(serde::de::Error::custom(
+            "must be more than 0 and at most 600 seconds",
+        ))
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestTemplate {
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// Appended to `base_url`; a template (use `| urlencode` for arguments in it).
+    pub path: String,
+    /// The JSON body; every string in it is a template. None sends no body.
+    pub body: Option<Value>,
+}
+
+fn default_method() -> String {
+    "POST".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpToolConfig {
+    pub name: String,
+    pub title: Option<String>,
+    /// What the tool is for, written for the model.
+    pub description: String,
+    /// JSON Schema of the arguments. `additionalProperties: false` is added when not given.
+    pub input_schema: Value,
+    /// Values computed from the arguments before the request (e.g. the question), in order.
+    #[serde(default, rename = "let")]
+    pub derived: serde_json::Map<String, Value>,
+    /// This tool's own request, instead of the app's default.
+    pub request: Option<RequestTemplate>,
+    /// Argument names whose values are kept out of the audit log.
+    #[serde(default)]
+    pub secret_arguments: Vec<String>,
+    /// The tool changes nothing upstream. Defaults to true for GET, false otherwise: say it for a
+    /// query sent by POST.
+    pub read_only: Option<bool>,
+    /// The tool may overwrite or delete. Defaults to false.
+    #[serde(default)]
+    pub destructive: bool,
+    /// Calling twice with the same arguments has no extra effect. Defaults to `read_only`.
+    pub idempotent: Option<bool>,
+}
