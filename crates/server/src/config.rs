@@ -400,6 +400,18 @@ fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
     Ok(out)
 }
 
+/// Reads an app's or simulator's section into its own config type, naming the key at fault.
+pub fn section<T: serde::de::DeserializeOwned>(value: &toml::Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+        let at = e.path().to_string();
+        if at == "." {
+            e.inner().to_string()
+        } else {
+            format!("{at}: {}", e.inner())
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,16 +509,4 @@ mod tests {
         assert!(Rate::parse("0/minute").is_err());
         assert!(Rate::parse("sixty").is_err());
     }
-}
-
-/// Reads an app's or simulator's section into its own config type, naming the key at fault.
-pub fn section<T: serde::de::DeserializeOwned>(value: &toml::Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(value.clone()).map_err(|e| {
-        let at = e.path().to_string();
-        if at == "." {
-            e.inner().to_string()
-        } else {
-            format!("{at}: {}", e.inner())
-        }
-    })
 }
