@@ -71,12 +71,36 @@ impl Server {
     ) -> Self {
         let config_path = dir.path().join("concierge.toml");
         std::fs::write(&config_path, make_config(dir.path())).expect("write config");
+        Self::spawn(dir, &config_path, env)
+    }
+
+    /// The repo's own demo `concierge.toml`, state in a temp dir, on a free port; its simulators
+    /// on free ports too, so tests can run side by side.
+    pub fn start_demo(env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../concierge.toml");
+        let var = dir.path().to_string_lossy().to_string();
+        let mut all: Vec<(&str, &str)> = vec![
+            ("CONCIERGE_LISTEN", "127.0.0.1:0"),
+            ("CONCIERGE_VAR", &var),
+            ("BXH_SIMULATOR_LISTEN", "127.0.0.1:0"),
+        ];
+        all.extend_from_slice(env);
+        Self::spawn(dir, &config, &all)
+    }
+
+    fn spawn(dir: tempfile::TempDir, config_path: &Path, env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(BIN);
         command
             .arg("serve")
             .arg("--config")
-            .arg(&config_path)
+            .arg(config_path)
             .env_remove("APP_MCP_TOKENS")
+            .env_remove("BXH_MCP_TOKEN")
+            .env_remove("BXH_KG_API_BASE")
+            .env_remove("BXH_KG_API_KEY")
+            .env_remove("BXH_DEFAULT_GRAPH")
+            .env_remove("BXH_MCP_TIMEOUT_SECONDS")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -111,7 +135,12 @@ impl Server {
     /// Audit lines written so far; waits (bounded) until at least `at_least` are there, since the
     /// sink writes off the request path.
     pub fn audit_lines(&self, at_least: usize) -> Vec<Value> {
-        let path = self.dir.path().join("log/test.chatbot.log");
+        self.audit_lines_of("test.chatbot.log", at_least)
+    }
+
+    /// The lines of the audit log `log/<name>` under the server's state dir.
+    pub fn audit_lines_of(&self, name: &str, at_least: usize) -> Vec<Value> {
+        let path = self.dir.path().join("log").join(name);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let lines: Vec<Value> = std::fs::read_to_string(&path)
