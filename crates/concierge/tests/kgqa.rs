@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{Request, Response, StatusCode};
+use axum::http::{Request, Response};
 use common::*;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -118,7 +118,7 @@ async fn resetting_upstream() -> String {
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            let _ = stream.set_linger(Some(Duration::ZERO));
+            let _ = stream.set_zero_linger();
             drop(stream);
         }
     });
