@@ -108,7 +108,12 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
     let client = caller.client.clone();
     let is_delete = request.method() == http::Method::DELETE;
     request.extensions_mut().insert(caller);
-    let response = next.run(request).await;
+    let mut response = next.run(request).await;
+    // rmcp answers a session DELETE with 202; the Python SDK (and DeerFlow through it) expects
+    // 200 or 204 and warns on every close otherwise. The session is gone either way.
+    if is_delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
 
     match (&session, response.headers().get(SESSION_HEADER)) {
         (None, Some(opened)) => {
