@@ -121,3 +121,32 @@ fn each_problem_is_named_with_its_place() {
         "apps.coffee: ",
     );
 }
+
+#[test]
+fn a_generic_upstream_tool_cannot_be_configured() {
+    let demo =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../concierge.toml"))
+            .unwrap();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let with = |from: &str, to: &str| {
+        let text = demo
+            .replace(from, to)
+            .replace("\"examples/", &format!("\"{root}/examples/"));
+        move |_: &Path| text
+    };
+    let var = tempfile::tempdir().unwrap();
+    let env = [("CONCIERGE_VAR", var.path().to_str().unwrap())];
+    expect_problem(
+        with("name = \"query_route_price\"", "name = \"call_api\""),
+        &env,
+        "generic tools",
+    );
+    expect_problem(
+        with(
+            "path = \"/v1/openapi/knowledge-qa/query\"",
+            "path = \"/{{ path }}\"",
+        ),
+        &env,
+        "must end in `| urlencode`",
+    );
+}

@@ -176,6 +176,12 @@ fn compile_request(
             template.path
         ));
     }
+    if !path_values_are_encoded(&template.path) {
+        return Err(format!(
+            "request path `{}`: every `{{{{ … }}}}` in it must end in `| urlencode`, so an argument fills one segment and never picks the endpoint",
+            template.path
+        ));
+    }
     let path = Piece::Text(template.path.clone());
     path.compile(env)
         .map_err(|e| format!("request path: {e}"))?;
@@ -187,11 +193,35 @@ fn compile_request(
     Ok(Request { method, path, body })
 }
 
+/// Names that would promise a model a generic door into the upstream (seed §5). A deployment
+/// declares business tools; these are refused even if their templates are harmless.
+fn is_generic_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["call_api", "request_url", "http_request", "fetch_url"].contains(&name.as_str())
+        || name.starts_with("execute_")
+        || name.starts_with("run_")
+        || name.starts_with("raw_")
+}
+
+/// Every value in a path template must be `| urlencode`d (one segment), with no control blocks.
+fn path_values_are_encoded(path: &str) -> bool {
+    !path.contains("{%")
+        && path.split("{{").skip(1).all(|rest| {
+            rest.split_once("}}").is_some_and(|(expression, _)| {
+                let expression: String = expression.split_whitespace().collect();
+                expression.ends_with("|urlencode")
+            })
+        })
+}
+
 fn spec(
     tool: &HttpToolConfig,
     request: &Request,
     mapper: &Arc<dyn ResponseMapper>,
 ) -> Result<ToolSpec, String> {
+    if is_generic_name(&tool.name) {
+        return Err("generic tools (call_api, request_url, execute_*, …) are not allowed: declare one business tool per operation".into());
+    }
     let Value::Object(mut input_schema) = tool.input_schema.clone() else {
         return Err("input_schema must be a table (a JSON Schema object)".into());
     };
@@ -349,5 +379,36 @@ fn classify(error: &reqwest::Error) -> Failure {
         Failure::Timeout
     } else {
         Failure::Connection
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_doors_are_refused() {
+        for name in [
+            "call_api",
+            "execute_cypher",
+            "execute_sql",
+            "request_url",
+            "Run_Query",
+        ] {
+            assert!(is_generic_name(name), "{name}");
+        }
+        assert!(!is_generic_name("query_route_price"));
+    }
+
+    #[test]
+    fn path_arguments_must_be_one_encoded_segment() {
+        assert!(path_values_are_encoded("/v1/openapi/knowledge-qa/query"));
+        assert!(path_values_are_encoded(
+            "/locations/{{ location_id | urlencode }}/reviews"
+        ));
+        assert!(!path_values_are_encoded("/{{ path }}"));
+        assert!(!path_values_are_encoded(
+            "/x/{% if a %}{{ a | urlencode }}{% endif %}"
+        ));
     }
 }
