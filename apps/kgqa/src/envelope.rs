@@ -27,11 +27,49 @@ const DATA_FIELDS: [&str; 9] = [
     "latency_ms",
 ];
 
-struct Failed {
-    code: &'static str,
-    message: &'static str,
-    retryable: bool,
-    detail: String,
+/// The failures the envelope knows, each with its code, message and retry advice.
+#[derive(Debug, Clone, Copy)]
+enum Refusal {
+    Timeout,
+    Unavailable,
+    /// 5xx are worth one retry; other refusals are not.
+    QueryFailed {
+        retryable: bool,
+    },
+    AuthFailed,
+    BadResponse,
+}
+
+impl Refusal {
+    fn parts(self) -> (&'static str, &'static str, bool) {
+        match self {
+            Refusal::Timeout => (
+                "CUSTOMER_SERVICE_TIMEOUT",
+                "智能客服查询超时，请稍后重试",
+                true,
+            ),
+            Refusal::Unavailable => (
+                "CUSTOMER_SERVICE_UNAVAILABLE",
+                "智能客服暂时无法连接，请稍后重试",
+                true,
+            ),
+            Refusal::QueryFailed { retryable } => (
+                "CUSTOMER_SERVICE_QUERY_FAILED",
+                "智能客服查询失败",
+                retryable,
+            ),
+            Refusal::AuthFailed => (
+                "CUSTOMER_SERVICE_AUTH_FAILED",
+                "智能客服服务鉴权失败，请联系管理员",
+                false,
+            ),
+            Refusal::BadResponse => (
+                "CUSTOMER_SERVICE_BAD_RESPONSE",
+                "智能客服返回了无法识别的结果",
+                false,
+            ),
+        }
+    }
 }
 
 impl ResponseMapper for Envelope {
@@ -81,39 +119,23 @@ impl ResponseMapper for Envelope {
         let ours = format!("trc_{}", context.trace_id);
         let answer = match exchange.outcome {
             Err(Failure::Timeout) => {
-                return Err(failure(
-                    context,
-                    &ours,
-                    Failed {
-                        code: "CUSTOMER_SERVICE_TIMEOUT",
-                        message: "智能客服查询超时，请稍后重试",
-                        retryable: true,
-                        detail: format!("upstream timed out after {latency_ms} ms"),
-                    },
-                ));
+                let detail = format!("upstream timed out after {latency_ms} ms");
+                return Err(failure(context, &ours, Refusal::Timeout, detail));
             }
             Err(Failure::Connection) => {
                 return Err(failure(
                     context,
                     &ours,
-                    Failed {
-                        code: "CUSTOMER_SERVICE_UNAVAILABLE",
-                        message: "智能客服暂时无法连接，请稍后重试",
-                        retryable: true,
-                        detail: "upstream connection failed".into(),
-                    },
+                    Refusal::Unavailable,
+                    "upstream connection failed".into(),
                 ));
             }
             Err(Failure::TooLarge) => {
                 return Err(failure(
                     context,
                     &ours,
-                    Failed {
-                        code: "CUSTOMER_SERVICE_BAD_RESPONSE",
-                        message: "智能客服返回了无法识别的结果",
-                        retryable: false,
-                        detail: "upstream body over the size limit".into(),
-                    },
+                    Refusal::BadResponse,
+                    "upstream body over the size limit".into(),
                 ));
             }
             Ok(answer) => answer,
@@ -130,65 +152,22 @@ impl ResponseMapper for Envelope {
         }
         let trace = trace.unwrap_or(ours);
         let status = answer.status;
-        let fail = |code, message, retryable| Failed {
-            code,
-            message,
-            retryable,
-            detail: format!("upstream status {status}: {}", snippet(&answer.body)),
+        let refused = |failed| {
+            let detail = format!("upstream status {status}: {}", snippet(&answer.body));
+            Err(failure(context, &trace, failed, detail))
         };
-        if status >= 500 {
-            return Err(failure(
-                context,
-                &trace,
-                fail("CUSTOMER_SERVICE_QUERY_FAILED", "智能客服查询失败", true),
-            ));
-        }
-        if status == 401 || status == 403 {
-            return Err(failure(
-                context,
-                &trace,
-                fail(
-                    "CUSTOMER_SERVICE_AUTH_FAILED",
-                    "智能客服服务鉴权失败，请联系管理员",
-                    false,
-                ),
-            ));
-        }
-        if !(200..300).contains(&status) {
-            return Err(failure(
-                context,
-                &trace,
-                fail("CUSTOMER_SERVICE_QUERY_FAILED", "智能客服查询失败", false),
-            ));
-        }
-        let Some(document) = document else {
-            return Err(failure(
-                context,
-                &trace,
-                fail(
-                    "CUSTOMER_SERVICE_BAD_RESPONSE",
-                    "智能客服返回了无法识别的结果",
-                    false,
-                ),
-            ));
-        };
-        if document.get("success") == Some(&Value::Bool(false)) {
-            return Err(failure(
-                context,
-                &trace,
-                fail("CUSTOMER_SERVICE_QUERY_FAILED", "智能客服查询失败", false),
-            ));
-        }
-        let Some(Value::Object(upstream)) = document.get("data") else {
-            return Err(failure(
-                context,
-                &trace,
-                fail(
-                    "CUSTOMER_SERVICE_BAD_RESPONSE",
-                    "智能客服返回了无法识别的结果",
-                    false,
-                ),
-            ));
+        let upstream = match (status, &document) {
+            (500.., _) => return refused(Refusal::QueryFailed { retryable: true }),
+            (401 | 403, _) => return refused(Refusal::AuthFailed),
+            (200..300, Some(document)) if document.get("success") == Some(&Value::Bool(false)) => {
+                return refused(Refusal::QueryFailed { retryable: false });
+            }
+            (200..300, Some(document)) => match document.get("data") {
+                Some(Value::Object(data)) => data,
+                _ => return refused(Refusal::BadResponse),
+            },
+            (200..300, None) => return refused(Refusal::BadResponse),
+            _ => return refused(Refusal::QueryFailed { retryable: false }),
         };
         let mut data = Map::new();
         for field in DATA_FIELDS {
@@ -208,20 +187,21 @@ impl ResponseMapper for Envelope {
     }
 }
 
-fn failure(context: &CallContext, trace: &str, failed: Failed) -> ToolError {
-    context.note("error_code", failed.code);
-    let kind = if failed.retryable {
+fn failure(context: &CallContext, trace: &str, failed: Refusal, detail: String) -> ToolError {
+    let (code, message, retryable) = failed.parts();
+    context.note("error_code", code);
+    let mut error = ToolError::internal(code, detail).with_envelope(json!({
+        "success": false,
+        "error": {"code": code, "message": message, "retryable": retryable},
+        "trace_id": trace,
+    }));
+    // Worth a retry: ours or the upstream's fault. Not worth one: the answer itself is the refusal.
+    error.kind = if retryable {
         ErrorKind::Internal
     } else {
         ErrorKind::Rejected
     };
-    let mut error = ToolError::internal(failed.code, failed.detail).with_envelope(json!({
-        "success": false,
-        "error": {"code": failed.code, "message": failed.message, "retryable": failed.retryable},
-        "trace_id": trace,
-    }));
-    error.kind = kind;
-    error.message = failed.message.into();
+    error.message = message.into();
     error
 }
 

@@ -124,12 +124,7 @@ async fn a_session_cannot_be_used_with_another_clients_token() {
     let session = raw.open_session(&url, "token-n8n-3f9c").await;
 
     let own = raw
-        .post(
-            &url,
-            Some("token-n8n-3f9c"),
-            Some(&session),
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        )
+        .post(&url, Some("token-n8n-3f9c"), Some(&session), tools_list(2))
         .await;
     assert_eq!(own.status, 200);
     assert_eq!(
@@ -169,7 +164,7 @@ async fn an_unknown_or_deleted_session_is_404() {
             &url,
             Some("token-n8n-3f9c"),
             Some("no-such-session"),
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            tools_list(2),
         )
         .await;
     assert_eq!(unknown.status, 404);
@@ -186,12 +181,7 @@ async fn an_unknown_or_deleted_session_is_404() {
         .unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
     let after = raw
-        .post(
-            &url,
-            Some("token-n8n-3f9c"),
-            Some(&session),
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
-        )
+        .post(&url, Some("token-n8n-3f9c"), Some(&session), tools_list(3))
         .await;
     assert_eq!(after.status, 404);
 }
@@ -199,22 +189,17 @@ async fn an_unknown_or_deleted_session_is_404() {
 #[tokio::test]
 async fn an_idle_session_expires_into_404() {
     let server = Server::start(
-        |dir| coffee_config(dir, "idle_timeout = \"1s\""),
+        |dir| coffee_config(dir, "idle_timeout = \"300ms\""),
         &[("APP_MCP_TOKENS", TOKENS)],
     );
     let raw = Raw::new();
     let url = server.url("/coffee/mcp");
     let session = raw.open_session(&url, "token-n8n-3f9c").await;
-    // The one wait in this suite: expiry is what is under test, and the timeout is the shortest
-    // the config accepts.
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    // The one wait in this suite: expiry is what is under test, and rmcp's session manager takes
+    // no clock we could move. The timeout is set short to keep it brief.
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
     let after = raw
-        .post(
-            &url,
-            Some("token-n8n-3f9c"),
-            Some(&session),
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        )
+        .post(&url, Some("token-n8n-3f9c"), Some(&session), tools_list(2))
         .await;
     assert_eq!(after.status, 404);
 }

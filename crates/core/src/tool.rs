@@ -59,7 +59,8 @@ pub struct ToolSpec {
 /// A tool's successful result: a JSON object, shaped by the platform into text + structured content.
 pub type ToolOutput = Value;
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// The future a [`Tool`] call returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One callable tool. The platform calls it only with arguments that passed the input schema.
 pub trait Tool: Send + Sync {

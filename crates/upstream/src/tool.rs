@@ -2,7 +2,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use concierge_core::{Annotations, CallContext, Language, Tool, ToolError, ToolOutput, ToolSpec};
+use concierge_core::{
+    Annotations, BoxFuture, CallContext, Language, Tool, ToolError, ToolOutput, ToolSpec,
+};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use minijinja::{Environment, Value as Jinja};
 use serde_json::{Map, Value, json};
@@ -248,8 +250,6 @@ fn spec(
         secret_fields: tool.secret_arguments.clone(),
     })
 }
-
-type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 impl Tool for HttpTool {
     fn spec(&self) -> &ToolSpec {

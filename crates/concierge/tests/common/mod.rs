@@ -291,3 +291,7 @@ pub fn initialize(id: u64) -> Value {
 pub fn tools_call(id: u64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
 }
+
+pub fn tools_list(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+}
