@@ -47,6 +47,9 @@ fn apps() -> Apps {
             concierge_coffee::build(&section(config)?, concierge_coffee::system_clock())
         })
         .tools("kgqa", |config| concierge_kgqa::build(&section(config)?))
+        .tools_async("intake", |config| async move {
+            concierge_intake::build(&section(&config)?).await
+        })
         .simulator("kgqa", |config| async move {
             let config: SimulatorConfig = section(&config)?;
             let serving = concierge_kgqa::simulator::start(&config).await?;
@@ -77,7 +80,7 @@ fn main() -> ExitCode {
 
 async fn run(command: Command) -> ExitCode {
     match command {
-        Command::Check { config } => match build(&config) {
+        Command::Check { config } => match build(&config).await {
             Ok(platform) if platform.warnings.is_empty() => {
                 println!(
                     "{}: ok ({} endpoints)",
@@ -94,7 +97,7 @@ async fn run(command: Command) -> ExitCode {
             stdio,
             endpoint,
         } => {
-            let platform = match build(&config) {
+            let platform = match build(&config).await {
                 Ok(platform) => platform,
                 Err(errors) => return report(&config, &errors),
             };
@@ -141,7 +144,7 @@ async fn run(command: Command) -> ExitCode {
     }
 }
 
-fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
+async fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
     let config = Config::load(path)?;
     // Relative paths in a config mean "next to the config": a desktop client starts us from
     // wherever it likes, and `examples/…` must still be found.
@@ -153,7 +156,7 @@ fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
             format!("cannot enter {}: {error}", dir.display()),
         )]);
     }
-    Platform::build(config, apps(), &|name| std::env::var(name).ok())
+    Platform::build(config, apps(), &|name| std::env::var(name).ok()).await
 }
 
 fn report(path: &std::path::Path, errors: &[ConfigError]) -> ExitCode {

@@ -54,6 +54,9 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// Top-level argument names whose values never reach the audit log.
     pub secret_fields: Vec<String>,
+    /// For apps whose seed fixes an error contract: turns the platform's argument-validation
+    /// failure (field, message) into the app's own error document. None: the platform's shape.
+    pub argument_error: Option<fn(&str, &str) -> Value>,
 }
 
 /// A tool's successful result: a JSON object, shaped by the platform into text + structured content.
@@ -135,6 +138,7 @@ where
             output_schema: schema_for::<O>(),
             annotations,
             secret_fields: Vec::new(),
+            argument_error: None,
         },
         function,
         types: PhantomData,

@@ -180,11 +180,14 @@ impl Endpoint {
                 event.outcome = Outcome::InvalidArgument;
                 event.code = Some("invalid_argument".into());
                 self.finish(event, started);
-                return CallAnswer::Result(error_result(json!({
-                    "code": "invalid_argument",
-                    "field": error.field,
-                    "message": error.message,
-                })));
+                return CallAnswer::Result(match spec.argument_error {
+                    Some(envelope) => envelope_result(envelope(&error.field, &error.message)),
+                    None => error_result(json!({
+                        "code": "invalid_argument",
+                        "field": error.field,
+                        "message": error.message,
+                    })),
+                });
             }
         };
 
@@ -205,12 +208,7 @@ impl Endpoint {
                     tracing::error!(trace_id = %trace, tool = name, code = error.code, %detail, "tool failed");
                 }
                 match error.envelope {
-                    Some(envelope) => {
-                        let mut result =
-                            CallToolResult::error(vec![ContentBlock::text(envelope.to_string())]);
-                        result.structured_content = Some(*envelope);
-                        result
-                    }
+                    Some(envelope) => envelope_result(*envelope),
                     None => error_result(error_body(&error, &trace)),
                 }
             }
@@ -249,6 +247,13 @@ fn error_body(error: &ToolError, trace: &str) -> Value {
         body["traceId"] = json!(trace);
     }
     body
+}
+
+/// An error in the app's own document: its text and `structuredContent`, `isError: true`.
+fn envelope_result(envelope: Value) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(envelope.to_string())]);
+    result.structured_content = Some(envelope);
+    result
 }
 
 fn error_result(error: Value) -> CallToolResult {

@@ -19,7 +19,8 @@ use crate::http::{Authenticator, Guard, SessionOwners};
 use crate::limits::GovernorStore;
 use crate::tokens::TokenList;
 
-type ToolsFactory = Box<dyn Fn(&toml::Value) -> Result<ToolSet, String> + Send + Sync>;
+type ToolsFactory =
+    Box<dyn Fn(toml::Value) -> BoxFuture<'static, Result<ToolSet, String>> + Send + Sync>;
 /// Starts a simulator from its config section: binds, then returns the future that serves.
 pub type SimulatorStart = Box<
     dyn Fn(toml::Value) -> BoxFuture<'static, Result<BoxFuture<'static, ()>, String>> + Send + Sync,
@@ -44,11 +45,23 @@ impl Apps {
 
     /// A tool app: `build` gets the app's `[apps.<name>]` section (an empty table if absent).
     pub fn tools(
-        mut self,
+        self,
         name: &str,
         build: impl Fn(&toml::Value) -> Result<ToolSet, String> + Send + Sync + 'static,
     ) -> Self {
-        self.tools.insert(name.to_string(), Box::new(build));
+        self.tools_async(name, move |section| std::future::ready(build(&section)))
+    }
+
+    /// A tool app whose start-up waits on I/O (opening a database, say).
+    pub fn tools_async<F, S>(mut self, name: &str, build: F) -> Self
+    where
+        F: Fn(toml::Value) -> S + Send + Sync + 'static,
+        S: std::future::Future<Output = Result<ToolSet, String>> + Send + 'static,
+    {
+        self.tools.insert(
+            name.to_string(),
+            Box::new(move |section| Box::pin(build(section))),
+        );
         self
     }
 
@@ -119,7 +132,7 @@ pub struct Platform {
 
 impl Platform {
     /// Builds apps, limiters, audit sinks and endpoints. `env` reads token variables.
-    pub fn build(
+    pub async fn build(
         config: Config,
         apps: Apps,
         env: &dyn Fn(&str) -> Option<String>,
@@ -161,8 +174,8 @@ impl Platform {
                 continue; // reported per endpoint below
             };
             let empty = toml::Value::Table(Default::default());
-            let section = config.apps.get(&name).unwrap_or(&empty);
-            match factory(section) {
+            let section = config.apps.get(&name).unwrap_or(&empty).clone();
+            match factory(section).await {
                 Ok(set) => {
                     tool_sets.insert(name, set);
                 }
