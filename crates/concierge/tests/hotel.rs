@@ -495,3 +495,64 @@ async fn the_same_source_message_twice_is_one_batch_even_concurrently() {
     assert_eq!(hotel.count("reservation_ai_batch").await, 2);
     assert_eq!(hotel.count("reservation_ai_task").await, 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_batches_survive_sigkill() {
+    let mut hotel = Hotel::start().await;
+    let url = hotel.server.url("/hotel/mcp");
+    let acknowledged = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, i64)>::new()));
+    let (enough_tx, mut enough_rx) = tokio::sync::watch::channel(false);
+    let mut writers = Vec::new();
+    for writer in 0..4 {
+        let client = connect(&url, "demo-token").await;
+        let acknowledged = acknowledged.clone();
+        let enough_tx = enough_tx.clone();
+        writers.push(tokio::spawn(async move {
+            for i in 0..500 {
+                let id = format!("mail-kill-{writer}-{i}");
+                let mut payload = fixture("s10-entry-notice.json");
+                payload["source_message"]["source_message_id"] = json!(id);
+                let params = rmcp::model::CallToolRequestParams::new(TOOL)
+                    .with_arguments(payload.as_object().unwrap().clone());
+                let answer = tokio::time::timeout(
+                    std::time::Duration::from_secs(5),
+                    client.call_tool(params),
+                )
+                .await;
+                let Ok(Ok(result)) = answer else { return };
+                let Some(batch) = result
+                    .structured_content
+                    .and_then(|v| v["batch_id"].as_i64())
+                else {
+                    return;
+                };
+                let mut acked = acknowledged.lock().unwrap();
+                acked.push((id, batch));
+                if acked.len() >= 60 {
+                    let _ = enough_tx.send(true);
+                }
+            }
+        }));
+    }
+    enough_rx.wait_for(|enough| *enough).await.unwrap();
+    hotel.server.child.kill().unwrap();
+    hotel.server.child.wait().unwrap();
+    for writer in writers {
+        writer.abort();
+        let _ = writer.await;
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    let db = hotel.db().await;
+    for (id, batch) in &acknowledged {
+        let row = sqlx::query("SELECT b.id FROM reservation_ai_batch b JOIN platform_source_message_inbox i ON i.id = b.source_message_inbox_id WHERE i.external_message_id = ?")
+            .bind(id)
+            .fetch_optional(&db)
+            .await
+            .unwrap();
+        assert_eq!(
+            row.map(|r| r.get::<i64, _>(0)),
+            Some(*batch),
+            "acknowledged {id} lost"
+        );
+    }
+}
