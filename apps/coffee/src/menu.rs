@@ -182,7 +182,12 @@ fn number(cell: &Data) -> Option<f64> {
 pub struct MenuFile {
     path: PathBuf,
     current: RwLock<(Option<SystemTime>, Arc<Menu>)>,
+    /// When the file's time was last looked at: a stat per call would cost more than the call.
+    checked: std::sync::Mutex<std::time::Instant>,
 }
+
+/// How often a changed menu file is noticed.
+const RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl MenuFile {
     pub fn open(path: PathBuf) -> Result<Self, MenuError> {
@@ -191,12 +196,29 @@ impl MenuFile {
         Ok(Self {
             path,
             current: RwLock::new((modified, Arc::new(menu))),
+            checked: std::sync::Mutex::new(std::time::Instant::now()),
         })
     }
 
     /// The current menu. A changed file that does not parse keeps the last good menu (and logs
     /// why), so a half-saved sheet never takes ordering down.
     pub fn get(&self) -> Arc<Menu> {
+        let due = {
+            let mut checked = self.checked.lock().unwrap_or_else(|e| e.into_inner());
+            let due = checked.elapsed() >= RECHECK;
+            if due {
+                *checked = std::time::Instant::now();
+            }
+            due
+        };
+        if !due {
+            return self
+                .current
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .1
+                .clone();
+        }
         let modified = modified(&self.path);
         {
             let current = self.current.read().unwrap_or_else(|e| e.into_inner());

@@ -193,8 +193,8 @@ impl Endpoint {
 
         let context = CallContext::new(caller, trace.clone());
         let answer = match mounted.tool.call(arguments, context.clone()).await {
-            Ok(output) => {
-                let output = without_nulls(output);
+            Ok(mut output) => {
+                strip_nulls(&mut output);
                 event.result_count = Some(result_count(&output));
                 let text = output.to_string();
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -287,18 +287,15 @@ fn result_count(output: &Value) -> usize {
     }
 }
 
-/// Compact output: a null is noise a model pays tokens for.
-fn without_nulls(value: Value) -> Value {
+/// Compact output: a null is noise a model pays tokens for. In place: results can be large.
+fn strip_nulls(value: &mut Value) {
     match value {
-        Value::Object(object) => Value::Object(
-            object
-                .into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, without_nulls(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
-        other => other,
+        Value::Object(object) => {
+            object.retain(|_, v| !v.is_null());
+            object.values_mut().for_each(strip_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        _ => {}
     }
 }
 
