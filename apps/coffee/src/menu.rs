@@ -182,8 +182,10 @@ fn number(cell: &Data) -> Option<f64> {
 pub struct MenuFile {
     path: PathBuf,
     current: RwLock<(Option<SystemTime>, Arc<Menu>)>,
-    /// When the file's time was last looked at: a stat per call would cost more than the call.
-    checked: std::sync::Mutex<std::time::Instant>,
+    opened: std::time::Instant,
+    /// Milliseconds after `opened` when the file's time was last looked at: a stat per call would
+    /// cost more than the call, and an atomic keeps concurrent calls from queueing on a lock.
+    checked_ms: std::sync::atomic::AtomicU64,
 }
 
 /// How often a changed menu file is noticed.
@@ -196,21 +198,23 @@ impl MenuFile {
         Ok(Self {
             path,
             current: RwLock::new((modified, Arc::new(menu))),
-            checked: std::sync::Mutex::new(std::time::Instant::now()),
+            opened: std::time::Instant::now(),
+            checked_ms: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
     /// The current menu. A changed file that does not parse keeps the last good menu (and logs
     /// why), so a half-saved sheet never takes ordering down.
     pub fn get(&self) -> Arc<Menu> {
-        let due = {
-            let mut checked = self.checked.lock().unwrap_or_else(|e| e.into_inner());
-            let due = checked.elapsed() >= RECHECK;
-            if due {
-                *checked = std::time::Instant::now();
-            }
-            due
-        };
+        use std::sync::atomic::Ordering;
+        let now_ms = self.opened.elapsed().as_millis() as u64;
+        let last = self.checked_ms.load(Ordering::Relaxed);
+        // One caller per second wins the exchange and looks at the file; the others use the menu.
+        let due = now_ms.saturating_sub(last) >= RECHECK.as_millis() as u64
+            && self
+                .checked_ms
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok();
         if !due {
             return self
                 .current

@@ -41,11 +41,6 @@ enum Command {
     },
 }
 
-// Calls allocate small, short-lived values on every worker and the audit thread frees them: glibc's
-// arenas contend on that (seen in perf as lock waits); mimalloc's per-thread heaps do not.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn apps() -> Apps {
     Apps::new()
         .tools("coffee", |config| {

@@ -1,0 +1,237 @@
+"""Starts each server, drives the same load at each in turn with wrk, and prints one table.
+
+Every figure is also given as a ratio to concierge (stateless), measured in the same run: absolute
+numbers on a shared 2-core machine drift, ratios hold. Called by bench/run.sh.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MENU = ROOT / "examples/coffee/menu.xlsx"
+WRK_SCRIPT = ROOT / "bench/wrk/tools-call.lua"
+TOKEN = "bench-token"
+TOOLS = [("get_menu", "{}"), ("search_menu", '{"query":"кокос"}')]
+
+
+def post(url, body, headers=None, timeout=2.0):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    for key, value in (headers or {}).items():
+        request.add_header(key, value)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.status, dict(response.headers), response.read().decode()
+
+
+def call_ok(url, headers):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_menu", "arguments": {}}}
+    try:
+        status, _, text = post(url, body, {"MCP-Protocol-Version": "2025-11-25", **headers})
+        return status == 200 and '"result"' in text
+    except Exception:
+        return False
+
+
+def rss_kb(pid, field="VmRSS"):
+    """Resident memory of a process and its children (uvicorn workers), in KiB."""
+    total = 0
+    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith(field + ":"):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def cpu_seconds(pid):
+    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+    ticks = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+        except FileNotFoundError:
+            pass
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    def __init__(self, name, command, url, headers=None, cwd=None, env=None):
+        self.name, self.command, self.url = name, command, url
+        self.headers = headers or {}
+        self.cwd, self.env = cwd, env
+        self.process = None
+        self.cold_start_ms = None
+
+    def start(self):
+        env = {**os.environ, **(self.env or {})}
+        started = time.monotonic()
+        self.process = subprocess.Popen(self.command, cwd=self.cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while time.monotonic() - started < 30:
+            if self.process.poll() is not None:
+                raise SystemExit(f"{self.name} exited during start-up")
+            if call_ok(self.url, self.headers):
+                self.cold_start_ms = (time.monotonic() - started) * 1000
+                return
+            time.sleep(0.01)
+        raise SystemExit(f"{self.name} did not answer a tools/call within 30 s")
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def wrk(server, tool, args, connections, seconds, session=None):
+    env = {**os.environ, "BENCH_TOOL": tool, "BENCH_ARGS": args, "BENCH_TOKEN": server.headers.get("Authorization", "").removeprefix("Bearer "), "BENCH_SESSION": session or ""}
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", str(WRK_SCRIPT), server.url]
+    before = cpu_seconds(server.process.pid)
+    out = subprocess.run(command, env=env, capture_output=True, text=True).stdout
+    cpu = cpu_seconds(server.process.pid) - before
+    match = re.search(r"BENCH requests=(\d+) duration_us=(\d+) p50_us=(\d+) p99_us=(\d+) socket_errors=(\d+) non2xx=(\d+)", out)
+    if not match:
+        raise SystemExit(f"wrk gave no figures for {server.name}:\n{out}")
+    requests, duration, p50, p99, socket_errors, non2xx = map(int, match.groups())
+    return {
+        "rps": requests / (duration / 1e6),
+        "p50_ms": p50 / 1000,
+        "p99_ms": p99 / 1000,
+        "errors": socket_errors + non2xx,
+        "cpu_us": cpu * 1e6 / max(requests, 1),
+    }
+
+
+def open_session(url, headers):
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+    _, response_headers, _ = post(url, body, headers)
+    session = {k.lower(): v for k, v in response_headers.items()}["mcp-session-id"]
+    post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, {**headers, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+    return session
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default="target/release")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--duration", type=float, default=3)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=1000)
+    options = parser.parse_args()
+    if options.smoke:
+        options.duration, options.repeat, options.sessions = 1, 1, 50
+    concurrencies = [1] if options.smoke else [1, 32]
+    bin_dir = (ROOT / options.bin).resolve()
+    state = tempfile.mkdtemp(prefix="concierge-bench-")
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    servers = [
+        Server("concierge stateless", [str(bin_dir / "concierge"), "serve", "--config", "concierge-bench.toml"], "http://127.0.0.1:18200/stateless/mcp", auth, cwd=ROOT / "bench", env={"CONCIERGE_LISTEN": "127.0.0.1:18200", "CONCIERGE_VAR": state, "RUST_LOG": "error"}),
+        Server("bare rmcp", [str(bin_dir / "rmcp-bare"), "127.0.0.1:18201", str(MENU)], "http://127.0.0.1:18201/mcp"),
+    ]
+    if not options.smoke:
+        venv = ROOT / "bench/.venv/bin"
+        servers += [
+            Server("FastMCP (2 workers, uvloop, httptools)", [str(venv / "uvicorn"), "fastmcp_server:app", "--host", "127.0.0.1", "--port", "18202", "--workers", "2", "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning"], "http://127.0.0.1:18202/mcp", cwd=ROOT / "bench/peers", env={"BENCH_MENU": str(MENU)}),
+            Server("TypeScript SDK (Express)", ["node", "server.mjs", "18203", str(MENU)], "http://127.0.0.1:18203/mcp", cwd=ROOT / "bench/peers/typescript"),
+        ]
+    concierge = servers[0]
+    stateful = Server("concierge stateful", None, "http://127.0.0.1:18200/stateful/mcp", auth)
+
+    try:
+        for server in servers:
+            server.start()
+        stateful.process = concierge.process
+        idle = {s.name: rss_kb(s.process.pid) for s in servers}
+        session = open_session(stateful.url, auth)
+        rows = {}
+        runs = [(s, None) for s in servers] + [(stateful, session)]
+        for connections in concurrencies:
+            for tool, args in TOOLS:
+                for server, sess in runs:
+                    wrk(server, tool, args, connections, 1, sess)  # warm-up, not counted
+                results = {s.name: [] for s, _ in runs}
+                for _ in range(options.repeat):
+                    for server, sess in runs:  # A B A B …: drift hits every server alike
+                        results[server.name].append(wrk(server, tool, args, connections, options.duration, sess))
+                for name, samples in results.items():
+                    rows[(name, tool, connections)] = {k: statistics.median(s[k] for s in samples) for k in samples[0]}
+        peak = {s.name: rss_kb(s.process.pid, "VmHWM") for s in servers}
+        sessions_rss = None
+        if not options.smoke:
+            before = rss_kb(concierge.process.pid)
+            for _ in range(options.sessions):
+                open_session(stateful.url, auth)
+            sessions_rss = (before, rss_kb(concierge.process.pid))
+    finally:
+        for server in servers:
+            server.stop()
+
+    lines = report(rows, servers, stateful, idle, peak, sessions_rss, options, concurrencies)
+    print("\n".join(lines))
+    if options.smoke:
+        failed = sum(1 for r in rows.values() if r["errors"] > 0 or r["rps"] <= 0)
+        print(f"bench-smoke: {len(rows) - failed} passed, {failed} failed")
+        sys.exit(1 if failed else 0)
+    results = ROOT / "bench/results"
+    results.mkdir(exist_ok=True)
+    path = results / f"{datetime.datetime.now():%Y-%m-%d-%H%M}.md"
+    path.write_text("\n".join(lines) + "\n")
+    print(f"\nwritten to {path.relative_to(ROOT)}")
+
+
+def report(rows, servers, stateful, idle, peak, sessions_rss, options, concurrencies):
+    base_name = servers[0].name
+    names = [s.name for s in servers] + [stateful.name]
+    cpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    lines = [
+        f"# concierge side-by-side benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}",
+        "",
+        f"{cpu} cores, loopback, wrk -t1, {options.duration:g} s per run, median of {options.repeat} runs taken A B A B; "
+        f"ratio = figure ÷ {base_name} (higher is better for req/s, lower for latency, CPU and memory).",
+        "",
+        "| server | tool | conn | req/s | ×req/s | p50 ms | ×p50 | p99 ms | ×p99 | CPU µs/call | ×CPU | errors |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for connections in concurrencies:
+        for tool, _ in TOOLS:
+            base = rows[(base_name, tool, connections)]
+            for name in names:
+                r = rows[(name, tool, connections)]
+                ratio = lambda key: r[key] / base[key] if base[key] else float("nan")
+                lines.append(
+                    f"| {name} | {tool} | {connections} | {r['rps']:.0f} | {ratio('rps'):.2f} | {r['p50_ms']:.2f} | {ratio('p50_ms'):.2f} | "
+                    f"{r['p99_ms']:.2f} | {ratio('p99_ms'):.2f} | {r['cpu_us']:.0f} | {ratio('cpu_us'):.2f} | {r['errors']} |"
+                )
+    lines += ["", "| server | cold start to first call, ms | ×cold | RSS idle, MiB | ×idle | peak RSS, MiB | ×peak |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for server in servers:
+        base = servers[0]
+        lines.append(
+            f"| {server.name} | {server.cold_start_ms:.0f} | {server.cold_start_ms / base.cold_start_ms:.2f} | {idle[server.name] / 1024:.1f} | "
+            f"{idle[server.name] / idle[base.name]:.2f} | {peak[server.name] / 1024:.1f} | {peak[server.name] / peak[base.name]:.2f} |"
+        )
+    if sessions_rss:
+        before, after = sessions_rss
+        lines += ["", f"concierge stateful with {options.sessions} more open sessions: RSS {before / 1024:.1f} → {after / 1024:.1f} MiB "
+                  f"({(after - before) / options.sessions:.1f} KiB per session)."]
+    return lines
+
+
+if __name__ == "__main__":
+    main()

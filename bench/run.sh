@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: concierge (stateless and stateful) against bare rmcp, FastMCP and the
+# TypeScript SDK, serving the same two coffee tools over the same menu.xlsx, on loopback.
+#   bench/run.sh            full run: c1 and c32, 3 repeats, table to bench/results/<date>.md
+#   bench/run.sh --smoke    CI smoke: concierge and bare rmcp only, c1, one short run
+# Extra arguments go to bench/harness.py (e.g. --duration 5 --repeat 5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+smoke=false
+for arg in "$@"; do [ "$arg" = "--smoke" ] && smoke=true; done
+
+if ! command -v wrk >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
+  elif $smoke; then
+    echo "bench smoke skipped: wrk is not installed (apt-get install wrk)"; exit 0
+  else
+    echo "wrk is needed: apt-get install wrk"; exit 1
+  fi
+fi
+
+if $smoke; then
+  cargo build --quiet -p concierge -p rmcp-bare
+  bin=target/debug
+else
+  cargo build --quiet --release -p concierge -p rmcp-bare
+  bin=target/release
+  # Peers from the registries, into ignored folders, pinned.
+  if [ ! -f bench/.venv/.installed ]; then
+    rm -rf bench/.venv && python3 -m venv bench/.venv
+    bench/.venv/bin/pip install --quiet --disable-pip-version-check \
+      fastmcp==4.1.6 uvicorn==0.54.0 uvloop==0.23.0 httptools==0.9.0 openpyxl==3.1.5
+    touch bench/.venv/.installed
+  fi
+  if [ ! -d bench/peers/typescript/node_modules ]; then
+    (cd bench/peers/typescript && npm install --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+exec python3 bench/harness.py --bin "$bin" "$@"
