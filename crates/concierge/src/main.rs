@@ -39,6 +39,19 @@ enum Command {
         #[arg(long, default_value = "concierge.toml")]
         config: PathBuf,
     },
+    /// Talk to an MCP endpoint through a model, in the terminal (`/new` forgets the conversation).
+    /// The model: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY, OPENAI_MODEL.
+    Chat {
+        /// The MCP endpoint, e.g. http://127.0.0.1:8080/coffee/mcp.
+        #[arg(long)]
+        mcp: String,
+        /// Bearer token for the endpoint.
+        #[arg(long, env = "MCP_TOKEN")]
+        token: Option<String>,
+        /// Where conversations are kept.
+        #[arg(long, default_value = "var/agent/history.sqlite")]
+        history: PathBuf,
+    },
 }
 
 fn apps() -> Apps {
@@ -80,6 +93,11 @@ fn main() -> ExitCode {
 
 async fn run(command: Command) -> ExitCode {
     match command {
+        Command::Chat {
+            mcp,
+            token,
+            history,
+        } => chat(&mcp, token, &history).await,
         Command::Check { config } => match build(&config).await {
             Ok(platform) if platform.warnings.is_empty() => {
                 println!(
@@ -142,6 +160,56 @@ async fn run(command: Command) -> ExitCode {
             }
         }
     }
+}
+
+async fn chat(mcp: &str, token: Option<String>, history: &std::path::Path) -> ExitCode {
+    use concierge_agent::chat::ChatClient;
+    use concierge_agent::mcp::McpConnection;
+    use concierge_agent::store::HistoryStore;
+    use concierge_agent::{Agent, AgentSettings};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let base =
+        std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
+    let model = std::env::var("OPENAI_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
+    let key = std::env::var("OPENAI_API_KEY")
+        .ok()
+        .filter(|k| !k.is_empty());
+    let store = match HistoryStore::open(history).await {
+        Ok(store) => store,
+        Err(error) => {
+            eprintln!("cannot open the history: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let agent = Agent::new(
+        ChatClient::new(&base, key, &model),
+        McpConnection::new(mcp, token),
+        store,
+        AgentSettings::default(),
+    );
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut out = tokio::io::stdout();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line = line.trim();
+        let answer = match line {
+            "" => continue,
+            "/new" => match agent.forget("terminal").await {
+                Ok(()) => "(история очищена)".to_string(),
+                Err(error) => format!("(не удалось очистить историю: {error})"),
+            },
+            text => agent.reply("terminal", text).await,
+        };
+        if out
+            .write_all(format!("{answer}\n").as_bytes())
+            .await
+            .is_err()
+        {
+            break;
+        }
+        let _ = out.flush().await;
+    }
+    ExitCode::SUCCESS
 }
 
 async fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {

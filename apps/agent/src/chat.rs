@@ -1,0 +1,161 @@
+//! The OpenAI chat-completions wire format, as OpenAI, Ollama, vLLM and llama.cpp servers speak it.
+//!
+//! Written out here rather than taken from an SDK crate: the loop needs five types and one call,
+//! and this keeps a single HTTP stack (the workspace's reqwest) for MCP and the model alike.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_kind")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+fn function_kind() -> String {
+    "function".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// JSON text, as the model wrote it (it may be invalid).
+    pub arguments: String,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionTool {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: FunctionDefinition,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+#[derive(Debug, Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    #[serde(skip_serializing_if = "<[FunctionTool]>::is_empty")]
+    tools: &'a [FunctionTool],
+    temperature: f32,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChatResponse {
+    choices: Vec<Choice>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    message: Message,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("the model API could not be reached: {0}")]
+    Transport(String),
+    #[error("the model API answered {status}")]
+    Status { status: u16 },
+    #[error("the model API answered something unreadable: {0}")]
+    Malformed(String),
+}
+
+/// A chat-completions endpoint: `{base_url}/chat/completions`.
+#[derive(Clone)]
+pub struct ChatClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+}
+
+impl ChatClient {
+    pub fn new(base_url: &str, api_key: Option<String>, model: &str) -> Self {
+        Self {
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(120))
+                .build()
+                .unwrap_or_default(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model: model.to_string(),
+        }
+    }
+
+    /// One completion: the model's next message (text, or tool calls).
+    pub async fn complete(
+        &self,
+        messages: &[Message],
+        tools: &[FunctionTool],
+    ) -> Result<Message, ChatError> {
+        let mut request = self
+            .http
+            .post(format!("{}/chat/completions", self.base_url))
+            .json(&ChatRequest {
+                model: &self.model,
+                messages,
+                tools,
+                temperature: 0.2,
+            });
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| ChatError::Transport(e.to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(ChatError::Status {
+                status: status.as_u16(),
+            });
+        }
+        let body: ChatResponse = response
+            .json()
+            .await
+            .map_err(|e| ChatError::Malformed(e.to_string()))?;
+        let message = body
+            .choices
+            .into_iter()
+            .next()
+            .map(|c| c.message)
+            .ok_or_else(|| ChatError::Malformed("no choices".into()))?;
+        match message {
+            Message::Assistant { .. } => Ok(message),
+            other => Err(ChatError::Malformed(format!(
+                "expected an assistant message, got {other:?}"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The coffee bot end to end: a scripted OpenAI-compatible model on 127.0.0.1 (it follows the
+//! public chat-completions shapes and decides by the conversation it is sent), the real coffee
+//! endpoint, and the hand-written tool-use loop between them.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::State;
+use common::*;
+use concierge_agent::chat::ChatClient;
+use concierge_agent::history::is_well_formed;
+use concierge_agent::mcp::McpConnection;
+use concierge_agent::store::HistoryStore;
+use concierge_agent::{Agent, AgentSettings};
+use serde_json::{Value, json};
+
+/// Every request the model received, as JSON.
+type Seen = Arc<Mutex<Vec<Value>>>;
+
+fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}})
+}
+
+fn assistant_calls(calls: Vec<Value>) -> Value {
+    json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": calls}}]})
+}
+
+fn assistant_text(text: &str) -> Value {
+    json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]})
+}
+
+/// The script: what a model would plausibly do with these requests.
+fn script(messages: &[Value]) -> Value {
+    let last = messages.last().cloned().unwrap_or_default();
+    let turn_text = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    if turn_text.contains("зациклись") {
+        return assistant_calls(vec![call(
+            &format!("loop-{}", messages.len()),
+            "get_menu",
+            json!({}),
+        )]);
+    }
+    if last["role"] == "user" {
+        if turn_text.contains("два капучино и латте") {
+            return assistant_calls(vec![call(
+                "call-order",
+                "create_order",
+                json!({"items": [{"drink": "капучино", "qty": 2}, {"drink": "латте", "qty": 1}]}),
+            )]);
+        }
+        if let Some(number) = turn_text
+            .strip_prefix("когда готов заказ ")
+            .and_then(|r| r.trim_end_matches('?').parse::<u64>().ok())
+        {
+            return assistant_calls(vec![call(
+                "call-status",
+                "get_order_status",
+                json!({"orderId": number}),
+            )]);
+        }
+        if turn_text.contains("кокос и всё меню") {
+            return assistant_calls(vec![
+                call("call-a", "search_menu", json!({"query": "кокос"})),
+                call("call-b", "get_menu", json!({})),
+            ]);
+        }
+        if turn_text.contains("капучина") {
+            return assistant_calls(vec![call(
+                "call-bad",
+                "create_order",
+                json!({"items": [{"drink": "капучина", "qty": 1}]}),
+            )]);
+        }
+        return assistant_text("Чем могу помочь?");
+    }
+    // After tool answers: retell them.
+    let answers: Vec<Value> = messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .filter_map(|m| serde_json::from_str(m["content"].as_str()?).ok())
+        .collect();
+    let mut parts = Vec::new();
+    for answer in answers.iter().rev() {
+        if let Some(error) = answer.get("error") {
+            parts.push(format!(
+                "Ошибка: {}",
+                error["message"].as_str().unwrap_or_default()
+            ));
+        } else if answer.get("totalMinutes").is_some() {
+            parts.push(format!(
+                "Заказ №{} принят, готовность ~{} мин.",
+                answer["id"], answer["totalMinutes"]
+            ));
+        } else if answer.get("status").is_some() {
+            parts.push(format!(
+                "Заказ {}: осталось {} мин.",
+                answer["status"].as_str().unwrap_or_default(),
+                answer["minutesLeft"]
+            ));
+        } else if let Some(results) = answer["results"].as_array() {
+            parts.push(format!("Нашлось напитков: {}.", results.len()));
+        }
+    }
+    assistant_text(&parts.join(" "))
+}
+
+async fn scripted_model() -> (String, Seen) {
+    let seen: Seen = Arc::default();
+    async fn completions(State(seen): State<Seen>, Json(request): Json<Value>) -> Json<Value> {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        seen.lock().unwrap().push(request);
+        Json(script(&messages))
+    }
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(completions))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, seen)
+}
+
+struct Bot {
+    agent: Agent,
+    seen: Seen,
+    server: Server,
+    history: std::path::PathBuf,
+    model: String,
+}
+
+async fn bot() -> Bot {
+    let (model, seen) = scripted_model().await;
+    let server = Server::start_demo(&[]);
+    let history = server.dir.path().join("agent/history.sqlite");
+    let agent = make_agent(&model, &server, &history, AgentSettings::default()).await;
+    Bot {
+        agent,
+        seen,
+        server,
+        history,
+        model,
+    }
+}
+
+async fn make_agent(
+    model: &str,
+    server: &Server,
+    history: &std::path::Path,
+    settings: AgentSettings,
+) -> Agent {
+    Agent::new(
+        ChatClient::new(model, Some("sk-test".into()), "gpt-4o-mini"),
+        McpConnection::new(&server.url("/coffee/mcp"), Some("demo-token".into())),
+        HistoryStore::open(history).await.unwrap(),
+        settings,
+    )
+}
+
+#[tokio::test]
+async fn an_order_in_free_form_lands_in_the_file_and_the_answer_names_it() {
+    let bot = bot().await;
+    let answer = bot.agent.reply("chat-1", "два капучино и латте").await;
+    assert_eq!(answer, "Заказ №1 принят, готовность ~13 мин.");
+
+    let orders = bot.server.dir.path().join("coffee/orders.xlsx");
+    assert!(orders.exists(), "the order is in orders.xlsx");
+
+    // The model saw the MCP tools as functions, and the tool answer carried its call's id.
+    let seen = bot.seen.lock().unwrap().clone();
+    let names: Vec<&str> = seen[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "get_menu",
+            "search_menu",
+            "create_order",
+            "get_order_status"
+        ]
+    );
+    assert_eq!(seen[0]["messages"][0]["role"], "system");
+    assert!(
+        seen[0]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("по-русски")
+    );
+    let tool = seen[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (tool["role"].clone(), tool["tool_call_id"].clone()),
+        (json!("tool"), json!("call-order"))
+    );
+
+    let status = bot.agent.reply("chat-1", "когда готов заказ 1?").await;
+    assert!(status.starts_with("Заказ готовится: осталось"), "{status}");
+}
+
+#[tokio::test]
+async fn several_calls_in_one_turn_and_tool_errors_go_back_to_the_model() {
+    let bot = bot().await;
+    assert_eq!(
+        bot.agent.reply("chat-2", "кокос и всё меню").await,
+        "Нашлось напитков: 1. Нашлось напитков: 16."
+    );
+    let last = bot.seen.lock().unwrap().last().unwrap().clone();
+    let ids: Vec<Value> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].clone())
+        .collect();
+    assert_eq!(ids, [json!("call-a"), json!("call-b")]);
+
+    let answer = bot.agent.reply("chat-2", "одну капучина").await;
+    assert!(
+        answer.starts_with("Ошибка: Напитка «капучина» нет в меню"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn the_round_bound_stops_a_model_that_keeps_calling_tools() {
+    let (model, seen) = scripted_model().await;
+    let server = Server::start_demo(&[]);
+    let history = server.dir.path().join("agent/history.sqlite");
+    let settings = AgentSettings {
+        max_rounds: 3,
+        ..AgentSettings::default()
+    };
+    let agent = make_agent(&model, &server, &history, settings).await;
+    let answer = agent.reply("chat-3", "зациклись").await;
+    assert!(answer.starts_with("Извините"), "{answer}");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        3,
+        "exactly max_rounds model calls"
+    );
+    // What is stored still starts a turn with the user and answers every call.
+    let store = HistoryStore::open(&history).await.unwrap();
+    let stored = store.load("chat-3").await.unwrap();
+    assert!(is_well_formed(&stored), "{stored:?}");
+}
+
+#[tokio::test]
+async fn history_survives_a_bot_restart_and_new_forgets_it() {
+    let bot = bot().await;
+    bot.agent.reply("chat-4", "два капучино и латте").await;
+    let Bot {
+        agent,
+        seen,
+        server,
+        history,
+        model,
+    } = bot;
+    drop(agent);
+    let restarted = make_agent(&model, &server, &history, AgentSettings::default()).await;
+    restarted.reply("chat-4", "привет").await;
+    let last = seen.lock().unwrap().last().unwrap().clone();
+    let roles: Vec<Value> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].clone())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            json!("system"),
+            json!("user"),
+            json!("assistant"),
+            json!("tool"),
+            json!("assistant"),
+            json!("user")
+        ]
+    );
+
+    restarted.forget("chat-4").await.unwrap();
+    restarted.reply("chat-4", "привет").await;
+    let last = seen.lock().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last["messages"].as_array().unwrap().len(),
+        2,
+        "system + the new user message"
+    );
+}
+
+#[tokio::test]
+async fn a_server_restart_mid_conversation_is_survived() {
+    let (model, seen) = scripted_model().await;
+    let mut server = Server::start(
+        |dir| coffee_config(dir, "").replace("127.0.0.1:0", "127.0.0.1:18291"),
+        &[("APP_MCP_TOKENS", "demo:demo-token")],
+    );
+    let history = server.dir.path().join("agent/history.sqlite");
+    let agent = Agent::new(
+        ChatClient::new(&model, None, "gpt-4o-mini"),
+        McpConnection::new(&server.url("/coffee/mcp"), Some("demo-token".into())),
+        HistoryStore::open(&history).await.unwrap(),
+        AgentSettings::default(),
+    );
+    assert_eq!(
+        agent.reply("chat-5", "два капучино и латте").await,
+        "Заказ №1 принят, готовность ~13 мин."
+    );
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let dir = std::mem::replace(&mut server.dir, tempfile::tempdir().unwrap());
+    let _restarted = Server::start_in(
+        dir,
+        |dir| coffee_config(dir, "").replace("127.0.0.1:0", "127.0.0.1:18291"),
+        &[("APP_MCP_TOKENS", "demo:demo-token")],
+    );
+    let answer = agent.reply("chat-5", "когда готов заказ 1?").await;
+    assert!(answer.starts_with("Заказ готовится"), "{answer}");
+    assert!(seen.lock().unwrap().len() >= 4);
+}
+
+#[tokio::test]
+async fn a_failing_model_gets_a_short_apology_not_an_error() {
+    let server = Server::start_demo(&[]);
+    let history = server.dir.path().join("agent/history.sqlite");
+    let agent = make_agent(
+        "http://127.0.0.1:9/v1",
+        &server,
+        &history,
+        AgentSettings::default(),
+    )
+    .await;
+    let answer = agent.reply("chat-6", "два капучино и латте").await;
+    assert_eq!(answer, concierge_agent::APOLOGY);
+    assert!(
+        HistoryStore::open(&history)
+            .await
+            .unwrap()
+            .load("chat-6")
+            .await
+            .unwrap()
+            .is_empty(),
+        "a failed turn is not stored"
+    );
+}
+
+#[test]
+fn the_chat_command_talks_through_the_model() {
+    use std::io::Write;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (model, _seen) = runtime.block_on(scripted_model());
+    let server = Server::start_demo(&[]);
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "chat",
+            "--mcp",
+            &server.url("/coffee/mcp"),
+            "--token",
+            "demo-token",
+            "--history",
+        ])
+        .arg(server.dir.path().join("chat.sqlite"))
+        .env("OPENAI_BASE_URL", &model)
+        .env("RUST_LOG", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all("два капучино и латте\n".as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "Заказ №1 принят, готовность ~13 мин."
+    );
+    drop(runtime);
+}
