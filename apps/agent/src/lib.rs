@@ -14,5 +14,6 @@ pub mod chat;
 pub mod history;
 pub mod mcp;
 pub mod store;
+pub mod telegram;
 
 pub use agent::{APOLOGY, Agent, AgentSettings, DEFAULT_SYSTEM_PROMPT};

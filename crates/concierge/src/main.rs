@@ -52,6 +52,28 @@ enum Command {
         #[arg(long, default_value = "var/agent/history.sqlite")]
         history: PathBuf,
     },
+    /// The shop's Telegram bot (long polling): TELEGRAM_BOT_TOKEN, and the model as for `chat`.
+    Telegram {
+        /// The MCP endpoint, e.g. http://127.0.0.1:8080/coffee/mcp.
+        #[arg(long)]
+        mcp: String,
+        /// Bearer token for the endpoint.
+        #[arg(long, env = "MCP_TOKEN")]
+        token: Option<String>,
+        /// Where conversations are kept.
+        #[arg(long, default_value = "var/agent/history.sqlite")]
+        history: PathBuf,
+        /// The Bot API base (a test server, a local Bot API server).
+        #[arg(
+            long,
+            env = "TELEGRAM_API_URL",
+            default_value = "https://api.telegram.org"
+        )]
+        api_url: String,
+        /// Long-poll timeout in seconds.
+        #[arg(long, default_value_t = 30)]
+        poll_seconds: u32,
+    },
 }
 
 fn apps() -> Apps {
@@ -98,6 +120,36 @@ async fn run(command: Command) -> ExitCode {
             token,
             history,
         } => chat(&mcp, token, &history).await,
+        Command::Telegram {
+            mcp,
+            token,
+            history,
+            api_url,
+            poll_seconds,
+        } => {
+            let Some(bot_token) = std::env::var("TELEGRAM_BOT_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty())
+            else {
+                eprintln!("TELEGRAM_BOT_TOKEN is not set");
+                return ExitCode::FAILURE;
+            };
+            let agent = match agent(&mcp, token, &history).await {
+                Ok(agent) => agent,
+                Err(error) => {
+                    eprintln!("{error}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let bot = concierge_agent::telegram::TelegramBot::new(
+                &api_url,
+                &bot_token,
+                std::sync::Arc::new(agent),
+                poll_seconds,
+            );
+            std::sync::Arc::new(bot).run().await;
+            ExitCode::SUCCESS
+        }
         Command::Check { config } => match build(&config).await {
             Ok(platform) if platform.warnings.is_empty() => {
                 println!(
@@ -162,12 +214,16 @@ async fn run(command: Command) -> ExitCode {
     }
 }
 
-async fn chat(mcp: &str, token: Option<String>, history: &std::path::Path) -> ExitCode {
+/// The bot's agent: the model from OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL, the MCP
+/// endpoint, and the conversation store.
+async fn agent(
+    mcp: &str,
+    token: Option<String>,
+    history: &std::path::Path,
+) -> Result<concierge_agent::Agent, String> {
     use concierge_agent::chat::ChatClient;
     use concierge_agent::mcp::McpConnection;
     use concierge_agent::store::HistoryStore;
-    use concierge_agent::{Agent, AgentSettings};
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let base =
         std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
@@ -175,19 +231,27 @@ async fn chat(mcp: &str, token: Option<String>, history: &std::path::Path) -> Ex
     let key = std::env::var("OPENAI_API_KEY")
         .ok()
         .filter(|k| !k.is_empty());
-    let store = match HistoryStore::open(history).await {
-        Ok(store) => store,
-        Err(error) => {
-            eprintln!("cannot open the history: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let agent = Agent::new(
+    let store = HistoryStore::open(history)
+        .await
+        .map_err(|e| format!("cannot open the history: {e}"))?;
+    Ok(concierge_agent::Agent::new(
         ChatClient::new(&base, key, &model),
         McpConnection::new(mcp, token),
         store,
-        AgentSettings::default(),
-    );
+        concierge_agent::AgentSettings::default(),
+    ))
+}
+
+async fn chat(mcp: &str, token: Option<String>, history: &std::path::Path) -> ExitCode {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let agent = match agent(mcp, token, history).await {
+        Ok(agent) => agent,
+        Err(error) => {
+            eprintln!("{error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut out = tokio::io::stdout();
     while let Ok(Some(line)) = lines.next_line().await {

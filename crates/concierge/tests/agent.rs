@@ -72,6 +72,9 @@ fn script(messages: &[Value]) -> Value {
                 call("call-b", "get_menu", json!({})),
             ]);
         }
+        if turn_text.contains("длинный ответ") {
+            return assistant_text(&"кофе ".repeat(1100));
+        }
         if turn_text.contains("капучина") {
             return assistant_calls(vec![call(
                 "call-bad",
@@ -393,4 +396,141 @@ fn the_chat_command_talks_through_the_model() {
         "Заказ №1 принят, готовность ~13 мин."
     );
     drop(runtime);
+}
+
+/// A fake Telegram Bot API on 127.0.0.1: queued updates for getUpdates (long polling, briefly),
+/// and every sendMessage / sendChatAction recorded.
+#[derive(Clone, Default)]
+struct FakeTelegram {
+    updates: Arc<Mutex<Vec<Value>>>,
+    sent: Arc<Mutex<Vec<Value>>>,
+    actions: Arc<Mutex<Vec<Value>>>,
+}
+
+impl FakeTelegram {
+    fn push(&self, chat: i64, text: &str) {
+        let mut updates = self.updates.lock().unwrap();
+        let id = updates.len() as u64 + 1;
+        updates.push(json!({"update_id": id, "message": {"message_id": id, "date": 0, "chat": {"id": chat, "type": "private"}, "text": text}}));
+    }
+
+    /// Waits (bounded) until `count` messages were sent.
+    async fn sent(&self, count: usize) -> Vec<Value> {
+        for _ in 0..300 {
+            if self.sent.lock().unwrap().len() >= count {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        self.sent.lock().unwrap().clone()
+    }
+}
+
+async fn fake_telegram() -> (String, FakeTelegram) {
+    use axum::extract::Path;
+    let fake = FakeTelegram::default();
+    let state = fake.clone();
+    let app = axum::Router::new()
+        .route(
+            "/{bot}/{method}",
+            axum::routing::post(move |Path((_bot, method)): Path<(String, String)>, Json(body): Json<Value>| {
+                let fake = state.clone();
+                async move {
+                    match method.as_str() {
+                        "getUpdates" => {
+                            let offset = body["offset"].as_u64().unwrap_or(0);
+                            // A short long-poll: answer at once when something is queued.
+                            for _ in 0..10 {
+                                let ready: Vec<Value> = fake.updates.lock().unwrap().iter().filter(|u| u["update_id"].as_u64().unwrap() >= offset).cloned().collect();
+                                if !ready.is_empty() {
+                                    return Json(json!({"ok": true, "result": ready}));
+                                }
+                                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                            }
+                            Json(json!({"ok": true, "result": []}))
+                        }
+                        "sendMessage" => {
+                            fake.sent.lock().unwrap().push(body.clone());
+                            Json(json!({"ok": true, "result": {"message_id": 1000, "date": 0, "chat": {"id": body["chat_id"], "type": "private"}, "text": body["text"]}}))
+                        }
+                        "sendChatAction" => {
+                            fake.actions.lock().unwrap().push(body);
+                            Json(json!({"ok": true, "result": true}))
+                        }
+                        _ => Json(json!({"ok": false, "error_code": 404, "description": "Not Found"})),
+                    }
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, fake)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_telegram_bot_answers_each_chat_and_splits_long_answers() {
+    let token = "123456:TEST-TOKEN";
+    let (model, _seen) = scripted_model().await;
+    let (telegram, fake) = fake_telegram().await;
+    let server = Server::start_demo(&[]);
+    let mut bot = std::process::Command::new(BIN)
+        .args([
+            "telegram",
+            "--mcp",
+            &server.url("/coffee/mcp"),
+            "--token",
+            "demo-token",
+            "--poll-seconds",
+            "1",
+            "--api-url",
+            &telegram,
+            "--history",
+        ])
+        .arg(server.dir.path().join("bot.sqlite"))
+        .env("TELEGRAM_BOT_TOKEN", token)
+        .env("OPENAI_BASE_URL", &model)
+        .env("RUST_LOG", "error")
+        .spawn()
+        .unwrap();
+
+    fake.push(42, "/start");
+    let sent = fake.sent(1).await;
+    assert_eq!(sent[0]["chat_id"], 42);
+    assert!(
+        sent[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Здравствуйте")
+    );
+
+    fake.push(42, "два капучино и латте");
+    fake.push(7, "длинный ответ");
+    let sent = fake.sent(4).await;
+    let to = |chat: i64| -> Vec<String> {
+        sent.iter()
+            .filter(|m| m["chat_id"] == chat)
+            .map(|m| m["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(to(42)[1], "Заказ №1 принят, готовность ~13 мин.");
+    let long = to(7);
+    assert_eq!(long.len(), 2, "5,500 characters are two messages");
+    assert!(long.iter().all(|part| part.chars().count() <= 4096));
+    assert!(
+        fake.actions
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|a| a["chat_id"] == 42 && a["action"] == "typing")
+    );
+
+    fake.push(42, "/new");
+    let sent = fake.sent(5).await;
+    assert_eq!(
+        sent.last().unwrap()["text"],
+        "Начнём заново: историю нашего разговора я забыл."
+    );
+    let _ = bot.kill();
+    let _ = bot.wait();
 }
