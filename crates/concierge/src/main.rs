@@ -51,6 +51,9 @@ enum Command {
         /// Where conversations are kept.
         #[arg(long, default_value = "var/agent/history.sqlite")]
         history: PathBuf,
+        /// A file with the system prompt (default: the coffee shop's, answers in Russian).
+        #[arg(long)]
+        prompt_file: Option<PathBuf>,
     },
     /// The shop's Telegram bot (long polling): TELEGRAM_BOT_TOKEN, and the model as for `chat`.
     Telegram {
@@ -73,6 +76,9 @@ enum Command {
         /// Long-poll timeout in seconds.
         #[arg(long, default_value_t = 30)]
         poll_seconds: u32,
+        /// A file with the system prompt (default: the coffee shop's, answers in Russian).
+        #[arg(long)]
+        prompt_file: Option<PathBuf>,
     },
 }
 
@@ -119,13 +125,15 @@ async fn run(command: Command) -> ExitCode {
             mcp,
             token,
             history,
-        } => chat(&mcp, token, &history).await,
+            prompt_file,
+        } => chat(&mcp, token, &history, prompt_file.as_deref()).await,
         Command::Telegram {
             mcp,
             token,
             history,
             api_url,
             poll_seconds,
+            prompt_file,
         } => {
             let Some(bot_token) = std::env::var("TELEGRAM_BOT_TOKEN")
                 .ok()
@@ -134,7 +142,7 @@ async fn run(command: Command) -> ExitCode {
                 eprintln!("TELEGRAM_BOT_TOKEN is not set");
                 return ExitCode::FAILURE;
             };
-            let agent = match agent(&mcp, token, &history).await {
+            let agent = match agent(&mcp, token, &history, prompt_file.as_deref()).await {
                 Ok(agent) => agent,
                 Err(error) => {
                     eprintln!("{error}");
@@ -220,6 +228,7 @@ async fn agent(
     mcp: &str,
     token: Option<String>,
     history: &std::path::Path,
+    prompt_file: Option<&std::path::Path>,
 ) -> Result<concierge_agent::Agent, String> {
     use concierge_agent::chat::ChatClient;
     use concierge_agent::mcp::McpConnection;
@@ -234,18 +243,28 @@ async fn agent(
     let store = HistoryStore::open(history)
         .await
         .map_err(|e| format!("cannot open the history: {e}"))?;
+    let mut settings = concierge_agent::AgentSettings::default();
+    if let Some(path) = prompt_file {
+        settings.system_prompt = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    }
     Ok(concierge_agent::Agent::new(
         ChatClient::new(&base, key, &model),
         McpConnection::new(mcp, token),
         store,
-        concierge_agent::AgentSettings::default(),
+        settings,
     ))
 }
 
-async fn chat(mcp: &str, token: Option<String>, history: &std::path::Path) -> ExitCode {
+async fn chat(
+    mcp: &str,
+    token: Option<String>,
+    history: &std::path::Path,
+    prompt_file: Option<&std::path::Path>,
+) -> ExitCode {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-    let agent = match agent(mcp, token, history).await {
+    let agent = match agent(mcp, token, history, prompt_file).await {
         Ok(agent) => agent,
         Err(error) => {
             eprintln!("{error}");

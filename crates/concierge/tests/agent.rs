@@ -363,11 +363,13 @@ async fn a_failing_model_gets_a_short_apology_not_an_error() {
 }
 
 #[test]
-fn the_chat_command_talks_through_the_model() {
+fn the_chat_command_talks_through_the_model_with_its_prompt() {
     use std::io::Write;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (model, _seen) = runtime.block_on(scripted_model());
+    let (model, seen) = runtime.block_on(scripted_model());
     let server = Server::start_demo(&[]);
+    let prompt = server.dir.path().join("prompt.txt");
+    std::fs::write(&prompt, "Ты бот кофейни «Зерно». Отвечай только по-русски.").unwrap();
     let mut child = std::process::Command::new(BIN)
         .args([
             "chat",
@@ -375,8 +377,10 @@ fn the_chat_command_talks_through_the_model() {
             &server.url("/coffee/mcp"),
             "--token",
             "demo-token",
-            "--history",
+            "--prompt-file",
         ])
+        .arg(&prompt)
+        .arg("--history")
         .arg(server.dir.path().join("chat.sqlite"))
         .env("OPENAI_BASE_URL", &model)
         .env("RUST_LOG", "error")
@@ -394,6 +398,11 @@ fn the_chat_command_talks_through_the_model() {
     assert_eq!(
         String::from_utf8_lossy(&output.stdout).trim(),
         "Заказ №1 принят, готовность ~13 мин."
+    );
+    let first = seen.lock().unwrap()[0].clone();
+    assert_eq!(
+        first["messages"][0]["content"],
+        "Ты бот кофейни «Зерно». Отвечай только по-русски."
     );
     drop(runtime);
 }
