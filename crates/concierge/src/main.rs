@@ -42,30 +42,13 @@ enum Command {
     /// Talk to an MCP endpoint through a model, in the terminal (`/new` forgets the conversation).
     /// The model: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY, OPENAI_MODEL.
     Chat {
-        /// The MCP endpoint, e.g. http://127.0.0.1:8080/coffee/mcp.
-        #[arg(long)]
-        mcp: String,
-        /// Bearer token for the endpoint.
-        #[arg(long, env = "MCP_TOKEN")]
-        token: Option<String>,
-        /// Where conversations are kept.
-        #[arg(long, default_value = "var/agent/history.sqlite")]
-        history: PathBuf,
-        /// A file with the system prompt (default: the coffee shop's, answers in Russian).
-        #[arg(long)]
-        prompt_file: Option<PathBuf>,
+        #[command(flatten)]
+        bot: BotArgs,
     },
     /// The shop's Telegram bot (long polling): TELEGRAM_BOT_TOKEN, and the model as for `chat`.
     Telegram {
-        /// The MCP endpoint, e.g. http://127.0.0.1:8080/coffee/mcp.
-        #[arg(long)]
-        mcp: String,
-        /// Bearer token for the endpoint.
-        #[arg(long, env = "MCP_TOKEN")]
-        token: Option<String>,
-        /// Where conversations are kept.
-        #[arg(long, default_value = "var/agent/history.sqlite")]
-        history: PathBuf,
+        #[command(flatten)]
+        bot: BotArgs,
         /// The Bot API base (a test server, a local Bot API server).
         #[arg(
             long,
@@ -76,10 +59,24 @@ enum Command {
         /// Long-poll timeout in seconds.
         #[arg(long, default_value_t = 30)]
         poll_seconds: u32,
-        /// A file with the system prompt (default: the coffee shop's, answers in Russian).
-        #[arg(long)]
-        prompt_file: Option<PathBuf>,
     },
+}
+
+/// What `chat` and `telegram` share: the endpoint, the store, the prompt.
+#[derive(clap::Args)]
+struct BotArgs {
+    /// The MCP endpoint, e.g. http://127.0.0.1:8080/coffee/mcp.
+    #[arg(long)]
+    mcp: String,
+    /// Bearer token for the endpoint.
+    #[arg(long, env = "MCP_TOKEN")]
+    token: Option<String>,
+    /// Where conversations are kept.
+    #[arg(long, default_value = "var/agent/history.sqlite")]
+    history: PathBuf,
+    /// A file with the system prompt (default: the coffee shop's, answers in Russian).
+    #[arg(long)]
+    prompt_file: Option<PathBuf>,
 }
 
 fn apps() -> Apps {
@@ -121,19 +118,11 @@ fn main() -> ExitCode {
 
 async fn run(command: Command) -> ExitCode {
     match command {
-        Command::Chat {
-            mcp,
-            token,
-            history,
-            prompt_file,
-        } => chat(&mcp, token, &history, prompt_file.as_deref()).await,
+        Command::Chat { bot } => chat(&bot).await,
         Command::Telegram {
-            mcp,
-            token,
-            history,
+            bot,
             api_url,
             poll_seconds,
-            prompt_file,
         } => {
             let Some(bot_token) = std::env::var("TELEGRAM_BOT_TOKEN")
                 .ok()
@@ -142,7 +131,7 @@ async fn run(command: Command) -> ExitCode {
                 eprintln!("TELEGRAM_BOT_TOKEN is not set");
                 return ExitCode::FAILURE;
             };
-            let agent = match agent(&mcp, token, &history, prompt_file.as_deref()).await {
+            let agent = match agent(&bot).await {
                 Ok(agent) => agent,
                 Err(error) => {
                     eprintln!("{error}");
@@ -224,12 +213,7 @@ async fn run(command: Command) -> ExitCode {
 
 /// The bot's agent: the model from OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL, the MCP
 /// endpoint, and the conversation store.
-async fn agent(
-    mcp: &str,
-    token: Option<String>,
-    history: &std::path::Path,
-    prompt_file: Option<&std::path::Path>,
-) -> Result<concierge_agent::Agent, String> {
+async fn agent(args: &BotArgs) -> Result<concierge_agent::Agent, String> {
     use concierge_agent::chat::ChatClient;
     use concierge_agent::mcp::McpConnection;
     use concierge_agent::store::HistoryStore;
@@ -240,31 +224,26 @@ async fn agent(
     let key = std::env::var("OPENAI_API_KEY")
         .ok()
         .filter(|k| !k.is_empty());
-    let store = HistoryStore::open(history)
+    let store = HistoryStore::open(&args.history)
         .await
         .map_err(|e| format!("cannot open the history: {e}"))?;
     let mut settings = concierge_agent::AgentSettings::default();
-    if let Some(path) = prompt_file {
+    if let Some(path) = &args.prompt_file {
         settings.system_prompt = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     }
     Ok(concierge_agent::Agent::new(
         ChatClient::new(&base, key, &model),
-        McpConnection::new(mcp, token),
+        McpConnection::new(&args.mcp, args.token.clone()),
         store,
         settings,
     ))
 }
 
-async fn chat(
-    mcp: &str,
-    token: Option<String>,
-    history: &std::path::Path,
-    prompt_file: Option<&std::path::Path>,
-) -> ExitCode {
+async fn chat(args: &BotArgs) -> ExitCode {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-    let agent = match agent(mcp, token, history, prompt_file).await {
+    let agent = match agent(args).await {
         Ok(agent) => agent,
         Err(error) => {
             eprintln!("{error}");
