@@ -1,6 +1,8 @@
 //! The MCP side: connect, list tools, call tools — and when the server has forgotten us (a restart:
 //! 404 for the session, a closed connection), connect again once and repeat the call.
 
+use std::sync::Arc;
+
 use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceExt};
@@ -11,10 +13,15 @@ use tokio::sync::Mutex;
 
 type Session = RunningService<RoleClient, ()>;
 
+/// One request on a session, in flight. It owns its `Arc` of the session, so the future is
+/// `'static` (a future borrowing the session trips the compiler's `Send` check for higher-ranked
+/// closures when the bot spawns it).
+type Pending<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, rmcp::ServiceError>> + Send>>;
+
 pub struct McpConnection {
     url: String,
     token: Option<String>,
-    session: Mutex<Option<Session>>,
+    session: Mutex<Option<Arc<Session>>>,
 }
 
 impl McpConnection {
@@ -37,28 +44,8 @@ impl McpConnection {
     }
 
     pub async fn list_tools(&self) -> Result<Vec<Tool>, String> {
-        let mut guard = self.session.lock().await;
-        let mut attempt = 0;
-        loop {
-            let session = match guard.take() {
-                Some(session) => session,
-                None => self.connect().await?,
-            };
-            match session.list_all_tools().await {
-                Ok(tools) => {
-                    *guard = Some(session);
-                    return Ok(tools);
-                }
-                Err(error) => {
-                    if !lost_session(&error) || attempt > 0 {
-                        *guard = Some(session);
-                        return Err(error.to_string());
-                    }
-                    tracing::info!(%error, "MCP session lost; reconnecting once");
-                }
-            }
-            attempt += 1;
-        }
+        self.with_session(|session| Box::pin(async move { session.list_all_tools().await }))
+            .await
     }
 
     /// Calls a tool; a lost session is replaced once and the call repeated (the seed's
@@ -68,19 +55,31 @@ impl McpConnection {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallToolResult, String> {
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        self.with_session(|session| {
+            let params = params.clone();
+            Box::pin(async move { session.call_tool(params).await })
+        })
+        .await
+    }
+
+    /// Runs `operation` on the session (connecting first if there is none); when the session turns
+    /// out to be gone, connects again once and runs it again.
+    async fn with_session<T>(
+        &self,
+        operation: impl Fn(Arc<Session>) -> Pending<T>,
+    ) -> Result<T, String> {
         let mut guard = self.session.lock().await;
         let mut attempt = 0;
         loop {
             let session = match guard.take() {
                 Some(session) => session,
-                None => self.connect().await?,
+                None => Arc::new(self.connect().await?),
             };
-            let params =
-                CallToolRequestParams::new(name.to_string()).with_arguments(arguments.clone());
-            match session.call_tool(params).await {
-                Ok(result) => {
+            match operation(session.clone()).await {
+                Ok(value) => {
                     *guard = Some(session);
-                    return Ok(result);
+                    return Ok(value);
                 }
                 Err(error) => {
                     if !lost_session(&error) || attempt > 0 {
