@@ -28,7 +28,7 @@ pub enum Authenticator {
     None,
     Tokens(TokenList),
     /// The token variable is unset and has no default: nobody can be admitted.
-    Missing(String),
+    Missing,
 }
 
 /// Which client opened which session, so another client's token cannot ride on it.
@@ -166,7 +166,7 @@ impl IntoResponse for Refusal {
 fn authenticate(auth: &Authenticator, request: &Request) -> Result<Caller, Refusal> {
     let tokens = match auth {
         Authenticator::None => return Ok(Caller::client("anonymous")),
-        Authenticator::Missing(_) => return Err(Refusal::Unauthorized),
+        Authenticator::Missing => return Err(Refusal::Unauthorized),
         Authenticator::Tokens(TokenList::Malformed(_)) => return Err(Refusal::Misconfigured),
         Authenticator::Tokens(tokens) => tokens,
     };

@@ -16,7 +16,6 @@ use crate::config::Rate;
 pub struct GovernorStore<C: Clock = DefaultClock> {
     limiter: RateLimiter<String, DefaultKeyedStateStore<String>, C, NoOpMiddleware<C::Instant>>,
     clock: C,
-    rate: Rate,
     text: String,
 }
 
@@ -36,13 +35,8 @@ impl<C: Clock + Clone> GovernorStore<C> {
         Self {
             limiter: RateLimiter::dashmap_with_clock(quota, clock.clone()),
             clock,
-            rate,
             text: text.to_string(),
         }
-    }
-
-    pub fn rate(&self) -> Rate {
-        self.rate
     }
 }
 

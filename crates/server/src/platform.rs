@@ -371,7 +371,7 @@ fn authenticator(
             Some(list) => (list.clone(), true),
             None => {
                 warnings.push(ConfigError::new(at, format!("environment variable {variable} is not set; every request to {path} is refused")));
-                return (Authenticator::Missing(variable.clone()), None);
+                return (Authenticator::Missing, None);
             }
         },
     };
