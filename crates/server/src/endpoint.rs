@@ -101,22 +101,28 @@ impl Endpoint {
 
     /// Records a refusal that happened before any tool was chosen (auth, session).
     pub fn audit_refusal(&self, client: Option<&str>, outcome: Outcome, started: Instant) {
-        if let Some(sink) = &self.audit {
-            sink.record(AuditEvent {
-                ts: now(),
-                endpoint: self.path.clone(),
-                client: client.map(String::from),
-                user: None,
-                tool: None,
-                rpc_id: None,
-                trace_id: trace_id(),
-                arguments: None,
-                result_count: None,
-                outcome,
-                code: None,
-                duration_ms: elapsed_ms(started),
-                notes: None,
-            });
+        let mut event = self.event(trace_id());
+        event.client = client.map(String::from);
+        event.outcome = outcome;
+        self.finish(event, started);
+    }
+
+    /// An audit event of this endpoint with nothing known yet but the time and the trace id.
+    fn event(&self, trace_id: String) -> AuditEvent {
+        AuditEvent {
+            ts: now(),
+            endpoint: self.path.clone(),
+            client: None,
+            user: None,
+            tool: None,
+            rpc_id: None,
+            trace_id,
+            arguments: None,
+            result_count: None,
+            outcome: Outcome::Ok,
+            code: None,
+            duration_ms: 0.0,
+            notes: None,
         }
     }
 
@@ -130,21 +136,11 @@ impl Endpoint {
     ) -> CallAnswer {
         let started = Instant::now();
         let trace = trace_id();
-        let mut event = AuditEvent {
-            ts: now(),
-            endpoint: self.path.clone(),
-            client: Some(caller.client.clone()),
-            user: caller.user.clone(),
-            tool: Some(name.to_string()),
-            rpc_id: Some(rpc_id),
-            trace_id: trace.clone(),
-            arguments: None,
-            result_count: None,
-            outcome: Outcome::Ok,
-            code: None,
-            duration_ms: 0.0,
-            notes: None,
-        };
+        let mut event = self.event(trace.clone());
+        event.client = Some(caller.client.clone());
+        event.user = caller.user.clone();
+        event.tool = Some(name.to_string());
+        event.rpc_id = Some(rpc_id);
         let Some(mounted) = self.by_name.get(name).map(|i| &self.tools[*i]) else {
             event.arguments = arguments.map(Value::Object);
             event.outcome = Outcome::UnknownTool;

@@ -190,6 +190,20 @@ pub fn text_json(result: &CallToolResult) -> Value {
     serde_json::from_str(text).expect("content text is JSON")
 }
 
+/// A result's `structuredContent`, checked to say the same as its JSON text.
+pub fn structured(result: &CallToolResult) -> Value {
+    let value = result
+        .structured_content
+        .clone()
+        .expect("structuredContent");
+    assert_eq!(
+        text_json(result),
+        value,
+        "text and structured content agree"
+    );
+    value
+}
+
 /// Raw JSON-RPC over HTTP, for what an MCP client library would not let us do on purpose
 /// (another client's session id, a token in the query string, a foreign Host).
 pub struct Raw {
