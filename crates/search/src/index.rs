@@ -1,0 +1,262 @@
+//! A full-text index over titled documents: every query term required (then any), each term a
+//! prefix, relevance weighted per document.
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{
+    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RegexQuery, TermQuery,
+};
+use tantivy::schema::{
+    FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::tokenizer::{Token as TantivyToken, TokenStream, Tokenizer};
+use tantivy::{
+    DocAddress, Index, IndexReader, ReloadPolicy, Score, SegmentReader, TantivyDocument, Term,
+};
+
+use crate::analyzer::{QueryTerm, query_terms, tokens};
+use crate::excerpt::excerpt;
+
+const TOKENIZER: &str = "de_folded";
+/// How much a match in each field counts: a title names the thing, a breadcrumb places it.
+const TITLE_BOOST: Score = 3.0;
+const BREADCRUMB_BOOST: Score = 2.0;
+const BODY_BOOST: Score = 1.0;
+/// A prefix-only match ("Chaviere" in "Chavièregletscher") counts less than the whole word.
+const PREFIX_SHARE: Score = 0.4;
+
+/// A document to index. `key` is how the caller finds it again; `weight` multiplies its
+/// relevance (the ski app ranks products above blog posts this way).
+#[derive(Debug, Clone)]
+pub struct IndexDoc {
+    pub key: String,
+    pub title: String,
+    pub breadcrumb: String,
+    pub body: String,
+    pub weight: f32,
+}
+
+/// One search result: the document's key, its weighted score and an excerpt of its body around
+/// the best match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub key: String,
+    pub score: Score,
+    pub excerpt: String,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    key: Field,
+    title: Field,
+    breadcrumb: Field,
+    body: Field,
+    weight: Field,
+}
+
+/// An in-memory index, built whole from a set of documents. Rebuilding is cheap at the sizes we
+/// serve (tens of thousands of documents in seconds), and a rebuilt index is swapped in whole,
+/// so a search never sees half a sync.
+pub struct TextIndex {
+    reader: IndexReader,
+    fields: Fields,
+    len: usize,
+}
+
+impl TextIndex {
+    pub fn build(docs: impl IntoIterator<Item = IndexDoc>) -> tantivy::Result<Self> {
+        let mut schema = Schema::builder();
+        let indexed = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        );
+        let fields = Fields {
+            key: schema.add_text_field("key", STRING | STORED),
+            title: schema.add_text_field("title", indexed.clone()),
+            breadcrumb: schema.add_text_field("breadcrumb", indexed.clone()),
+            body: schema.add_text_field("body", indexed | STORED),
+            weight: schema.add_f64_field("weight", FAST),
+        };
+        let index = Index::create_in_ram(schema.build());
+        index.tokenizers().register(TOKENIZER, GermanTokenizer);
+        // One thread: the machine's other core serves requests while we index.
+        let mut writer = index.writer_with_num_threads(1, 100_000_000)?;
+        let mut len = 0;
+        for doc in docs {
+            let mut document = TantivyDocument::new();
+            document.add_text(fields.key, &doc.key);
+            document.add_text(fields.title, &doc.title);
+            document.add_text(fields.breadcrumb, &doc.breadcrumb);
+            document.add_text(fields.body, &doc.body);
+            document.add_f64(fields.weight, f64::from(doc.weight));
+            writer.add_document(document)?;
+            len += 1;
+        }
+        writer.commit()?;
+        writer.wait_merging_threads()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            reader,
+            fields,
+            len,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Up to `limit` hits for `query`: documents holding every term (as a prefix) first; if none
+    /// does, documents holding any. Each hit carries an excerpt of about `excerpt_chars`.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        excerpt_chars: usize,
+    ) -> tantivy::Result<Vec<Hit>> {
+        let terms = query_terms(query);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let clauses: Vec<Box<dyn Query>> = terms.iter().map(|t| self.term_query(t)).collect();
+        let searcher = self.reader.searcher();
+        let every = BooleanQuery::new(
+            clauses
+                .iter()
+                .map(|c| (Occur::Must, c.box_clone()))
+                .collect(),
+        );
+        let mut top = searcher.search(&every, &weighted(limit))?;
+        if top.is_empty() && terms.len() > 1 {
+            let any = BooleanQuery::new(clauses.into_iter().map(|c| (Occur::Should, c)).collect());
+            top = searcher.search(&any, &weighted(limit))?;
+        }
+        top.into_iter()
+            .map(|(score, address)| self.hit(&searcher, score, address, &terms, excerpt_chars))
+            .collect()
+    }
+
+    fn hit(
+        &self,
+        searcher: &tantivy::Searcher,
+        score: Score,
+        address: DocAddress,
+        terms: &[QueryTerm],
+        excerpt_chars: usize,
+    ) -> tantivy::Result<Hit> {
+        let doc: TantivyDocument = searcher.doc(address)?;
+        let text = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        Ok(Hit {
+            key: text(self.fields.key),
+            score,
+            excerpt: excerpt(&text(self.fields.body), terms, excerpt_chars),
+        })
+    }
+
+    /// A term anywhere: in any field, in any of its forms, whole (scored) or as a prefix.
+    fn term_query(&self, term: &QueryTerm) -> Box<dyn Query> {
+        let mut alternatives: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (field, boost) in [
+            (self.fields.title, TITLE_BOOST),
+            (self.fields.breadcrumb, BREADCRUMB_BOOST),
+            (self.fields.body, BODY_BOOST),
+        ] {
+            for form in &term.forms {
+                let whole = TermQuery::new(
+                    Term::from_field_text(field, form),
+                    IndexRecordOption::WithFreqs,
+                );
+                alternatives.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(whole), boost)),
+                ));
+                if term.is_prefix() {
+                    // Forms hold letters and digits only, none of which a regex treats specially.
+                    if let Ok(prefix) = RegexQuery::from_pattern(&format!("{form}.*"), field) {
+                        alternatives.push((
+                            Occur::Should,
+                            Box::new(ConstScoreQuery::new(Box::new(prefix), boost * PREFIX_SHARE)),
+                        ));
+                    }
+                }
+            }
+        }
+        Box::new(BooleanQuery::new(alternatives))
+    }
+}
+
+/// Top documents by relevance × the document's weight.
+fn weighted(limit: usize) -> impl tantivy::collector::Collector<Fruit = Vec<(Score, DocAddress)>> {
+    TopDocs::with_limit(limit).tweak_score(move |segment: &SegmentReader| {
+        let weights = segment
+            .fast_fields()
+            .f64("weight")
+            .map(|column| column.first_or_default_col(1.0));
+        move |doc, score: Score| match &weights {
+            Ok(column) => score * column.get_val(doc) as Score,
+            Err(_) => score,
+        }
+    })
+}
+
+/// The analyzer of [`crate::analyzer`] as a tantivy tokenizer: both foldings of a word share its
+/// position.
+#[derive(Clone)]
+struct GermanTokenizer;
+
+struct Stream {
+    tokens: Vec<TantivyToken>,
+    next: usize,
+}
+
+impl Tokenizer for GermanTokenizer {
+    type TokenStream<'a> = Stream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Stream {
+        let mut out = Vec::new();
+        for (position, token) in tokens(text).into_iter().enumerate() {
+            let make = |text: String| TantivyToken {
+                offset_from: token.start,
+                offset_to: token.end,
+                position,
+                text,
+                position_length: 1,
+            };
+            if let Some(alternative) = &token.alternative {
+                out.push(make(alternative.clone()));
+            }
+            out.push(make(token.term));
+        }
+        Stream {
+            tokens: out,
+            next: 0,
+        }
+    }
+}
+
+impl TokenStream for Stream {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+
+    fn token(&self) -> &TantivyToken {
+        &self.tokens[self.next - 1]
+    }
+
+    fn token_mut(&mut self) -> &mut TantivyToken {
+        &mut self.tokens[self.next - 1]
+    }
+}

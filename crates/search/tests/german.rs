@@ -1,0 +1,210 @@
+//! What the German search gets right that the seed's MariaDB full text did not, one test each,
+//! plus prefixes, stopwords, type weighting and the any-term fallback.
+
+use concierge_search::{IndexDoc, TextIndex};
+
+fn doc(key: &str, title: &str, body: &str, weight: f32) -> IndexDoc {
+    IndexDoc {
+        key: key.into(),
+        title: title.into(),
+        breadcrumb: String::new(),
+        body: body.into(),
+        weight,
+    }
+}
+
+fn corpus() -> TextIndex {
+    TextIndex::build([
+        doc(
+            "at",
+            "Skireisen nach Österreich",
+            "Zell am See und Saalbach im Salzburger Land.",
+            1.0,
+        ),
+        doc(
+            "zh",
+            "Zustieg in Zürich",
+            "Der Bus hält in Zürich am Carparkplatz Sihlquai.",
+            1.0,
+        ),
+        doc(
+            "hp",
+            "Leistungen",
+            "7x Übernachtung im DZ mit HP, EZ gegen Aufpreis.",
+            1.0,
+        ),
+        doc(
+            "vp",
+            "Familienwoche",
+            "Unterkunft mit VP in der Pension Alpenrose.",
+            1.0,
+        ),
+        doc(
+            "ohne",
+            "Skiopening ohne Skipass",
+            "Du buchst nur Bus und Unterkunft.",
+            1.0,
+        ),
+        doc(
+            "mit",
+            "Skiopening mit Skipass",
+            "Der 6-Tage-Skipass ist im Preis enthalten.",
+            1.0,
+        ),
+        doc(
+            "isere",
+            "Val d'Isère",
+            "Espace Killy, Hochsavoyen, Frankreich.",
+            1.0,
+        ),
+        doc("dolo", "Dolomiten", "Sella Ronda und Val Gardena.", 1.0),
+        doc(
+            "chav",
+            "Résidence Val Chavière",
+            "Appartements in Val Thorens.",
+            1.0,
+        ),
+        doc(
+            "led",
+            "Sportclub Lederer",
+            "Unser Sportclub in Zell am See.",
+            1.0,
+        ),
+        doc(
+            "ss",
+            "Straßenverhältnisse",
+            "Winterreifen sind Pflicht.",
+            1.0,
+        ),
+    ])
+    .expect("index builds")
+}
+
+fn keys(index: &TextIndex, query: &str) -> Vec<String> {
+    index
+        .search(query, 8, 600)
+        .expect("search runs")
+        .into_iter()
+        .map(|hit| hit.key)
+        .collect()
+}
+
+#[test]
+fn ascii_spellings_find_umlauts_and_back() {
+    let index = corpus();
+    assert_eq!(keys(&index, "Oesterreich"), ["at"]);
+    assert_eq!(keys(&index, "Osterreich"), ["at"]);
+    assert_eq!(keys(&index, "Zuerich"), ["zh"]);
+    assert_eq!(keys(&index, "Zurich"), ["zh"]);
+    assert_eq!(keys(&index, "Strassen"), ["ss"]);
+    assert_eq!(keys(&index, "Straßenverhältnisse"), ["ss"]);
+}
+
+#[test]
+fn hotel_abbreviations_are_indexed() {
+    let index = corpus();
+    assert_eq!(keys(&index, "HP"), ["hp"]);
+    assert_eq!(keys(&index, "VP"), ["vp"]);
+    assert_eq!(keys(&index, "DZ EZ"), ["hp"]);
+}
+
+#[test]
+fn negations_are_searched_for() {
+    let index = corpus();
+    assert_eq!(keys(&index, "ohne Skipass"), ["ohne"]);
+}
+
+#[test]
+fn the_d_of_val_d_isere_is_no_wildcard() {
+    let index = corpus();
+    // As a prefix "d" would require nothing ("Dolomiten", "der", …); exact, it needs the elision.
+    assert_eq!(keys(&index, "d'"), ["isere"]);
+    assert_eq!(keys(&index, "Val d'Isère"), ["isere"]);
+    assert_eq!(keys(&index, "Val d Isere"), ["isere"]);
+}
+
+#[test]
+fn every_word_is_a_prefix_without_accents() {
+    let index = corpus();
+    assert_eq!(keys(&index, "Chaviere"), ["chav"]);
+    assert_eq!(keys(&index, "Lederer"), ["led"]);
+    assert_eq!(keys(&index, "Leder"), ["led"]);
+    assert_eq!(keys(&index, "sportc lede"), ["led"]);
+}
+
+#[test]
+fn stopwords_are_dropped_from_queries() {
+    let index = corpus();
+    // "der", "in", "am" would otherwise be required terms and match nothing useful.
+    assert_eq!(keys(&index, "der Sportclub in Zell am See"), ["led"]);
+}
+
+#[test]
+fn every_term_is_required_then_any() {
+    let index = corpus();
+    assert_eq!(keys(&index, "Sportclub Zell"), ["led"]);
+    let any = keys(&index, "Sportclub Dolomiten");
+    assert_eq!(any.len(), 2, "{any:?}");
+    assert!(any.contains(&"led".to_string()) && any.contains(&"dolo".to_string()));
+}
+
+#[test]
+fn weight_orders_equal_matches() {
+    let index = TextIndex::build([
+        doc("blog", "Schneebericht", "Neuschnee in Val Thorens.", 1.0),
+        doc("product", "Schneebericht", "Neuschnee in Val Thorens.", 4.0),
+        doc("page", "Schneebericht", "Neuschnee in Val Thorens.", 2.0),
+    ])
+    .expect("index builds");
+    assert_eq!(keys(&index, "Neuschnee"), ["product", "page", "blog"]);
+}
+
+#[test]
+fn title_matches_outrank_body_mentions() {
+    let index = TextIndex::build([
+        doc(
+            "mention",
+            "Anreise",
+            "Auch nach Val Thorens fährt unser Bus.",
+            1.0,
+        ),
+        doc(
+            "named",
+            "Val Thorens",
+            "Das höchste Skigebiet Europas.",
+            1.0,
+        ),
+    ])
+    .expect("index builds");
+    assert_eq!(keys(&index, "Val Thorens"), ["named", "mention"]);
+}
+
+#[test]
+fn excerpts_surround_the_match() {
+    let filler = "Die Anreise erfolgt bequem im modernen Reisebus. ".repeat(30);
+    let index = TextIndex::build([doc(
+        "p",
+        "Leistungen",
+        &format!("{filler}Der Skipass ist nicht im Preis enthalten. {filler}"),
+        1.0,
+    )])
+    .expect("index builds");
+    let hit = &index.search("Skipass", 8, 600).expect("search")[0];
+    assert!(
+        hit.excerpt
+            .contains("Der Skipass ist nicht im Preis enthalten.")
+    );
+    assert!(hit.excerpt.starts_with('…') && hit.excerpt.ends_with('…'));
+    assert!(hit.excerpt.chars().count() <= 602);
+}
+
+#[test]
+fn nothing_found_is_empty_and_limits_hold() {
+    let index = corpus();
+    assert!(keys(&index, "Kreuzfahrt").is_empty());
+    assert!(keys(&index, "").is_empty());
+    assert!(keys(&index, "  ,;  ").is_empty());
+    let many = TextIndex::build((0..20).map(|i| doc(&i.to_string(), "Skireise", "Schnee", 1.0)))
+        .expect("index builds");
+    assert_eq!(many.search("Skireise", 8, 600).expect("search").len(), 8);
+}
