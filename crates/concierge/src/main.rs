@@ -39,6 +39,25 @@ enum Command {
         #[arg(long, default_value = "concierge.toml")]
         config: PathBuf,
     },
+    /// One content sync run of the ski app (`[apps.trips]`): the TYPO3 feed into the local mirror,
+    /// under the feed's load rules. Exits 0 when another run holds the lock.
+    Sync {
+        #[arg(long, default_value = "concierge.toml")]
+        config: PathBuf,
+        /// Also refetch items older than 7 days, oldest first.
+        #[arg(long)]
+        refresh: bool,
+        /// A deliberate bulk run: lift the daytime limit of 50 pages (01:00–05:00 Berlin has none).
+        #[arg(long)]
+        ignore_window: bool,
+    },
+    /// Exit 1 when the ski app's last good manifest is older than --max-age minutes.
+    CheckFreshness {
+        #[arg(long, default_value = "concierge.toml")]
+        config: PathBuf,
+        #[arg(long, default_value_t = 60)]
+        max_age: u64,
+    },
     /// Talk to an MCP endpoint through a model, in the terminal (`/new` forgets the conversation).
     /// The model: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY, OPENAI_MODEL.
     Chat {
@@ -88,6 +107,21 @@ fn apps() -> Apps {
         .tools_async("intake", |config| async move {
             concierge_intake::build(&section(&config)?).await
         })
+        .tools_async("trips", |config| async move {
+            concierge_trips::build(&section(&config)?).await
+        })
+        .background("trips", |config| async move {
+            let job = concierge_trips::scheduler(&section(&config)?).await?;
+            Ok(match job {
+                Some(job) => Box::pin(job) as Pin<Box<dyn Future<Output = ()> + Send>>,
+                None => Box::pin(std::future::ready(())),
+            })
+        })
+        .simulator("typo3", |config| async move {
+            let config: concierge_trips::content::simulator::SimulatorConfig = section(&config)?;
+            let serving = concierge_trips::content::simulator::start(&config).await?;
+            Ok(Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>)
+        })
         .simulator("kgqa", |config| async move {
             let config: SimulatorConfig = section(&config)?;
             let serving = concierge_kgqa::simulator::start(&config).await?;
@@ -119,6 +153,52 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> ExitCode {
     match command {
         Command::Chat { bot } => chat(&bot).await,
+        Command::Sync {
+            config,
+            refresh,
+            ignore_window,
+        } => {
+            let trips = match trips_config(&config) {
+                Ok(trips) => trips,
+                Err(error) => return fail(&config, &error),
+            };
+            let options = concierge_trips::content::sync::RunOptions {
+                refresh,
+                ignore_window,
+            };
+            match concierge_trips::sync(&trips, options).await {
+                Ok(report) => {
+                    println!("{}", serde_json::to_string(&report).unwrap_or_default());
+                    use concierge_trips::content::sync::Outcome;
+                    match report.outcome {
+                        Outcome::Completed | Outcome::Busy | Outcome::Paused(_) => {
+                            ExitCode::SUCCESS
+                        }
+                        Outcome::ManifestFailed(_) | Outcome::Stopped(_) => ExitCode::FAILURE,
+                    }
+                }
+                Err(error) => fail(&config, &error),
+            }
+        }
+        Command::CheckFreshness { config, max_age } => {
+            let trips = match trips_config(&config) {
+                Ok(trips) => trips,
+                Err(error) => return fail(&config, &error),
+            };
+            let max_age = std::time::Duration::from_secs(max_age.saturating_mul(60));
+            match concierge_trips::check_freshness(&trips, max_age).await {
+                Ok(freshness) if freshness.fresh => {
+                    println!("{}", freshness.message);
+                    ExitCode::SUCCESS
+                }
+                Ok(freshness) => {
+                    tracing::error!(message = %freshness.message, "content feed is stale");
+                    eprintln!("{}", freshness.message);
+                    ExitCode::FAILURE
+                }
+                Err(error) => fail(&config, &error),
+            }
+        }
         Command::Telegram {
             bot,
             api_url,
@@ -276,17 +356,41 @@ async fn chat(args: &BotArgs) -> ExitCode {
 
 async fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
     let config = Config::load(path)?;
-    // Relative paths in a config mean "next to the config": a desktop client starts us from
-    // wherever it likes, and `examples/…` must still be found.
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Err(error) = std::env::set_current_dir(dir)
-    {
-        return Err(vec![ConfigError::new(
-            "",
-            format!("cannot enter {}: {error}", dir.display()),
-        )]);
-    }
+    enter_config_dir(path).map_err(|e| vec![e])?;
     Platform::build(config, apps(), &|name| std::env::var(name).ok()).await
+}
+
+/// Relative paths in a config mean "next to the config": a desktop client starts us from
+/// wherever it likes, and `examples/…` must still be found.
+fn enter_config_dir(path: &std::path::Path) -> Result<(), ConfigError> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::env::set_current_dir(dir).map_err(|error| {
+            ConfigError::new("", format!("cannot enter {}: {error}", dir.display()))
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The ski app's section of a config, for the commands that work on its content mirror.
+fn trips_config(path: &std::path::Path) -> Result<concierge_trips::TripsConfig, String> {
+    let config = Config::load(path).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    enter_config_dir(path).map_err(|e| e.to_string())?;
+    let trips = config
+        .apps
+        .get("trips")
+        .ok_or("the config has no [apps.trips] section")?;
+    section(trips).map_err(|e| format!("apps.trips.{e}"))
+}
+
+fn fail(path: &std::path::Path, error: &str) -> ExitCode {
+    eprintln!("{}: {error}", path.display());
+    ExitCode::FAILURE
 }
 
 fn report(path: &std::path::Path, errors: &[ConfigError]) -> ExitCode {

@@ -36,6 +36,7 @@ pub struct Apps {
     tools: BTreeMap<String, ToolsFactory>,
     handlers: BTreeMap<String, HandlerMount>,
     simulators: BTreeMap<String, SimulatorStart>,
+    background: BTreeMap<String, SimulatorStart>,
 }
 
 impl Apps {
@@ -73,6 +74,21 @@ impl Apps {
         S: std::future::Future<Output = Result<BoxFuture<'static, ()>, String>> + Send + 'static,
     {
         self.simulators.insert(
+            name.to_string(),
+            Box::new(move |section| Box::pin(start(section))),
+        );
+        self
+    }
+
+    /// An app's background job (a content sync schedule, say), started by `serve` after the
+    /// simulators when the config has `[apps.<name>]`; it gets that section. `check` and stdio
+    /// serving never start it.
+    pub fn background<F, S>(mut self, name: &str, start: F) -> Self
+    where
+        F: Fn(toml::Value) -> S + Send + Sync + 'static,
+        S: std::future::Future<Output = Result<BoxFuture<'static, ()>, String>> + Send + 'static,
+    {
+        self.background.insert(
             name.to_string(),
             Box::new(move |section| Box::pin(start(section))),
         );
@@ -274,6 +290,21 @@ impl Platform {
                     start(section.clone())
                         .await
                         .map_err(|e| format!("simulators.{name}: {e}"))?,
+                );
+            }
+        }
+        Ok(running)
+    }
+
+    /// Starts the background jobs of the configured apps; returns their futures.
+    pub async fn start_background(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
+        let mut running = Vec::new();
+        for (name, section) in &self.config.apps {
+            if let Some(start) = self.apps.background.get(name) {
+                running.push(
+                    start(section.clone())
+                        .await
+                        .map_err(|e| format!("apps.{name}: {e}"))?,
                 );
             }
         }

@@ -84,6 +84,13 @@ pub async fn serve_http(
         tokio::spawn(simulator);
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    for job in platform
+        .start_background()
+        .await
+        .map_err(std::io::Error::other)?
+    {
+        tokio::spawn(job);
+    }
     ready(listener.local_addr()?);
     let stop = CancellationToken::new();
     let app = router(platform, &stop);

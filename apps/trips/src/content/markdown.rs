@@ -1,0 +1,171 @@
+//! HTML → Markdown (`HtmlToMarkdownConverter` in the seed), and the Markdown of a record's
+//! structured payload.
+
+use htmd::element_handler::Handlers;
+use htmd::{Element, HtmlToMarkdown};
+use serde_json::Value;
+
+/// Site chrome that is not the page's content.
+const CHROME: [&str; 14] = [
+    "head", "title", "script", "style", "noscript", "template", "nav", "header", "footer", "aside",
+    "form", "iframe", "svg", "button",
+];
+
+/// The text of a page as Markdown: chrome and cookie/consent banners dropped, blank runs
+/// collapsed. An empty string means the page had no text.
+pub fn html_to_markdown(html: &str) -> String {
+    let converter = HtmlToMarkdown::builder()
+        .skip_tags(CHROME.to_vec())
+        .add_handler(
+            vec!["div", "section"],
+            |handlers: &dyn Handlers, element: Element| {
+                if is_banner(&element) {
+                    None
+                } else {
+                    handlers.fallback(element)
+                }
+            },
+        )
+        .build();
+    let markdown = converter.convert(html).unwrap_or_default();
+    tidy(&markdown)
+}
+
+fn is_banner(element: &Element) -> bool {
+    element.attrs.iter().any(|attr| {
+        let name: &str = &attr.name.local;
+        let value = attr.value.to_ascii_lowercase();
+        matches!(name, "class" | "id") && (value.contains("cookie") || value.contains("consent"))
+    })
+}
+
+/// Trims lines and keeps at most one blank line between blocks.
+fn tidy(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut blank = false;
+    for line in markdown.lines().map(str::trim_end) {
+        if line.trim().is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if blank {
+            out.push_str("\n\n");
+        } else if !out.is_empty() {
+            out.push('\n');
+        }
+        blank = false;
+        out.push_str(line);
+    }
+    out
+}
+
+/// The searchable text of a record: what a reader of the site would see of it.
+pub fn record_markdown(kind: &str, data: &Value) -> String {
+    let text = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or_default();
+    let mut parts: Vec<String> = Vec::new();
+    let teaser = text("teaser");
+    if !teaser.is_empty() {
+        parts.push(format!("**{}**", teaser.trim()));
+    }
+    let description = html_to_markdown(text("description"));
+    if !description.is_empty() {
+        parts.push(description);
+    }
+    if kind == "hotel"
+        && let Some(facts) = data.get("facts").and_then(Value::as_object)
+    {
+        let lines: Vec<String> = facts
+            .iter()
+            .filter_map(|(key, value)| fact_line(key, value))
+            .collect();
+        if !lines.is_empty() {
+            parts.push(format!("## Ausstattung\n\n{}", lines.join("\n")));
+        }
+    }
+    if let Some(faqs) = data.get("faqs").and_then(Value::as_array)
+        && !faqs.is_empty()
+    {
+        let mut section = String::from("## Häufige Fragen");
+        for faq in faqs {
+            let question = faq.get("question").and_then(Value::as_str).unwrap_or("");
+            let answer = html_to_markdown(faq.get("answer").and_then(Value::as_str).unwrap_or(""));
+            section.push_str(&format!("\n\n### {}\n\n{answer}", question.trim()));
+        }
+        parts.push(section);
+    }
+    parts.join("\n\n")
+}
+
+fn fact_line(key: &str, value: &Value) -> Option<String> {
+    let label = match key {
+        "beds" => "Betten",
+        "altitudeM" => "Höhe (m)",
+        "distanceLiftM" => "Entfernung zum Lift (m)",
+        "distanceSlopeM" => "Entfernung zur Piste (m)",
+        "distanceCentreM" => "Entfernung zum Zentrum (m)",
+        "sauna" => "Sauna",
+        "wifi" => "WLAN",
+        "pool" => "Schwimmbad",
+        "parking" => "Parkplatz",
+        other => other,
+    };
+    let value = match value {
+        Value::Bool(true) => "ja".to_string(),
+        Value::Bool(false) => "nein".to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if !s.is_empty() => s.clone(),
+        _ => return None,
+    };
+    Some(format!("- {label}: {value}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn chrome_and_banners_are_dropped() {
+        let html = r#"<html><head><title>x</title><script>var a=1;</script></head><body>
+            <header><nav><a href="/">Start</a> <a href="/reisen/">Reisen</a></nav></header>
+            <div class="cookie-banner">Wir verwenden Cookies. <button>OK</button></div>
+            <main><h1>Anreise mit dem Bus</h1><p>Der Bus hält in <strong>Zürich</strong>.</p>
+            <ul><li>München</li><li>Stuttgart</li></ul></main>
+            <footer>Impressum · Datenschutz</footer></body></html>"#;
+        let md = html_to_markdown(html);
+        assert!(md.starts_with("# Anreise mit dem Bus"), "{md}");
+        assert!(md.contains("**Zürich**"));
+        assert!(md.contains("München"));
+        for chrome in ["Cookies", "Impressum", "Reisen", "var a"] {
+            assert!(!md.contains(chrome), "{chrome} in {md}");
+        }
+    }
+
+    #[test]
+    fn a_page_of_chrome_only_has_no_text() {
+        let html = "<html><body><header><nav>Menü</nav></header><script>x()</script>\
+                    <footer>Impressum</footer></body></html>";
+        assert_eq!(html_to_markdown(html), "");
+    }
+
+    #[test]
+    fn records_read_as_the_site_shows_them() {
+        let md = record_markdown(
+            "hotel",
+            &json!({"title": "Sportclub Lederer", "description": "<p>Direkt an der Piste.</p>",
+                    "facts": {"beds": 64, "sauna": true, "wifi": false}}),
+        );
+        assert_eq!(
+            md,
+            "Direkt an der Piste.\n\n## Ausstattung\n\n- Betten: 64\n- Sauna: ja\n- WLAN: nein"
+        );
+        let md = record_markdown(
+            "product",
+            &json!({"teaser": "Eine Woche Schnee.", "faqs": [{"question": "Skipass?", "answer": "<p>Inklusive.</p>"}]}),
+        );
+        assert_eq!(
+            md,
+            "**Eine Woche Schnee.**\n\n## Häufige Fragen\n\n### Skipass?\n\nInklusive."
+        );
+    }
+}

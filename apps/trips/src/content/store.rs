@@ -1,0 +1,175 @@
+//! Where the mirror lives. [`ContentStore`] is the seam; [`SqliteStore`] is the embedded
+//! default (one file under `var/`, WAL, so `serve` reads while `concierge sync` writes).
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use super::document::Document;
+use super::feed::DocKey;
+
+/// `content_sync_state`: what outlives a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncState {
+    /// TYPO3's kill switch: no run before this.
+    pub paused_until: Option<DateTime<Utc>>,
+    /// When a valid manifest was last read (`check-freshness`).
+    pub last_good_manifest_at: Option<DateTime<Utc>>,
+    /// Bumped whenever documents change, so readers know to rebuild their index.
+    pub generation: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("content store: {0}")]
+pub struct StoreError(String);
+
+impl StoreError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        Self(error.to_string())
+    }
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(error: serde_json::Error) -> Self {
+        Self(error.to_string())
+    }
+}
+
+#[async_trait]
+pub trait ContentStore: Send + Sync {
+    async fn documents(&self) -> Result<Vec<Document>, StoreError>;
+    /// The unmerged document a hit links to.
+    async fn by_url(&self, url: &str) -> Result<Option<Document>, StoreError>;
+    async fn put(&self, doc: &Document) -> Result<(), StoreError>;
+    async fn delete(&self, key: &DocKey) -> Result<(), StoreError>;
+    async fn state(&self) -> Result<SyncState, StoreError>;
+    async fn save_state(&self, state: &SyncState) -> Result<(), StoreError>;
+}
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS content_document (
+    type TEXT NOT NULL,
+    uid INTEGER NOT NULL,
+    language TEXT NOT NULL,
+    public_url TEXT,
+    merged INTEGER NOT NULL,
+    doc TEXT NOT NULL,
+    PRIMARY KEY (type, uid, language)
+);
+CREATE INDEX IF NOT EXISTS content_document_url ON content_document (public_url);
+CREATE TABLE IF NOT EXISTS content_sync_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    state TEXT NOT NULL
+);
+"#;
+
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        sqlx::raw_sql(SCHEMA).execute(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+#[async_trait]
+impl ContentStore for SqliteStore {
+    async fn documents(&self) -> Result<Vec<Document>, StoreError> {
+        let rows = sqlx::query("SELECT doc FROM content_document ORDER BY type, uid, language")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| Ok(serde_json::from_str(row.get::<&str, _>(0))?))
+            .collect()
+    }
+
+    async fn by_url(&self, url: &str) -> Result<Option<Document>, StoreError> {
+        let row = sqlx::query(
+            "SELECT doc FROM content_document WHERE public_url = ? AND merged = 0 \
+             ORDER BY type = 'page', type = 'blog', uid LIMIT 1",
+        )
+        .bind(url)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| Ok(serde_json::from_str(row.get::<&str, _>(0))?))
+            .transpose()
+    }
+
+    async fn put(&self, doc: &Document) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO content_document (type, uid, language, public_url, merged, doc) \
+             VALUES (?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (type, uid, language) DO UPDATE SET \
+             public_url = excluded.public_url, merged = excluded.merged, doc = excluded.doc",
+        )
+        .bind(&doc.key.kind)
+        .bind(doc.key.uid as i64)
+        .bind(&doc.key.language)
+        .bind(&doc.public_url)
+        .bind(doc.merged_into.is_some())
+        .bind(serde_json::to_string(doc)?)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn delete(&self, key: &DocKey) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM content_document WHERE type = ? AND uid = ? AND language = ?")
+            .bind(&key.kind)
+            .bind(key.uid as i64)
+            .bind(&key.language)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn state(&self) -> Result<SyncState, StoreError> {
+        let row = sqlx::query("SELECT state FROM content_sync_state WHERE id = 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            Some(row) => Ok(serde_json::from_str(row.get::<&str, _>(0))?),
+            None => Ok(SyncState::default()),
+        }
+    }
+
+    async fn save_state(&self, state: &SyncState) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO content_sync_state (id, state) VALUES (1, ?) \
+             ON CONFLICT (id) DO UPDATE SET state = excluded.state",
+        )
+        .bind(serde_json::to_string(state)?)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

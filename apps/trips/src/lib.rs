@@ -1,0 +1,182 @@
+//! The ski-trip operator's chatbot server (seed `ski-trips-chatbot-mcp.md`).
+//!
+//! Part 1, here: the TYPO3 content mirror — [`content::sync`] keeps it polite and robust,
+//! [`content::search`] answers `search_content` in German, [`tools`] exposes it. The trip catalog
+//! (`search_trips`, `get_trip`) reads the same documents for names.
+//!
+//! What the binary needs: [`build`] (the tools), [`sync`] and [`check_freshness`] (the CLI), and
+//! [`scheduler`] (the background job `serve` runs).
+
+pub mod content;
+pub mod tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use concierge_core::{Language, ToolSet};
+use serde::Deserialize;
+
+use content::clock::{Clock, SystemClock};
+use content::schedule::{Freshness, Job, ScheduleConfig};
+use content::search::ContentIndex;
+use content::store::{ContentStore, SqliteStore};
+use content::sync::{FeedSettings, RunOptions, SyncReport, Syncer};
+
+/// `[apps.trips]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TripsConfig {
+    /// The content mirror (SQLite).
+    pub database: PathBuf,
+    pub feed: FeedConfig,
+    #[serde(default)]
+    pub schedule: ScheduleConfig,
+}
+
+/// `[apps.trips.feed]`: `APP_CMS_API_BASE_URL`, `APP_CMS_API_KEY`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedConfig {
+    pub base_url: String,
+    pub api_key: String,
+    /// A request slower than this is a timeout (the load rules say 10 s).
+    #[serde(default = "ten_seconds")]
+    pub timeout: String,
+}
+
+fn ten_seconds() -> String {
+    "10s".into()
+}
+
+impl TripsConfig {
+    fn feed_settings(&self) -> Result<FeedSettings, String> {
+        let timeout = humantime::parse_duration(&self.feed.timeout)
+            .map_err(|e| format!("feed.timeout: {e}"))?;
+        reqwest::Url::parse(&self.feed.base_url)
+            .map_err(|e| format!("feed.base_url: `{}` is not a URL: {e}", self.feed.base_url))?;
+        let mut lock = self.database.clone().into_os_string();
+        lock.push(".sync.lock");
+        Ok(FeedSettings {
+            base_url: self.feed.base_url.clone(),
+            api_key: self.feed.api_key.clone(),
+            timeout,
+            lock_path: lock.into(),
+        })
+    }
+
+    async fn store(&self) -> Result<Arc<dyn ContentStore>, String> {
+        let store = SqliteStore::open(&self.database)
+            .await
+            .map_err(|e| format!("database: {e}"))?;
+        Ok(Arc::new(store))
+    }
+}
+
+/// The tools, over whatever the mirror holds now (a sync fills it in the background).
+pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
+    config.feed_settings()?;
+    config.schedule.check()?;
+    let store = config.store().await?;
+    let index = ContentIndex::open(store.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(ToolSet::new(
+        "trips",
+        Language::English,
+        tools::content_tools(Arc::new(index), store),
+    ))
+}
+
+/// One sync run (`concierge sync`).
+pub async fn sync(config: &TripsConfig, options: RunOptions) -> Result<SyncReport, String> {
+    let syncer = Syncer::new(
+        config.feed_settings()?,
+        config.store().await?,
+        Arc::new(SystemClock),
+    )?;
+    syncer.run(options).await.map_err(|e| e.to_string())
+}
+
+/// `concierge check-freshness`: is the last good manifest younger than `max_age`?
+pub async fn check_freshness(config: &TripsConfig, max_age: Duration) -> Result<Freshness, String> {
+    let store = config.store().await?;
+    content::schedule::freshness(store.as_ref(), SystemClock.now(), max_age)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The built-in schedule, for `serve`: `None` when it is disabled.
+pub async fn scheduler(
+    config: &TripsConfig,
+) -> Result<Option<impl std::future::Future<Output = ()> + Send + 'static>, String> {
+    if !config.schedule.enabled {
+        return Ok(None);
+    }
+    let weekly = config.schedule.check()?;
+    let store = config.store().await?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let syncer = Syncer::new(config.feed_settings()?, store.clone(), clock.clone())?;
+    let schedule = config.schedule.clone();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(Some(async move {
+        let delta = |options| {
+            let syncer = &syncer;
+            async move {
+                if let Err(error) = syncer.run(options).await {
+                    tracing::error!(%error, "content sync failed");
+                }
+            }
+        };
+        if schedule.at_start {
+            delta(RunOptions::default()).await;
+        }
+        loop {
+            let (at, job) = schedule.next(weekly, clock.now());
+            let wait = (at - clock.now()).to_std().unwrap_or_default();
+            clock.sleep(wait).await;
+            match job {
+                Job::Delta => delta(RunOptions::default()).await,
+                Job::Refresh => {
+                    delta(RunOptions {
+                        refresh: true,
+                        ignore_window: false,
+                    })
+                    .await
+                }
+                Job::Freshness => {
+                    match content::schedule::freshness(
+                        store.as_ref(),
+                        clock.now(),
+                        schedule.freshness_max_age,
+                    )
+                    .await
+                    {
+                        Ok(f) if f.fresh => {
+                            tracing::info!(message = %f.message, "content feed is fresh")
+                        }
+                        Ok(f) => {
+                            tracing::error!(message = %f.message, "content feed is stale");
+                            if let Some(hook) =
+                                schedule.webhook.as_deref().filter(|h| !h.is_empty())
+                            {
+                                let sent = http
+                                    .post(hook)
+                                    .json(&serde_json::json!({"text": f.message}))
+                                    .send()
+                                    .await;
+                                if let Err(error) = sent.and_then(|r| r.error_for_status()) {
+                                    tracing::error!(error = %error.without_url(), "freshness webhook failed");
+                                }
+                            }
+                        }
+                        Err(error) => tracing::error!(%error, "freshness check failed"),
+                    }
+                }
+            }
+        }
+    }))
+}

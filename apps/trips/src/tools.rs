@@ -1,0 +1,150 @@
+//! The content tools: `search_content` and `get_document`.
+
+use std::sync::Arc;
+
+use concierge_core::{Annotations, CallContext, ToolError, typed_tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::content::search::ContentIndex;
+use crate::content::store::ContentStore;
+
+/// `get_document` answers at most this many characters of a body.
+pub const DOCUMENT_CHARS: usize = 20_000;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchContent {
+    /// What to look for, in German as on the websites: "Skipass inklusive Val Thorens",
+    /// "Anreise Bus Zustieg Zürich", "Lawinenkurs". Every word is matched as the start of a word;
+    /// umlauts, accents and case do not matter.
+    #[schemars(length(min = 1, max = 200))]
+    query: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ContentResults {
+    /// Best first; empty when nothing matches.
+    results: Vec<ContentResult>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ContentResult {
+    /// The public page. Cite it; pass it to get_document for the whole text.
+    url: String,
+    title: String,
+    /// product, hotel, city, region, country, concept, page or blog.
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    site: Option<String>,
+    /// About 600 characters around the best match, Markdown.
+    excerpt: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetDocument {
+    /// The `url` of a search_content hit.
+    #[schemars(length(min = 1, max = 2000))]
+    url: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct FullDocument {
+    url: String,
+    title: String,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    site: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    breadcrumb: Vec<String>,
+    /// The page text as Markdown.
+    markdown: String,
+    /// True when `markdown` stops at 20,000 characters; `length` is the whole text's.
+    truncated: bool,
+    length: usize,
+}
+
+const SEARCH_CONTENT: &str = "Search the tour operator's website content (TYPO3: trip descriptions and FAQs, hotels, \
+destinations, concepts, travel information pages, blog posts) for questions that are not about dates, prices or \
+availability: what a trip is like, what a resort offers, how the bus journey works, insurance, equipment, packing. \
+German full text. Returns up to 8 hits with url, title, type, site and a ~600-character excerpt; get_document gives \
+a hit's whole text. Editorial text is maintained by hand and can be outdated: on dates, prices, pickups and \
+inclusions the structured fields of search_trips and get_trip override it. Cite each answer's url.";
+
+const GET_DOCUMENT: &str = "The whole text (Markdown) of one search_content hit, by its url; truncated at 20,000 \
+characters (truncated: true). On dates, prices, pickups and inclusions the structured fields of search_trips and \
+get_trip override this text. Cite the url.";
+
+pub fn content_tools(
+    index: Arc<ContentIndex>,
+    store: Arc<dyn ContentStore>,
+) -> Vec<Arc<dyn concierge_core::Tool>> {
+    let search = typed_tool(
+        "search_content",
+        SEARCH_CONTENT,
+        Annotations::read_only(),
+        move |input: SearchContent, _call: CallContext| {
+            let index = index.clone();
+            async move {
+                let hits = index
+                    .search(&input.query)
+                    .await
+                    .map_err(|e| ToolError::internal("content_search_failed", e.to_string()))?;
+                Ok(ContentResults {
+                    results: hits
+                        .into_iter()
+                        .map(|hit| ContentResult {
+                            url: hit.url,
+                            title: hit.title,
+                            kind: hit.kind,
+                            site: hit.site,
+                            excerpt: hit.excerpt,
+                        })
+                        .collect(),
+                })
+            }
+        },
+    );
+    let get = typed_tool(
+        "get_document",
+        GET_DOCUMENT,
+        Annotations::read_only(),
+        move |input: GetDocument, _call: CallContext| {
+            let store = store.clone();
+            async move {
+                let url = input.url.trim();
+                let doc = store
+                    .by_url(url)
+                    .await
+                    .map_err(|e| ToolError::internal("content_store_failed", e.to_string()))?
+                    .filter(|d| d.is_searchable())
+                    .ok_or_else(|| {
+                        ToolError::not_found(format!(
+                            "No document has the url `{url}`. Pass the url of a search_content hit."
+                        ))
+                    })?;
+                let length = doc.body_md.chars().count();
+                let truncated = length > DOCUMENT_CHARS;
+                let markdown = if truncated {
+                    doc.body_md.chars().take(DOCUMENT_CHARS).collect()
+                } else {
+                    doc.body_md
+                };
+                Ok(FullDocument {
+                    url: doc.public_url.unwrap_or_default(),
+                    title: doc.title,
+                    kind: doc.key.kind,
+                    site: doc.site,
+                    breadcrumb: doc.breadcrumb,
+                    markdown,
+                    truncated,
+                    length,
+                })
+            }
+        },
+    );
+    vec![search, get]
+}
