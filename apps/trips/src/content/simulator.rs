@@ -42,6 +42,19 @@ struct Feed {
 pub async fn start(
     config: &SimulatorConfig,
 ) -> Result<impl std::future::Future<Output = ()> + Send + 'static, String> {
+    Ok(bind(config).await?.1)
+}
+
+/// Binds and returns the address (useful with port 0) and the serving future.
+pub async fn bind(
+    config: &SimulatorConfig,
+) -> Result<
+    (
+        std::net::SocketAddr,
+        impl std::future::Future<Output = ()> + Send + 'static,
+    ),
+    String,
+> {
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
@@ -55,11 +68,11 @@ pub async fn start(
         .route(RECORDS_PATH, post(records))
         .route("/_pages/{*path}", get(page))
         .with_state(feed);
-    Ok(async move {
+    Ok((addr, async move {
         if let Err(error) = axum::serve(listener, app).await {
             tracing::error!(%error, "TYPO3 simulator stopped");
         }
-    })
+    }))
 }
 
 fn load(dir: &Path, addr: &str, api_key: &str) -> Result<Feed, String> {

@@ -84,6 +84,7 @@ impl Server {
             ("CONCIERGE_LISTEN", "127.0.0.1:0"),
             ("CONCIERGE_VAR", &var),
             ("BXH_SIMULATOR_LISTEN", "127.0.0.1:0"),
+            ("APP_CMS_SIMULATOR_LISTEN", "127.0.0.1:0"),
         ];
         all.extend_from_slice(env);
         Self::spawn(dir, &config, &all)
@@ -101,6 +102,8 @@ impl Server {
             .env_remove("BXH_KG_API_KEY")
             .env_remove("BXH_DEFAULT_GRAPH")
             .env_remove("BXH_MCP_TIMEOUT_SECONDS")
+            .env_remove("APP_CMS_API_BASE_URL")
+            .env_remove("APP_CMS_API_KEY")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -1,0 +1,189 @@
+//! The ski content tools over MCP: a mirror synced from the sample feed (through the TYPO3
+//! simulator, on a manual clock so the load rules cost no time), served by a real `concierge`
+//! process, asked by a real MCP client.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use common::{Server, call, connect, examples, structured};
+use concierge_trips::content::clock::ManualClock;
+use concierge_trips::content::simulator::{SimulatorConfig, bind};
+use concierge_trips::content::store::SqliteStore;
+use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "ski-token";
+
+/// Mirrors the sample feed into `dir/content.sqlite`; returns the simulator's base URL.
+async fn mirror_sample_feed(dir: &Path) -> String {
+    let (addr, serving) = bind(&SimulatorConfig {
+        listen: "127.0.0.1:0".into(),
+        feed: examples().join("ski/feed"),
+        api_key: "test-key".into(),
+    })
+    .await
+    .expect("simulator");
+    tokio::spawn(serving);
+    let database = dir.join("content.sqlite");
+    let store = Arc::new(SqliteStore::open(&database).await.expect("store"));
+    let syncer = Syncer::new(
+        FeedSettings {
+            base_url: format!("http://{addr}"),
+            api_key: "test-key".into(),
+            timeout: std::time::Duration::from_secs(10),
+            lock_path: dir.join("content.sqlite.sync.lock"),
+        },
+        store,
+        Arc::new(ManualClock::at(
+            Utc.with_ymd_and_hms(2026, 12, 1, 1, 0, 0).unwrap(),
+        )),
+    )
+    .expect("syncer");
+    let report = syncer.run(RunOptions::default()).await.expect("sync");
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+    format!("http://{addr}")
+}
+
+fn ski_config(dir: &Path, base_url: &str) -> String {
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+[limits]
+chatbot_mcp = "600/minute"
+
+[audit.chatbot]
+path = "{dir}/log/test.chatbot.log"
+
+[apps.trips]
+database = "{dir}/content.sqlite"
+feed = {{ base_url = "{base_url}", api_key = "test-key" }}
+schedule = {{ enabled = false }}
+
+[[endpoint]]
+path = "/ski/mcp"
+tools = ["trips.*"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+rate_limit = "chatbot_mcp"
+audit = "chatbot"
+"#,
+        dir = dir.display()
+    )
+}
+
+async fn ski_server() -> Server {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = mirror_sample_feed(dir.path()).await;
+    Server::start_in(
+        dir,
+        |d| ski_config(d, &base),
+        &[("APP_MCP_TOKENS", &format!("n8n:{TOKEN}"))],
+    )
+}
+
+fn results(value: &Value) -> Vec<Value> {
+    value["results"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn search_content_finds_german_content_with_urls_and_excerpts() {
+    let server = ski_server().await;
+    let client = connect(&server.url("/ski/mcp"), TOKEN).await;
+
+    let lederer = structured(&call(&client, "search_content", json!({"query": "Lederer"})).await);
+    let top = &results(&lederer)[0];
+    assert_eq!(top["type"], "hotel", "{lederer}");
+    assert!(top["title"].as_str().unwrap().contains("Sportclub Lederer"));
+    assert!(top["url"].as_str().unwrap().starts_with("https://"));
+    let excerpt = top["excerpt"].as_str().unwrap();
+    assert!(!excerpt.is_empty() && excerpt.chars().count() <= 602);
+
+    // The ASCII spelling finds the umlaut, and the result list holds at most 8.
+    let austria =
+        structured(&call(&client, "search_content", json!({"query": "Oesterreich"})).await);
+    let hits = results(&austria);
+    assert!(!hits.is_empty() && hits.len() <= 8, "{austria}");
+    assert!(
+        hits.iter()
+            .any(|h| h["excerpt"].as_str().unwrap().contains("Österreich")
+                || h["title"].as_str().unwrap().contains("Österreich"))
+    );
+
+    let chaviere = structured(&call(&client, "search_content", json!({"query": "Chaviere"})).await);
+    assert!(
+        results(&chaviere)
+            .iter()
+            .any(|h| h["title"].as_str().unwrap().contains("Chavière")),
+        "{chaviere}"
+    );
+
+    let nothing = structured(
+        &call(
+            &client,
+            "search_content",
+            json!({"query": "Kreuzfahrt Karibik"}),
+        )
+        .await,
+    );
+    assert_eq!(nothing, json!({"results": []}));
+}
+
+#[tokio::test]
+async fn get_document_returns_the_markdown_of_a_hit_and_refuses_unknown_urls() {
+    let server = ski_server().await;
+    let client = connect(&server.url("/ski/mcp"), TOKEN).await;
+    let found = structured(&call(&client, "search_content", json!({"query": "Val Thorens"})).await);
+    let url = results(&found)[0]["url"].as_str().unwrap().to_string();
+
+    let doc = structured(&call(&client, "get_document", json!({"url": url})).await);
+    assert_eq!(doc["url"], url.as_str());
+    assert!(doc["markdown"].as_str().unwrap().len() > 100, "{doc}");
+    assert_eq!(doc["truncated"], false);
+
+    let missing = call(
+        &client,
+        "get_document",
+        json!({"url": "https://www.ser.de/gibt-es-nicht/"}),
+    )
+    .await;
+    assert_eq!(missing.is_error, Some(true));
+    let text = serde_json::to_string(&missing.content).unwrap();
+    assert!(text.contains("search_content"), "{text}");
+
+    let empty = call(&client, "search_content", json!({"query": ""})).await;
+    assert_eq!(empty.is_error, Some(true));
+    assert!(
+        serde_json::to_string(&empty.content)
+            .unwrap()
+            .contains("query")
+    );
+}
+
+#[tokio::test]
+async fn merged_detail_pages_are_never_hits_of_their_own() {
+    let server = ski_server().await;
+    let client = connect(&server.url("/ski/mcp"), TOKEN).await;
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(examples().join("ski/feed/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let detail = manifest["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i.get("detailOf").is_some() && i["detailOf"]["type"] == "product")
+        .expect("a product detail page in the sample");
+    let found =
+        structured(&call(&client, "search_content", json!({"query": detail["title"]})).await);
+    let hits = results(&found);
+    assert!(!hits.is_empty(), "{found}");
+    assert!(
+        hits.iter()
+            .all(|h| h["type"] != "page" || h["title"] != detail["title"]),
+        "{found}"
+    );
+}
