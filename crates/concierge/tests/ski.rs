@@ -187,3 +187,136 @@ async fn merged_detail_pages_are_never_hits_of_their_own() {
         "{found}"
     );
 }
+
+/// A tiny TYPO3 following the contract: two records and one page, so a real-clock
+/// `concierge sync` has no load-rule waits to sit through.
+async fn tiny_typo3() -> String {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let manifest = json!({
+        "sites": [{"site": "ser", "hosts": [addr]}],
+        "items": [
+            {"type": "hotel", "uid": 1, "language": "de", "modified": "2026-11-01T10:00:00+01:00",
+             "site": "ser", "url": "https://www.ser.de/hotels/lederer/", "title": "Sportclub Lederer"},
+            {"type": "country", "uid": 2, "language": "de", "modified": "2026-11-01T10:00:00+01:00",
+             "site": "ser", "url": "https://www.ser.de/oesterreich/", "title": "Österreich",
+             "contentUrl": format!("http://{addr}/pages/oesterreich")}
+        ]
+    });
+    let app = axum::Router::new()
+        .route("/api/content/manifest", get(move || async move { axum::Json(manifest) }))
+        .route(
+            "/api/content/records",
+            post(|| async {
+                axum::Json(json!({"records": [
+                    {"type": "hotel", "uid": 1, "language": "de", "data": {"title": "Sportclub Lederer", "codes": ["LEDER"], "type": 2}},
+                    {"type": "country", "uid": 2, "language": "de", "data": {"title": "Österreich"}}
+                ]}))
+            }),
+        )
+        .route(
+            "/pages/oesterreich",
+            get(|| async { axum::response::Html("<main><p>Skireisen nach Österreich.</p></main>") }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+fn concierge(args: &[&str], config: &Path) -> (i32, String, String) {
+    let out = std::process::Command::new(common::BIN)
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run concierge");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+// Multi-threaded: the test blocks on the child process while its TYPO3 answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_and_check_freshness_commands() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("concierge.toml");
+    std::fs::write(&config, ski_config(dir.path(), &tiny_typo3().await)).expect("config");
+
+    let (code, _, stderr) = concierge(&["check-freshness"], &config);
+    assert_eq!(code, 1, "no manifest yet: {stderr}");
+    assert!(stderr.contains("no manifest"), "{stderr}");
+
+    let (code, stdout, stderr) = concierge(&["sync"], &config);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let report: Value = serde_json::from_str(stdout.trim()).expect("a JSON report");
+    assert_eq!(report["outcome"], "completed");
+    assert_eq!(
+        (
+            report["requests"].as_u64(),
+            report["pages_fetched"].as_u64()
+        ),
+        (Some(3), Some(1))
+    );
+
+    let (code, stdout, _) = concierge(&["check-freshness", "--max-age", "60"], &config);
+    assert_eq!(code, 0, "{stdout}");
+
+    // A second run while another holds the lock: nothing done, and that is a success.
+    let lock = std::fs::File::create(dir.path().join("content.sqlite.sync.lock")).expect("lock");
+    lock.lock().expect("locked");
+    let (code, stdout, _) = concierge(&["sync"], &config);
+    assert_eq!(code, 0);
+    assert!(stdout.contains(r#""outcome":"busy""#), "{stdout}");
+    drop(lock);
+
+    // The feed is unreachable: the manifest fails, the command says so.
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, ski_config(dir.path(), "http://127.0.0.1:9")).expect("config");
+    let (code, stdout, _) = concierge(&["sync"], &broken);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("manifest_failed"), "{stdout}");
+}
+
+#[tokio::test]
+async fn the_demo_answers_ski_content_from_its_simulator_at_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let base = format!("http://{listen}");
+    let server = Server::start_demo(&[
+        ("APP_CMS_SIMULATOR_LISTEN", &listen),
+        ("APP_CMS_API_BASE_URL", &base),
+    ]);
+    let client = connect(&server.url("/ski/mcp"), "demo-token").await;
+    // The start-up sync publishes the records before its paced page phase; the index picks
+    // them up within its recheck interval. Bounded wait for that condition, not a fixed sleep.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found = structured(
+            &call(
+                &client,
+                "search_content",
+                json!({"query": "Sportclub Lederer"}),
+            )
+            .await,
+        );
+        if let Some(top) = results(&found).first() {
+            assert_eq!(top["type"], "hotel", "{found}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the demo never had content"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}

@@ -51,8 +51,11 @@ fn word_start_before(text: &str, at: usize, lead: usize) -> usize {
     if begin == 0 {
         return 0;
     }
-    match text[begin..at].find(char::is_whitespace) {
-        Some(space) => begin + space + 1,
+    match text[begin..at]
+        .char_indices()
+        .find(|(_, c)| c.is_whitespace())
+    {
+        Some((space, c)) => begin + space + c.len_utf8(),
         None => begin,
     }
 }

@@ -30,6 +30,8 @@ const SLOW_PAGES_END_PHASE: u32 = 3;
 const FAILURES_STOP_RUN: u32 = 3;
 const DAYTIME_PAGE_BUDGET: usize = 50;
 const REFRESH_AGE: chrono::Duration = chrono::Duration::days(7);
+/// Pages between two announcements of progress to readers.
+const PUBLISH_EVERY: usize = 25;
 const MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// Where the feed is and how long an answer may take (10 s; tests shorten it).
@@ -142,6 +144,7 @@ impl Syncer {
             last_page_at: None,
             failures: 0,
             slow_pages: 0,
+            unpublished: false,
         };
         let manifest_url = format!(
             "{}{MANIFEST_PATH}",
@@ -175,17 +178,15 @@ impl Syncer {
             .collect();
         run.reconcile(&manifest, &mut docs).await?;
         let stop = run.records(options, &mut docs, &mut state).await?;
+        // Records are searchable before the (slow, paced) page phase begins.
+        run.publish(&mut docs, &mut state).await?;
         let stop = match stop {
             Some(why) => Some(why),
             None => run.pages(options, &manifest, &mut docs, &mut state).await?,
         };
-        run.merge(&mut docs).await?;
+        run.publish(&mut docs, &mut state).await?;
         if let Some(why) = stop {
             run.report.outcome = Outcome::Stopped(why);
-        }
-        if run.report.changed {
-            state.generation += 1;
-            self.store.save_state(&state).await?;
         }
         tracing::info!(report = %serde_json::to_string(&run.report).unwrap_or_default(), "content sync finished");
         Ok(run.report)
@@ -248,9 +249,33 @@ struct Run<'a> {
     failures: u32,
     /// Consecutive slow pages.
     slow_pages: u32,
+    /// Changes not yet announced to readers (see [`Run::publish`]).
+    unpublished: bool,
 }
 
 impl Run<'_> {
+    fn mark_changed(&mut self) {
+        self.report.changed = true;
+        self.unpublished = true;
+    }
+
+    /// Recomputes merges and, when something changed, bumps the generation so readers (the
+    /// search index) rebuild. Called between phases and every few pages, so a long page phase
+    /// shows its progress.
+    async fn publish(
+        &mut self,
+        docs: &mut BTreeMap<DocKey, Document>,
+        state: &mut super::store::SyncState,
+    ) -> Result<(), StoreError> {
+        self.merge(docs).await?;
+        if self.unpublished {
+            state.generation += 1;
+            self.syncer.store.save_state(state).await?;
+            self.unpublished = false;
+        }
+        Ok(())
+    }
+
     fn stopped(mut self, why: &str) -> SyncReport {
         self.report.outcome = Outcome::Stopped(why.to_string());
         self.report
@@ -333,7 +358,7 @@ impl Run<'_> {
             doc.describe(item);
             if *doc != before || self.is_new(doc) {
                 self.syncer.store.put(doc).await?;
-                self.report.changed = true;
+                self.mark_changed();
             }
         }
         Ok(())
@@ -351,7 +376,7 @@ impl Run<'_> {
         docs.remove(key);
         self.syncer.store.delete(key).await?;
         self.report.deleted += 1;
-        self.report.changed = true;
+        self.mark_changed();
         Ok(())
     }
 
@@ -432,7 +457,7 @@ impl Run<'_> {
                 doc.record_fetched_at = Some(now);
                 self.syncer.store.put(doc).await?;
                 self.report.records_fetched += 1;
-                self.report.changed = true;
+                self.mark_changed();
             }
             answered.insert(key);
         }
@@ -509,7 +534,7 @@ impl Run<'_> {
                     tracing::warn!(item = %key, "content sync: contentUrl is not on a host of the manifest's sites; not fetched");
                     doc.page = Some(stored(PageState::Failed, String::new(), doc));
                     self.syncer.store.put(doc).await?;
-                    self.report.changed = true;
+                    self.mark_changed();
                     continue;
                 }
             };
@@ -545,7 +570,10 @@ impl Run<'_> {
             if let Some(page) = page {
                 doc.page = Some(page);
                 self.syncer.store.put(doc).await?;
-                self.report.changed = true;
+                self.mark_changed();
+            }
+            if fetched % PUBLISH_EVERY == 0 {
+                self.publish(docs, state).await?;
             }
             if let Some(why) = self.too_many_failures() {
                 self.report.pages_left = left - 1;
@@ -617,7 +645,7 @@ impl Run<'_> {
         for doc in updates {
             self.syncer.store.put(&doc).await?;
             docs.insert(doc.key.clone(), doc);
-            self.report.changed = true;
+            self.mark_changed();
         }
         Ok(())
     }
