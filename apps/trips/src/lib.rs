@@ -148,33 +148,13 @@ pub async fn scheduler(
                     .await
                 }
                 Job::Freshness => {
-                    match content::schedule::freshness(
+                    content::schedule::check_and_alert(
                         store.as_ref(),
                         clock.now(),
-                        schedule.freshness_max_age,
+                        &schedule,
+                        &http,
                     )
-                    .await
-                    {
-                        Ok(f) if f.fresh => {
-                            tracing::info!(message = %f.message, "content feed is fresh")
-                        }
-                        Ok(f) => {
-                            tracing::error!(message = %f.message, "content feed is stale");
-                            if let Some(hook) =
-                                schedule.webhook.as_deref().filter(|h| !h.is_empty())
-                            {
-                                let sent = http
-                                    .post(hook)
-                                    .json(&serde_json::json!({"text": f.message}))
-                                    .send()
-                                    .await;
-                                if let Err(error) = sent.and_then(|r| r.error_for_status()) {
-                                    tracing::error!(error = %error.without_url(), "freshness webhook failed");
-                                }
-                            }
-                        }
-                        Err(error) => tracing::error!(%error, "freshness check failed"),
-                    }
+                    .await;
                 }
             }
         }

@@ -190,13 +190,13 @@ async fn merged_detail_pages_are_never_hits_of_their_own() {
 
 /// A tiny TYPO3 following the contract: two records and one page, so a real-clock
 /// `concierge sync` has no load-rule waits to sit through.
-async fn tiny_typo3() -> String {
+async fn tiny_typo3(with_long_post: bool) -> String {
     use axum::routing::{get, post};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
-    let manifest = json!({
+    let mut manifest = json!({
         "sites": [{"site": "ser", "hosts": [addr]}],
         "items": [
             {"type": "hotel", "uid": 1, "language": "de", "modified": "2026-11-01T10:00:00+01:00",
@@ -206,8 +206,22 @@ async fn tiny_typo3() -> String {
              "contentUrl": format!("http://{addr}/pages/oesterreich")}
         ]
     });
+    if with_long_post {
+        manifest["items"].as_array_mut().unwrap().push(json!({
+            "type": "blog", "uid": 3, "language": "de", "modified": "2026-11-01T10:00:00+01:00",
+            "site": "ser", "url": "https://www.ser.de/blog/packliste/", "title": "Die große Packliste",
+            "contentUrl": format!("http://{addr}/pages/packliste")
+        }));
+    }
     let app = axum::Router::new()
         .route("/api/content/manifest", get(move || async move { axum::Json(manifest) }))
+        .route(
+            "/pages/packliste",
+            get(|| async {
+                let items = "<li>Skihelm, Skibrille und warme Handschuhe</li>".repeat(800);
+                axum::response::Html(format!("<main><h1>Packliste</h1><ul>{items}</ul></main>"))
+            }),
+        )
         .route(
             "/api/content/records",
             post(|| async {
@@ -247,7 +261,7 @@ fn concierge(args: &[&str], config: &Path) -> (i32, String, String) {
 async fn sync_and_check_freshness_commands() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("concierge.toml");
-    std::fs::write(&config, ski_config(dir.path(), &tiny_typo3().await)).expect("config");
+    std::fs::write(&config, ski_config(dir.path(), &tiny_typo3(false).await)).expect("config");
 
     let (code, _, stderr) = concierge(&["check-freshness"], &config);
     assert_eq!(code, 1, "no manifest yet: {stderr}");
@@ -319,4 +333,32 @@ async fn the_demo_answers_ski_content_from_its_simulator_at_once() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_document_truncates_long_texts_at_20000_characters_and_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("concierge.toml");
+    let base = tiny_typo3(true).await;
+    std::fs::write(&config, ski_config(dir.path(), &base)).expect("config");
+    let (code, stdout, stderr) = concierge(&["sync"], &config);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    let server = Server::start_in(
+        dir,
+        |d| ski_config(d, &base),
+        &[("APP_MCP_TOKENS", &format!("n8n:{TOKEN}"))],
+    );
+    let client = connect(&server.url("/ski/mcp"), TOKEN).await;
+    let doc = structured(
+        &call(
+            &client,
+            "get_document",
+            json!({"url": "https://www.ser.de/blog/packliste/"}),
+        )
+        .await,
+    );
+    assert_eq!(doc["truncated"], true, "{doc}");
+    assert_eq!(doc["markdown"].as_str().unwrap().chars().count(), 20_000);
+    assert!(doc["length"].as_u64().unwrap() > 30_000);
 }

@@ -199,6 +199,41 @@ pub async fn freshness(
     })
 }
 
+/// The scheduled freshness check: logged, and on failure logged at error level and posted to
+/// the webhook (`{"text": …}`), as the seed's `email_on_failure` reports a stalled sync.
+pub async fn check_and_alert(
+    store: &dyn ContentStore,
+    now: DateTime<Utc>,
+    schedule: &ScheduleConfig,
+    http: &reqwest::Client,
+) -> Option<Freshness> {
+    let freshness = match freshness(store, now, schedule.freshness_max_age).await {
+        Ok(f) => f,
+        Err(error) => {
+            tracing::error!(%error, "freshness check failed");
+            return None;
+        }
+    };
+    if freshness.fresh {
+        tracing::info!(message = %freshness.message, "content feed is fresh");
+        return Some(freshness);
+    }
+    tracing::error!(message = %freshness.message, "content feed is stale");
+    if let Some(hook) = schedule.webhook.as_deref().filter(|h| !h.is_empty()) {
+        let sent = http
+            .post(hook)
+            .json(&serde_json::json!({"text": freshness.message}))
+            .send()
+            .await
+            .and_then(|r| r.error_for_status());
+        if let Err(error) = sent {
+            // Without the URL: a webhook URL usually carries its secret.
+            tracing::error!(error = %error.without_url(), "freshness webhook failed");
+        }
+    }
+    Some(freshness)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
