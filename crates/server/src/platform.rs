@@ -21,7 +21,8 @@ use crate::tokens::TokenList;
 
 type ToolsFactory =
     Box<dyn Fn(toml::Value) -> BoxFuture<'static, Result<ToolSet, String>> + Send + Sync>;
-/// Starts a simulator from its config section: binds, then returns the future that serves.
+/// Starts a simulator (or an app's background job) from its config section: binds or opens what
+/// it needs, then returns the future that runs.
 pub type SimulatorStart = Box<
     dyn Fn(toml::Value) -> BoxFuture<'static, Result<BoxFuture<'static, ()>, String>> + Send + Sync,
 >;
@@ -283,32 +284,12 @@ impl Platform {
 
     /// Starts every configured simulator (binding its port); returns their serving futures.
     pub async fn start_simulators(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
-        let mut running = Vec::new();
-        for (name, section) in &self.config.simulators {
-            if let Some(start) = self.apps.simulators.get(name) {
-                running.push(
-                    start(section.clone())
-                        .await
-                        .map_err(|e| format!("simulators.{name}: {e}"))?,
-                );
-            }
-        }
-        Ok(running)
+        start_each(&self.config.simulators, &self.apps.simulators, "simulators").await
     }
 
     /// Starts the background jobs of the configured apps; returns their futures.
     pub async fn start_background(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
-        let mut running = Vec::new();
-        for (name, section) in &self.config.apps {
-            if let Some(start) = self.apps.background.get(name) {
-                running.push(
-                    start(section.clone())
-                        .await
-                        .map_err(|e| format!("apps.{name}: {e}"))?,
-                );
-            }
-        }
-        Ok(running)
+        start_each(&self.config.apps, &self.apps.background, "apps").await
     }
 
     pub(crate) fn handler_mount(&self, app: &str) -> Option<&HandlerMount> {
@@ -318,6 +299,25 @@ impl Platform {
     pub fn endpoint(&self, path: &str) -> Option<&BuiltEndpoint> {
         self.endpoints.iter().find(|e| e.section.path == path)
     }
+}
+
+/// Starts what `registry` offers for each configured section, naming the section on failure.
+async fn start_each(
+    sections: &BTreeMap<String, toml::Value>,
+    registry: &BTreeMap<String, SimulatorStart>,
+    table: &str,
+) -> Result<Vec<BoxFuture<'static, ()>>, String> {
+    let mut running = Vec::new();
+    for (name, section) in sections {
+        if let Some(start) = registry.get(name) {
+            running.push(
+                start(section.clone())
+                    .await
+                    .map_err(|e| format!("{table}.{name}: {e}"))?,
+            );
+        }
+    }
+    Ok(running)
 }
 
 /// The tools an endpoint lists as `app.tool` / `app.*`, checked against what the apps offer.

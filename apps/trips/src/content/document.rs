@@ -86,6 +86,10 @@ impl Document {
         self.modified = item.modified.clone();
         self.content_url = item.content_url.clone();
         self.detail_of = item.detail_of.clone();
+        if self.content_url.is_none() {
+            // The item has no page any more: its old text must not linger in the body.
+            self.page = None;
+        }
     }
 
     pub fn reference(&self) -> ItemRef {

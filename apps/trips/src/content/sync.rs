@@ -389,20 +389,9 @@ impl Run<'_> {
         state: &mut super::store::SyncState,
     ) -> Result<Option<String>, StoreError> {
         let now = self.syncer.clock.now();
-        let mut wanted: Vec<DocKey> = docs
-            .values()
-            .filter(|d| d.needs_record())
-            .map(|d| d.key.clone())
-            .collect();
-        if options.refresh {
-            let mut stale: Vec<&Document> = docs
-                .values()
-                .filter(|d| is_record_type(&d.key.kind) && !d.needs_record())
-                .filter(|d| d.record_fetched_at.is_some_and(|at| at < now - REFRESH_AGE))
-                .collect();
-            stale.sort_by_key(|d| d.record_fetched_at);
-            wanted.extend(stale.into_iter().map(|d| d.key.clone()));
-        }
+        let wanted = wanted(docs, options, now, Document::needs_record, |d| {
+            d.record_fetched_at
+        });
         let url = format!(
             "{}{RECORDS_PATH}",
             self.syncer.settings.base_url.trim_end_matches('/')
@@ -477,21 +466,9 @@ impl Run<'_> {
         state: &mut super::store::SyncState,
     ) -> Result<Option<String>, StoreError> {
         let now = self.syncer.clock.now();
-        let mut wanted: Vec<DocKey> = docs
-            .values()
-            .filter(|d| d.needs_page())
-            .map(|d| d.key.clone())
-            .collect();
-        if options.refresh {
-            let mut stale: Vec<(DateTime<Utc>, DocKey)> = docs
-                .values()
-                .filter(|d| d.content_url.is_some() && !d.needs_page())
-                .filter_map(|d| d.page.as_ref().map(|p| (p.fetched_at, d.key.clone())))
-                .filter(|(at, _)| *at < now - REFRESH_AGE)
-                .collect();
-            stale.sort();
-            wanted.extend(stale.into_iter().map(|(_, key)| key));
-        }
+        let wanted = wanted(docs, options, now, Document::needs_page, |d| {
+            d.page.as_ref().map(|p| p.fetched_at)
+        });
         let budget = if options.ignore_window || in_night_window(now) {
             usize::MAX
         } else {
@@ -649,6 +626,33 @@ impl Run<'_> {
         }
         Ok(())
     }
+}
+
+/// What a phase fetches: new and changed items first, then (with `--refresh`) the rest of those
+/// fetched more than 7 days ago, oldest first.
+fn wanted(
+    docs: &BTreeMap<DocKey, Document>,
+    options: RunOptions,
+    now: DateTime<Utc>,
+    changed: fn(&Document) -> bool,
+    fetched_at: fn(&Document) -> Option<DateTime<Utc>>,
+) -> Vec<DocKey> {
+    let mut wanted: Vec<DocKey> = docs
+        .values()
+        .filter(|d| changed(d))
+        .map(|d| d.key.clone())
+        .collect();
+    if options.refresh {
+        let mut stale: Vec<(DateTime<Utc>, DocKey)> = docs
+            .values()
+            .filter(|d| !changed(d))
+            .filter_map(|d| fetched_at(d).map(|at| (at, d.key.clone())))
+            .filter(|(at, _)| *at < now - REFRESH_AGE)
+            .collect();
+        stale.sort();
+        wanted.extend(stale.into_iter().map(|(_, key)| key));
+    }
+    wanted
 }
 
 async fn classify(response: reqwest::Response) -> Result<Answer, reqwest::Error> {
