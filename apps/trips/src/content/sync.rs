@@ -351,21 +351,20 @@ impl Run<'_> {
             self.delete(docs, &key).await?;
         }
         for item in &manifest.items {
-            let doc = docs
-                .entry(item.key())
-                .or_insert_with(|| Document::new(item));
+            let (doc, inserted) = match docs.entry(item.key()) {
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    (slot.insert(Document::new(item)), true)
+                }
+                std::collections::btree_map::Entry::Occupied(slot) => (slot.into_mut(), false),
+            };
             let before = doc.clone();
             doc.describe(item);
-            if *doc != before || self.is_new(doc) {
+            if inserted || *doc != before {
                 self.syncer.store.put(doc).await?;
                 self.mark_changed();
             }
         }
         Ok(())
-    }
-
-    fn is_new(&self, doc: &Document) -> bool {
-        doc.record_fetched_at.is_none() && doc.page.is_none() && doc.data.is_none()
     }
 
     async fn delete(
