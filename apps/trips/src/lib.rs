@@ -7,8 +7,10 @@
 //! What the binary needs: [`build`] (the tools), [`sync`] and [`check_freshness`] (the CLI), and
 //! [`scheduler`] (the background job `serve` runs).
 
+pub mod catalog;
 pub mod content;
 pub mod tools;
+pub mod trip_tools;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +34,17 @@ pub struct TripsConfig {
     pub feed: FeedConfig,
     #[serde(default)]
     pub schedule: ScheduleConfig,
+    /// The booking system's product export and BusPro's hotel names (the trip catalog).
+    #[serde(default)]
+    pub export: Option<catalog::load::ExportConfig>,
+    /// The site's travel period presets (`chatbot_travel_periods`); keep them in step with
+    /// TYPO3's search configuration each season.
+    #[serde(default)]
+    pub periods: Vec<trip_tools::Period>,
+    /// "Today" for upcoming dates and expired periods (sample data and tests); the real date in
+    /// Europe/Berlin when unset.
+    #[serde(default)]
+    pub as_of: Option<chrono::NaiveDate>,
 }
 
 /// `[apps.trips.feed]`: `APP_CMS_API_BASE_URL`, `APP_CMS_API_KEY`.
@@ -78,14 +91,26 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
     config.feed_settings()?;
     config.schedule.check()?;
     let store = config.store().await?;
-    let index = ContentIndex::open(store.clone())
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(ToolSet::new(
-        "trips",
-        Language::English,
-        tools::content_tools(Arc::new(index), store),
-    ))
+    let index = Arc::new(
+        ContentIndex::open(store.clone())
+            .await
+            .map_err(|e| e.to_string())?,
+    );
+    let mut tools = tools::content_tools(index.clone(), store.clone());
+    if let Some(export) = &config.export {
+        for period in &config.periods {
+            if period.to < period.from {
+                return Err(format!("periods: `{}` ends before it starts", period.name));
+            }
+        }
+        let catalog = catalog::load::CatalogHandle::open(export.clone(), store).await?;
+        let settings = Arc::new(trip_tools::TripSettings {
+            periods: config.periods.clone(),
+            as_of: config.as_of,
+        });
+        tools.extend(trip_tools::trip_tools(catalog, index, settings));
+    }
+    Ok(ToolSet::new("trips", Language::English, tools))
 }
 
 /// One sync run (`concierge sync`).

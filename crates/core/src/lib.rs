@@ -42,4 +42,4 @@ pub use error::{ErrorKind, ToolError};
 pub use language::Language;
 pub use limits::{RateLimitStore, RetryAfter};
 pub use schema::schema_for;
-pub use tool::{Annotations, BoxFuture, Tool, ToolOutput, ToolSpec, typed_tool};
+pub use tool::{Annotations, BoxFuture, Tool, ToolOutput, ToolSpec, typed_tool, with_spec};

@@ -75,6 +75,33 @@ pub trait Tool: Send + Sync {
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 }
 
+/// A tool with its metadata edited: served under another name, or with a schema completed at
+/// start-up from config (an enum of configured values). Calls go to the tool as they are.
+pub fn with_spec(tool: Arc<dyn Tool>, edit: impl FnOnce(&mut ToolSpec)) -> Arc<dyn Tool> {
+    let mut spec = tool.spec().clone();
+    edit(&mut spec);
+    Arc::new(EditedTool { inner: tool, spec })
+}
+
+struct EditedTool {
+    inner: Arc<dyn Tool>,
+    spec: ToolSpec,
+}
+
+impl Tool for EditedTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(
+        &self,
+        arguments: Value,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        self.inner.call(arguments, context)
+    }
+}
+
 struct TypedTool<I, O, F> {
     spec: ToolSpec,
     function: F,

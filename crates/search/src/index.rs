@@ -114,7 +114,7 @@ impl TextIndex {
     }
 
     /// Up to `limit` hits for `query`: documents holding every term (as a prefix) first; if none
-    /// does, documents holding any. Each hit carries an excerpt of about `excerpt_chars`.
+    /// does, documents holding any. Each hit carries an excerpt of about `excerpt_chars` (none for 0).
     pub fn search(
         &self,
         query: &str,
@@ -161,7 +161,11 @@ impl TextIndex {
         Ok(Hit {
             key: text(self.fields.key),
             score,
-            excerpt: excerpt(&text(self.fields.body), terms, excerpt_chars),
+            excerpt: if excerpt_chars == 0 {
+                String::new()
+            } else {
+                excerpt(&text(self.fields.body), terms, excerpt_chars)
+            },
         })
     }
 

@@ -91,7 +91,8 @@ pub struct AuditSection {
 #[serde(deny_unknown_fields)]
 pub struct EndpointSection {
     pub path: String,
-    /// Tools served here as `app.tool`, or `app.*` for all of an app's tools.
+    /// Tools served here as `app.tool`, or `app.*` for all of an app's tools; `app.tool as name`
+    /// serves a tool under another name (a variant of a tool that clients know by one name).
     #[serde(default)]
     pub tools: Vec<String>,
     /// A protocol-level handler app served here instead of tools (the conformance fixtures).
@@ -283,6 +284,18 @@ impl Config {
                 _ => {}
             }
             for tool in &endpoint.tools {
+                let (tool, alias) = split_alias(tool);
+                if alias.is_some() && tool.ends_with(".*") {
+                    errors.push(ConfigError::new(
+                        at("tools"),
+                        format!("`{tool} as …`: only one tool can be renamed, not `app.*`"),
+                    ));
+                } else if alias.is_some_and(|a| a.is_empty() || a.contains(char::is_whitespace)) {
+                    errors.push(ConfigError::new(
+                        at("tools"),
+                        format!("`{tool} as …`: the name after `as` must be one word"),
+                    ));
+                }
                 if tool
                     .split_once('.')
                     .is_none_or(|(a, t)| a.is_empty() || t.is_empty())
@@ -398,6 +411,14 @@ fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// `"app.tool as name"` → (`app.tool`, `Some(name)`).
+pub fn split_alias(entry: &str) -> (&str, Option<&str>) {
+    match entry.split_once(" as ") {
+        Some((tool, alias)) => (tool.trim(), Some(alias.trim())),
+        None => (entry.trim(), None),
+    }
 }
 
 /// Reads an app's or simulator's section into its own config type, naming the key at fault.

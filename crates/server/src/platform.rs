@@ -330,6 +330,7 @@ fn resolve_tools(
 ) -> Vec<MountedTool> {
     let mut tools: Vec<MountedTool> = Vec::new();
     for entry in &section.tools {
+        let (entry, alias) = crate::config::split_alias(entry);
         let Some((app, tool)) = entry.split_once('.') else {
             continue; // malformed entries were reported by the config check
         };
@@ -358,6 +359,12 @@ fn resolve_tools(
             continue;
         };
         for found in chosen {
+            let found = match alias {
+                Some(name) if tool != "*" => {
+                    concierge_core::with_spec(found, |spec| spec.name = name.to_string())
+                }
+                _ => found,
+            };
             if tools
                 .iter()
                 .any(|t| t.tool.spec().name == found.spec().name)

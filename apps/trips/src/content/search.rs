@@ -36,6 +36,7 @@ pub struct ContentHit {
 }
 
 struct Listing {
+    key: crate::content::feed::DocKey,
     url: String,
     title: String,
     kind: String,
@@ -103,6 +104,25 @@ impl ContentIndex {
             .collect())
     }
 
+    /// The documents whose texts match `query` best (every term, then any), for the trip
+    /// catalog's last `NameQuery` step.
+    pub async fn matching_documents(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<crate::content::feed::DocKey>, StoreError> {
+        self.refresh_if_due().await?;
+        let snapshot = self.snapshot();
+        let hits = snapshot
+            .index
+            .search(query, limit, 0)
+            .map_err(|e| StoreError::new(format!("search failed: {e}")))?;
+        Ok(hits
+            .into_iter()
+            .filter_map(|hit| snapshot.listings.get(&hit.key).map(|l| l.key.clone()))
+            .collect())
+    }
+
     /// Rebuilds when the store's generation moved. A search that finds a rebuild under way
     /// answers from the current snapshot instead of waiting.
     pub async fn refresh_if_due(&self) -> Result<(), StoreError> {
@@ -156,6 +176,7 @@ fn snapshot(generation: u64, docs: Vec<Document>) -> Result<Snapshot, StoreError
         listings.insert(
             key,
             Listing {
+                key: doc.key.clone(),
                 url: doc.public_url.unwrap_or_default(),
                 title: doc.title,
                 kind: doc.key.kind,

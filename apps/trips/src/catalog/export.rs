@@ -1,0 +1,229 @@
+//! The booking system's product export and BusPro's `hotel.xml`, as
+//! `docs/contracts/ski-product-export.md` defines them. Internal fields (the guide, every BusPro
+//! id) are read because they are there, and go no further than this module's types.
+
+use std::collections::HashMap;
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Export {
+    pub generated_at: String,
+    pub products: Vec<ExportProduct>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ExportProduct {
+    pub code: String,
+    #[serde(default)]
+    pub dates: Vec<ExportDate>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportDate {
+    pub date_code: String,
+    pub start: NaiveDate,
+    pub end: NaiveDate,
+    #[serde(default)]
+    pub hotels: Vec<ExportHotel>,
+    #[serde(default)]
+    pub selections: Vec<Selection>,
+    #[serde(default)]
+    pub buses: Vec<Bus>,
+    #[serde(default)]
+    pub pickups: Vec<Pickup>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportHotel {
+    pub hotel_code: String,
+    /// Joins BusPro's `hotel.xml`; never output.
+    #[serde(default)]
+    pub buspro_hotel_id: Option<u64>,
+    #[serde(default)]
+    pub rooms: Vec<Room>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Room {
+    pub code: String,
+    #[serde(default)]
+    pub label: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub available: u32,
+    #[serde(default)]
+    pub min_pax: u32,
+    #[serde(default)]
+    pub max_pax: u32,
+    #[serde(default)]
+    pub price: f64,
+}
+
+pub const BUCHUNGSSTOP: &str = "Buchungsstop";
+pub const BABY: &str = "Baby";
+
+impl Room {
+    /// The infant row is a surcharge line, not a room.
+    pub fn is_room(&self) -> bool {
+        self.code != BABY
+    }
+
+    pub fn is_bookable(&self) -> bool {
+        self.is_room() && self.status != BUCHUNGSSTOP
+    }
+
+    /// `available` counts rooms; a room sleeps `maxPax`.
+    pub fn places(&self) -> u32 {
+        self.available.saturating_mul(self.max_pax)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Selection {
+    pub group: u32,
+    #[serde(default)]
+    pub label: String,
+    #[serde(default)]
+    pub items: Vec<SelectionItem>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SelectionItem {
+    pub label: String,
+    #[serde(default)]
+    pub price: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Bus {
+    pub direction: String,
+    #[serde(default)]
+    pub label: String,
+    #[serde(default = "yes")]
+    pub bookable: bool,
+    #[serde(default)]
+    pub price: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pickup {
+    pub place: String,
+    #[serde(default)]
+    pub time: Option<String>,
+    #[serde(default)]
+    pub outbound: Option<Leg>,
+    #[serde(default, rename = "return")]
+    pub back: Option<Leg>,
+}
+
+/// A leg a pickup point serves; without a price it costs nothing (BusPro bills priced legs only).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Leg {
+    #[serde(default)]
+    pub price: Option<f64>,
+}
+
+impl Export {
+    pub fn parse(body: &[u8]) -> Result<Self, String> {
+        let export: Export = serde_json::from_slice(body)
+            .map_err(|e| format!("the product export is not the contract's: {e}"))?;
+        if export.products.is_empty() {
+            return Err("the product export lists no products".into());
+        }
+        for product in &export.products {
+            for date in &product.dates {
+                if date.end < date.start {
+                    return Err(format!("{}: ends before it starts", date.date_code));
+                }
+            }
+        }
+        Ok(export)
+    }
+}
+
+/// BusPro's own hotel names, by hotel id, and the matchcodes it books them under.
+#[derive(Debug, Clone, Default)]
+pub struct BusproHotels {
+    pub by_id: HashMap<u64, BusproHotel>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BusproHotel {
+    pub name: String,
+    pub matchcodes: Vec<String>,
+}
+
+impl BusproHotels {
+    pub fn parse(xml: &str) -> Result<Self, String> {
+        let document =
+            roxmltree::Document::parse(xml).map_err(|e| format!("hotel.xml is not XML: {e}"))?;
+        let mut by_id = HashMap::new();
+        for hotel in document.descendants().filter(|n| n.has_tag_name("hotel")) {
+            let Some(id) = hotel.attribute("id").and_then(|i| i.trim().parse().ok()) else {
+                return Err("hotel.xml: a <hotel> without a numeric id".into());
+            };
+            let texts = |tag: &'static str| -> Vec<String> {
+                hotel
+                    .children()
+                    .filter(|n| n.has_tag_name(tag))
+                    .filter_map(|n| n.text())
+                    .map(|t| t.trim().to_string())
+                    .collect()
+            };
+            by_id.insert(
+                id,
+                BusproHotel {
+                    name: texts("name").into_iter().next().unwrap_or_default(),
+                    matchcodes: texts("matchcode"),
+                },
+            );
+        }
+        Ok(Self { by_id })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hotel_xml_reads_names_and_matchcodes() {
+        let hotels = BusproHotels::parse(
+            r#"<?xml version="1.0"?><hotels><hotel id="5140"><name>Vacanceole Résidence L&apos;Edelweiss</name>
+               <matchcode>VEDEL</matchcode><matchcode>VED2</matchcode></hotel></hotels>"#,
+        )
+        .expect("valid");
+        let hotel = &hotels.by_id[&5140];
+        assert_eq!(hotel.name, "Vacanceole Résidence L'Edelweiss");
+        assert_eq!(hotel.matchcodes, ["VEDEL", "VED2"]);
+        assert!(BusproHotels::parse("<hotels><hotel><name>x</name></hotel></hotels>").is_err());
+        assert!(BusproHotels::parse("kein xml").is_err());
+    }
+
+    #[test]
+    fn rooms_places_and_bookability() {
+        let room = |code: &str, status: &str| Room {
+            code: code.into(),
+            label: String::new(),
+            status: status.into(),
+            available: 3,
+            min_pax: 1,
+            max_pax: 4,
+            price: 100.0,
+        };
+        assert_eq!(room("MB4", "frei").places(), 12);
+        assert!(!room("MB4", BUCHUNGSSTOP).is_bookable());
+        assert!(!room(BABY, "frei").is_room());
+    }
+}

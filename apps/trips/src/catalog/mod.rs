@@ -1,0 +1,402 @@
+//! `TripCatalog`: TYPO3's products, hotels and destinations (from the content mirror) joined to
+//! the booking system's product export and BusPro's hotel names — one row per trip × travel date
+//! × hotel, each with its [`TravelDateFacts`].
+//!
+//! The join follows the seed's trip rules: products join on `code` (several TYPO3 products may
+//! share one, each listed as its own trip); hotels join on any of the TYPO3 hotel's `codes`, an
+//! owner's own code winning over another hotel's alias; a hotel TYPO3 does not know is shown under
+//! BusPro's name. The export's `guide` and BusPro ids stop at [`export`].
+
+pub mod export;
+pub mod facts;
+pub mod load;
+pub mod query;
+pub mod search;
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::NaiveDate;
+use serde_json::Value;
+
+use crate::content::document::Document;
+use crate::content::markdown::html_to_markdown;
+use export::{BusproHotels, Export, ExportDate, Pickup};
+use facts::TravelDateFacts;
+
+/// A TYPO3 product: a trip.
+#[derive(Debug, Clone)]
+pub struct Trip {
+    pub uid: u64,
+    pub code: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub site: Option<String>,
+    pub searchable: bool,
+    pub unbookable: bool,
+    /// Its destinations and every place above them, and its concept: indexes into `places`.
+    pub places: BTreeSet<usize>,
+    pub destinations: Vec<usize>,
+    pub concept: Option<usize>,
+    pub teaser: String,
+    /// Description and FAQs, Markdown.
+    pub description: String,
+    pub hotels: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Hotel {
+    /// TYPO3's uid; `None` for a hotel only BusPro knows.
+    pub uid: Option<u64>,
+    /// TYPO3's title, or BusPro's name when TYPO3 has no hotel for the code.
+    pub name: String,
+    /// BusPro's own wording, searched by `query` but not shown for TYPO3 hotels.
+    pub buspro_names: Vec<String>,
+    pub codes: Vec<String>,
+    pub hotel_type: Option<u64>,
+    pub facts: Option<Value>,
+    pub url: Option<String>,
+    pub description: String,
+    pub city: Option<usize>,
+}
+
+/// A city, region, country or concept.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub kind: String,
+    pub uid: u64,
+    pub title: String,
+    pub parent: Option<usize>,
+}
+
+/// One travel date of a product code, shared by the trips with that code.
+#[derive(Debug, Clone)]
+pub struct TravelDate {
+    pub date_code: String,
+    pub code: String,
+    pub start: NaiveDate,
+    pub end: NaiveDate,
+    pub pickups: Vec<Pickup>,
+    pub export: ExportDate,
+}
+
+/// One trip × date × hotel.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub trip: usize,
+    pub date: usize,
+    pub hotel: usize,
+    /// The code BusPro books the hotel under for this date.
+    pub hotel_code: String,
+    pub facts: TravelDateFacts,
+}
+
+#[derive(Debug, Default)]
+pub struct TripCatalog {
+    /// The export's `generatedAt`.
+    pub data_as_of: String,
+    pub trips: Vec<Trip>,
+    pub hotels: Vec<Hotel>,
+    pub places: Vec<Place>,
+    pub dates: Vec<TravelDate>,
+    /// Sorted by start date, then "ab" price.
+    pub rows: Vec<Row>,
+    /// Every code (own or alias) to its hotel; an owner's own code wins.
+    pub hotel_by_code: HashMap<String, usize>,
+    pub trips_by_code: HashMap<String, Vec<usize>>,
+    pub dates_by_code: HashMap<String, usize>,
+    /// Codes the join could not place: export products no TYPO3 product has, TYPO3 product codes
+    /// the export lacks.
+    pub unmatched: Vec<String>,
+    pub(crate) names: query::Names,
+}
+
+fn text(data: &Value, key: &str) -> String {
+    data.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn reference(data: &Value) -> Option<(String, u64)> {
+    Some((
+        data.get("type")?.as_str()?.to_string(),
+        data.get("uid")?.as_u64()?,
+    ))
+}
+
+impl TripCatalog {
+    pub fn build(export: &Export, buspro: &BusproHotels, docs: &[Document]) -> Self {
+        let mut catalog = TripCatalog {
+            data_as_of: export.generated_at.clone(),
+            ..Default::default()
+        };
+        let records = docs.iter().filter(|d| d.data.is_some());
+
+        // Places first: trips and hotels point at them.
+        let mut place_index: HashMap<(String, u64), usize> = HashMap::new();
+        let place_docs: Vec<&Document> = records
+            .clone()
+            .filter(|d| {
+                matches!(
+                    d.key.kind.as_str(),
+                    "city" | "region" | "country" | "concept"
+                )
+            })
+            .collect();
+        for doc in &place_docs {
+            place_index.insert((doc.key.kind.clone(), doc.key.uid), catalog.places.len());
+            catalog.places.push(Place {
+                kind: doc.key.kind.clone(),
+                uid: doc.key.uid,
+                title: title_of(doc),
+                parent: None,
+            });
+        }
+        for doc in &place_docs {
+            let parent = doc
+                .data
+                .as_ref()
+                .and_then(|d| d.get("parent"))
+                .and_then(reference)
+                .and_then(|r| place_index.get(&r).copied());
+            catalog.places[place_index[&(doc.key.kind.clone(), doc.key.uid)]].parent = parent;
+        }
+
+        // TYPO3 hotels; own codes first, so an alias never takes another hotel's own code.
+        let mut hotel_index: HashMap<u64, usize> = HashMap::new();
+        for doc in records.clone().filter(|d| d.key.kind == "hotel") {
+            let data = doc.data.as_ref().expect("records have data");
+            let codes: Vec<String> = data
+                .get("codes")
+                .and_then(Value::as_array)
+                .map(|c| {
+                    c.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            hotel_index.insert(doc.key.uid, catalog.hotels.len());
+            catalog.hotels.push(Hotel {
+                uid: Some(doc.key.uid),
+                name: title_of(doc),
+                buspro_names: Vec::new(),
+                codes,
+                hotel_type: data.get("type").and_then(Value::as_u64),
+                facts: data.get("facts").cloned(),
+                url: doc.public_url.clone(),
+                description: html_to_markdown(&text(data, "description")),
+                city: data
+                    .get("city")
+                    .and_then(reference)
+                    .and_then(|r| place_index.get(&r).copied()),
+            });
+        }
+        for (index, hotel) in catalog.hotels.iter().enumerate() {
+            if let Some(own) = hotel.codes.first() {
+                catalog.hotel_by_code.entry(own.clone()).or_insert(index);
+            }
+        }
+        for (index, hotel) in catalog.hotels.iter().enumerate() {
+            for alias in hotel.codes.iter().skip(1) {
+                catalog.hotel_by_code.entry(alias.clone()).or_insert(index);
+            }
+        }
+
+        // TYPO3 products.
+        for doc in records.clone().filter(|d| d.key.kind == "product") {
+            let data = doc.data.as_ref().expect("records have data");
+            let refs = |key: &str| -> Vec<(String, u64)> {
+                data.get(key)
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(reference).collect())
+                    .unwrap_or_default()
+            };
+            let destinations: Vec<usize> = refs("destinations")
+                .into_iter()
+                .filter_map(|r| place_index.get(&r).copied())
+                .collect();
+            let concept = data
+                .get("concept")
+                .and_then(reference)
+                .and_then(|r| place_index.get(&r).copied());
+            let mut places = BTreeSet::new();
+            for &destination in &destinations {
+                let mut at = Some(destination);
+                while let Some(place) = at {
+                    if !places.insert(place) {
+                        break; // a cycle in the feed's parents
+                    }
+                    at = catalog.places[place].parent;
+                }
+            }
+            places.extend(concept);
+            let code = text(data, "code");
+            let trip = Trip {
+                uid: doc.key.uid,
+                code: code.clone(),
+                title: title_of(doc),
+                url: doc.public_url.clone(),
+                site: doc.site.clone(),
+                searchable: data
+                    .get("searchable")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                unbookable: data
+                    .get("unbookable")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                places,
+                destinations,
+                concept,
+                teaser: text(data, "teaser"),
+                description: product_description(data),
+                hotels: refs("hotels")
+                    .into_iter()
+                    .filter(|(kind, _)| kind == "hotel")
+                    .filter_map(|(_, uid)| hotel_index.get(&uid).copied())
+                    .collect(),
+            };
+            catalog
+                .trips_by_code
+                .entry(code)
+                .or_default()
+                .push(catalog.trips.len());
+            catalog.trips.push(trip);
+        }
+
+        // The export: dates, hotels (BusPro-only ones added), rows.
+        let mut exported = BTreeSet::new();
+        for product in &export.products {
+            exported.insert(product.code.clone());
+            let Some(trips) = catalog.trips_by_code.get(&product.code).cloned() else {
+                catalog.unmatched.push(product.code.clone());
+                continue;
+            };
+            for date in &product.dates {
+                let date_index = catalog.dates.len();
+                catalog
+                    .dates_by_code
+                    .insert(date.date_code.clone(), date_index);
+                catalog.dates.push(TravelDate {
+                    date_code: date.date_code.clone(),
+                    code: product.code.clone(),
+                    start: date.start,
+                    end: date.end,
+                    pickups: date.pickups.clone(),
+                    export: date.clone(),
+                });
+                for hotel in &date.hotels {
+                    let index = catalog.hotel_for(&hotel.hotel_code, hotel.buspro_hotel_id, buspro);
+                    let facts = TravelDateFacts::derive(date, hotel);
+                    for &trip in &trips {
+                        catalog.rows.push(Row {
+                            trip,
+                            date: date_index,
+                            hotel: index,
+                            hotel_code: hotel.hotel_code.clone(),
+                            facts: facts.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        for code in catalog.trips_by_code.keys() {
+            if !exported.contains(code) && !code.is_empty() {
+                catalog.unmatched.push(code.clone());
+            }
+        }
+        catalog.unmatched.sort();
+        catalog.unmatched.dedup();
+        catalog.rows.sort_by(|a, b| {
+            (a.facts.start, a.facts.price_from.unwrap_or(f64::MAX))
+                .partial_cmp(&(b.facts.start, b.facts.price_from.unwrap_or(f64::MAX)))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        catalog.names = query::Names::of(&catalog);
+        catalog
+    }
+
+    /// The hotel a booking code means: TYPO3's (own code before alias), else BusPro's, added once.
+    fn hotel_for(&mut self, code: &str, buspro_id: Option<u64>, buspro: &BusproHotels) -> usize {
+        let buspro_hotel = buspro_id.and_then(|id| buspro.by_id.get(&id));
+        if let Some(&index) = self.hotel_by_code.get(code) {
+            if let Some(name) = buspro_hotel.map(|h| h.name.clone())
+                && !self.hotels[index].buspro_names.contains(&name)
+            {
+                self.hotels[index].buspro_names.push(name);
+            }
+            return index;
+        }
+        let index = self.hotels.len();
+        let name = buspro_hotel
+            .map(|h| h.name.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| code.to_string());
+        let mut codes = vec![code.to_string()];
+        if let Some(hotel) = buspro_hotel {
+            codes.extend(hotel.matchcodes.iter().filter(|c| *c != code).cloned());
+        }
+        for c in &codes {
+            self.hotel_by_code.entry(c.clone()).or_insert(index);
+        }
+        self.hotels.push(Hotel {
+            uid: None,
+            name: name.clone(),
+            buspro_names: vec![name],
+            codes,
+            hotel_type: None,
+            facts: None,
+            url: None,
+            description: String::new(),
+            city: None,
+        });
+        index
+    }
+
+    /// A place's name and the names above it ("Val Thorens", "Les 3 Vallées", "Frankreich").
+    pub fn place_path(&self, place: usize) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut at = Some(place);
+        while let Some(p) = at {
+            if out.len() > 8 {
+                break;
+            }
+            out.push(self.places[p].title.as_str());
+            at = self.places[p].parent;
+        }
+        out
+    }
+}
+
+fn title_of(doc: &Document) -> String {
+    let from_record = doc
+        .data
+        .as_ref()
+        .map(|d| text(d, "title"))
+        .unwrap_or_default();
+    if from_record.is_empty() {
+        doc.title.clone()
+    } else {
+        from_record
+    }
+}
+
+fn product_description(data: &Value) -> String {
+    let mut parts = vec![html_to_markdown(&text(data, "description"))];
+    if let Some(faqs) = data.get("faqs").and_then(Value::as_array)
+        && !faqs.is_empty()
+    {
+        let mut section = String::from("## Häufige Fragen");
+        for faq in faqs {
+            section.push_str(&format!(
+                "\n\n### {}\n\n{}",
+                text(faq, "question").trim(),
+                html_to_markdown(&text(faq, "answer"))
+            ));
+        }
+        parts.push(section);
+    }
+    parts.retain(|p| !p.is_empty());
+    parts.join("\n\n")
+}

@@ -1,0 +1,232 @@
+//! `NameQuery` (`TripCatalog::resolveQuery()`): the free-text `query` of `search_trips`, taken at
+//! its word. The first step that finds anything decides:
+//!
+//! 1. a product code, a hotel code or alias, or a date code;
+//! 2. names holding every word of the query (accents, case and German stopwords ignored, each word
+//!    a prefix) — products, hotels (TYPO3's and BusPro's names), cities, regions, countries,
+//!    concepts;
+//! 3. names the query spells out among other words, the most specific kind winning;
+//! 4. the page texts of those records (the caller's step: it needs the content index).
+//!
+//! A hotel selects its own travel dates, a destination or concept its trips, a product code its
+//! products, a date code its date; matches of one step are combined.
+
+use std::collections::BTreeSet;
+
+use concierge_search::analyzer::{Token, is_stopword, query_terms, tokens};
+
+use super::TripCatalog;
+use crate::content::feed::DocKey;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    Trip(usize),
+    Hotel(usize),
+    Place(usize),
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    entries: Vec<(Target, Vec<Token>)>,
+}
+
+impl Names {
+    pub(crate) fn of(catalog: &TripCatalog) -> Self {
+        let mut entries = Vec::new();
+        let mut add = |target, name: &str| {
+            let words: Vec<Token> = tokens(name)
+                .into_iter()
+                .filter(|t| !is_stopword(&t.term))
+                .collect();
+            if !words.is_empty() {
+                entries.push((target, words));
+            }
+        };
+        for (i, trip) in catalog.trips.iter().enumerate() {
+            add(Target::Trip(i), &trip.title);
+        }
+        for (i, hotel) in catalog.hotels.iter().enumerate() {
+            add(Target::Hotel(i), &hotel.name);
+            for name in &hotel.buspro_names {
+                add(Target::Hotel(i), name);
+            }
+        }
+        for (i, place) in catalog.places.iter().enumerate() {
+            add(Target::Place(i), &place.title);
+        }
+        Self { entries }
+    }
+}
+
+/// What a query picked: rows are in when any part selects them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub trips: BTreeSet<usize>,
+    pub hotels: BTreeSet<usize>,
+    pub places: BTreeSet<usize>,
+    pub dates: BTreeSet<usize>,
+}
+
+impl Selection {
+    pub fn is_empty(&self) -> bool {
+        self.trips.is_empty()
+            && self.hotels.is_empty()
+            && self.places.is_empty()
+            && self.dates.is_empty()
+    }
+
+    fn add(&mut self, target: Target) {
+        match target {
+            Target::Trip(i) => self.trips.insert(i),
+            Target::Hotel(i) => self.hotels.insert(i),
+            Target::Place(i) => self.places.insert(i),
+        };
+    }
+
+    pub fn selects(&self, catalog: &TripCatalog, row: &super::Row) -> bool {
+        self.dates.contains(&row.date)
+            || self.hotels.contains(&row.hotel)
+            || self.trips.contains(&row.trip)
+            || (!self.places.is_empty()
+                && catalog.trips[row.trip]
+                    .places
+                    .iter()
+                    .any(|p| self.places.contains(p)))
+    }
+}
+
+fn same_word(a: &Token, b: &Token) -> bool {
+    let forms = |t: &Token| {
+        let mut forms = vec![t.term.clone()];
+        forms.extend(t.alternative.clone());
+        forms
+    };
+    let (a, b) = (forms(a), forms(b));
+    a.iter().any(|x| b.contains(x))
+}
+
+impl TripCatalog {
+    /// Steps 1–3; `None` when none of them finds anything.
+    pub fn resolve_names(&self, query: &str) -> Option<Selection> {
+        [
+            Self::by_code,
+            Self::by_every_word,
+            Self::by_spelled_out_name,
+        ]
+        .into_iter()
+        .map(|step| step(self, query))
+        .find(|s| !s.is_empty())
+    }
+
+    fn by_code(&self, query: &str) -> Selection {
+        let mut selection = Selection::default();
+        for word in query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let code = word.to_uppercase();
+            if let Some(trips) = self.trips_by_code.get(&code) {
+                selection.trips.extend(trips);
+            }
+            if let Some(&hotel) = self.hotel_by_code.get(&code) {
+                selection.hotels.insert(hotel);
+            }
+            if let Some(&date) = self.dates_by_code.get(&code) {
+                selection.dates.insert(date);
+            }
+        }
+        selection
+    }
+
+    fn by_every_word(&self, query: &str) -> Selection {
+        let terms = query_terms(query);
+        let mut selection = Selection::default();
+        if terms.is_empty() {
+            return selection;
+        }
+        for (target, words) in &self.names.entries {
+            if terms.iter().all(|t| words.iter().any(|w| t.matches(w))) {
+                selection.add(*target);
+            }
+        }
+        selection
+    }
+
+    /// Names whose every word stands in the query; of those, only the most specific kind.
+    fn by_spelled_out_name(&self, query: &str) -> Selection {
+        let asked = tokens(query);
+        let mut found: Vec<(u8, Target)> = Vec::new();
+        for (target, words) in &self.names.entries {
+            if words.iter().all(|w| asked.iter().any(|a| same_word(a, w))) {
+                found.push((self.specificity(*target), *target));
+            }
+        }
+        let mut selection = Selection::default();
+        if let Some(best) = found.iter().map(|(rank, _)| *rank).min() {
+            for (_, target) in found.into_iter().filter(|(rank, _)| *rank == best) {
+                selection.add(target);
+            }
+        }
+        selection
+    }
+
+    /// Product or hotel, then city, region, country or concept.
+    fn specificity(&self, target: Target) -> u8 {
+        match target {
+            Target::Trip(_) | Target::Hotel(_) => 0,
+            Target::Place(i) => match self.places[i].kind.as_str() {
+                "city" => 1,
+                "region" => 2,
+                _ => 3,
+            },
+        }
+    }
+
+    /// Step 4: the records whose page texts matched.
+    pub fn selection_of_records(&self, keys: &[DocKey]) -> Selection {
+        let mut selection = Selection::default();
+        for key in keys {
+            match key.kind.as_str() {
+                "product" => selection.trips.extend(
+                    self.trips
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| t.uid == key.uid)
+                        .map(|(i, _)| i),
+                ),
+                "hotel" => selection.hotels.extend(
+                    self.hotels
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, h)| h.uid == Some(key.uid))
+                        .map(|(i, _)| i),
+                ),
+                kind => selection.places.extend(
+                    self.places
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.kind == kind && p.uid == key.uid)
+                        .map(|(i, _)| i),
+                ),
+            }
+        }
+        selection
+    }
+
+    /// Places of one kind whose name holds every word of `name` (for `country` / `concept`).
+    pub fn places_named(&self, kind: &str, name: &str) -> BTreeSet<usize> {
+        let terms = query_terms(name);
+        self.names
+            .entries
+            .iter()
+            .filter_map(|(target, words)| match target {
+                Target::Place(i) if self.places[*i].kind == kind => Some((*i, words)),
+                _ => None,
+            })
+            .filter(|(_, words)| {
+                !terms.is_empty() && terms.iter().all(|t| words.iter().any(|w| t.matches(w)))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
