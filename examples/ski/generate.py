@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Deterministic sample data for the TYPO3 content feed (docs/contracts/typo3-content-feed.md).
+"""Deterministic sample data for the TYPO3 content feed (docs/contracts/typo3-content-feed.md), and,
+consistent with it, the booking system's product export and BusPro's hotel.xml
+(docs/contracts/ski-product-export.md).
 
 Run from the repository root:
 
     python3 examples/ski/generate.py
 
 It rewrites examples/ski/feed/ (manifest.json, records.json, pages/<host>/<path>/index.html),
-then validates the result and prints a summary. Python 3.11, standard library only. Every random
-choice comes from a generator seeded with SEED and the item's own key, so adding an item does not
-reshuffle the others.
+examples/ski/export/products.json and examples/ski/buspro/hotel.xml, then validates the result and
+prints a summary. Python 3.11, standard library only. Every random choice comes from a generator
+seeded with SEED and the item's own key, so adding an item does not reshuffle the others; the
+export draws from generators of its own, so it never changes the feed.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 import shutil
 import sys
 import unicodedata
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from html.entities import codepoint2name
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -3211,6 +3214,916 @@ def write_output() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# The booking system's product export and BusPro's hotel.xml (docs/contracts/ski-product-export.md)
+# --------------------------------------------------------------------------------------------
+#
+# Built from the same products (P) and hotels (H) as the feed, after it, with generators of their
+# own (rng_for("export", ...)), so the feed stays byte-for-byte what it was.
+
+EXPORT = HERE / "export"
+BUSPRO = HERE / "buspro"
+EXPORT_GENERATED_AT = "2026-11-30T21:55:00+01:00"
+HOTELXML_GENERATED = "2026-11-30T05:00:00+01:00"
+DATA_AS_OF = date(2026, 11, 30)
+
+# TYPO3 product codes with no export entry, and those listed with no dates at all
+EXPORT_MISSING = {"SKLEP"}
+EXPORT_NO_DATES = {"SOCEP"}
+# Self-arrival products: the bus is a bookable extra, not an inclusion
+EIGENANREISE = {"SWZSO", "STCHP", "SWKAP"}
+EIGEN_BUS_PRICE = 79.0
+# A date on which every hotel is sold out
+SOLD_OUT_DATE = ("SXISP", date(2026, 12, 27))
+# Weeks that start on Sunday (Sun–Sun) instead of Saturday
+SUNDAY_WEEKS = {"SOZEP", "SODOP", "SKDVP", "SCLXP", "SFAVP", "SBWAH"}
+# Sun 28.03.2027: summer time starts while the bus is on its way (pickups before and after 02:00 → 03:00)
+DST_DATE = ("SODOP", date(2027, 3, 28))
+
+# Product codes BusPro exports that no TYPO3 product has (code, concept, hotel codes, nights)
+UNMATCHED_PRODUCTS = [
+    ("SWKAP", "we", ["LEDWO", "ALROS", "ZSGLO"], 2),
+]
+
+# Hotels BusPro knows and TYPO3 does not: matchcodes, BusPro's name, city, TYPO3-like type for rooms
+BUSPRO_ONLY = [
+    (["VEDEL"], "Vacanceole Résidence L'Edelweiss", "lm", 3),
+    (["VTPEC"], "Résidence Le Peclet VT – Zusatzkontingent Uni", "vt", 3),
+    (["ZSGLO", "ZSGL2"], "Hotel Glocknerhof ZaS Ausweichquartier WE", "zas", 4),
+    (["SOBRU"], "NEU Haus Brunnenkogel Sölden 26/27 – Opening & WE <nur Gruppen>", "sol", 4),
+]
+# which products book them (in addition to their TYPO3 hotels)
+BUSPRO_ONLY_USE = {"SSLMP": "VEDEL", "SFLMP": "VEDEL", "SSVTP": "VTPEC", "SUVTP": "VTPEC",
+                   "SWZSP": "ZSGLO", "SSSOP": "SOBRU", "SWSOP": "SOBRU"}
+
+# BusPro's own names for TYPO3 hotels where the wording is fixed; the rest follow NAME_PATTERNS
+BUSPRO_NAMES = {
+    "LEDER": "NEU Sportclub Lederer Wochenenden und Kurztrips",
+    "CHMOR": "VT Chamois d'Or HP-Kontingent 26/27",
+    "VTCHA": "VT Val Chavière Selbstverpfleger",
+    "EDELW": "LM Edelweiss Vacanceole (Kontingent SBW/SZ)",
+    "AIME2": "Pierre & Vacances Aime 2000 – Paradiski",
+    "PENKE": "Haus Penken Mayrhofen SPORTCLUB (alt: Penken 2)",
+    "GIGGI": "Sportclub Giggijoch Sölden \"Hochsölden\"",
+}
+NAME_PATTERNS = ["{CITY} {short}", "{short} Kontingent 26/27", "NEU {short}", "{short} ({city})",
+                 "{short} {CITY} – WE+Woche", "{CITY} {short} HP", "{short}"]
+SHORTEN = [("Résidence ", "Rés. "), ("Sportclub ", "SC "), ("Appartements ", "App. "), ("Apartments ", "App. "),
+           ("Ferienwohnungen ", "FeWo "), ("Ferienwohnung ", "FeWo "), ("Gästehaus ", "GH "), ("Pension ", "Pens. ")]
+
+# room code: label, minPax, maxPax, price factor
+ROOM_TYPES = {
+    "DZ": ("Doppelzimmer", 2, 2, 1.0),
+    "DZDU": ("Doppelzimmer mit Dusche/WC", 2, 2, 1.0),
+    "DZE": ("Doppelzimmer zur Alleinbenutzung", 1, 1, 1.25),
+    "EZ": ("Einzelzimmer", 1, 1, 1.18),
+    "3BZ": ("3-Bett-Zimmer", 2, 3, 0.93),
+    "4BZ": ("4-Bett-Zimmer", 3, 4, 0.87),
+    "FAM4": ("Familienzimmer für 4 Personen", 3, 4, 0.9),
+    "MB4": ("Bett im 4er-Zimmer (mit anderen)", 1, 1, 0.8),
+    "MB6": ("Bett im 6er-Zimmer (mit anderen)", 1, 1, 0.76),
+    "LAGER": ("Mehrbettzimmer, Bett im Lager", 1, 1, 0.7),
+    "GR10": ("Gruppenraum für 10 Personen", 8, 10, 0.72),
+    "STU2": ("Studio für 2 Personen", 2, 2, 1.05),
+    "APP4": ("Appartement für 4 Personen", 3, 4, 0.9),
+    "APP5": ("Appartement für 5 Personen", 4, 5, 0.86),
+    "APP6": ("Appartement für 6 Personen", 4, 6, 0.82),
+    "APP8": ("Appartement für 8 Personen", 6, 8, 0.78),
+    "APP10": ("Appartement für 10 Personen", 8, 10, 0.74),
+    "MBA4": ("Bett im 4er-Appartement (mit anderen)", 1, 1, 0.8),
+    "FEWO4": ("Ferienwohnung für 4 Personen", 3, 4, 0.9),
+    "FEWO6": ("Ferienwohnung für 6 Personen", 4, 6, 0.82),
+    "FEWO9": ("Ferienwohnung für 9 Personen", 7, 9, 0.75),
+    "CH12": ("Chalet-Appartement für 12 Personen", 9, 12, 0.7),
+}
+ROOM_POOLS = {  # by TYPO3 hotel type, in the order BusPro lists them
+    2: ["DZ", "EZ", "3BZ", "4BZ", "MB4", "MB6", "LAGER", "GR10"],
+    3: ["STU2", "APP4", "APP5", "APP6", "APP8", "APP10", "MBA4"],
+    1: ["FEWO4", "FEWO6", "APP8", "FEWO9", "CH12"],
+    4: ["DZDU", "EZ", "DZE", "3BZ", "FAM4", "MB4"],
+    5: ["DZDU", "EZ", "DZE", "3BZ", "FAM4"],
+}
+BABY = {"code": "Baby", "label": "Baby (0–2 Jahre)", "status": "frei", "available": 99, "minPax": 0, "maxPax": 1,
+        "price": 0.0}
+
+# Pickup places (BusPro "Zustiege"): the route stops of the product pages, plus a few only BusPro lists.
+EXTRA_STOPS = {  # country route -> (city, meeting point, minutes after the route's first stop)
+    "fr": [("Bern", "Carterminal Neufeld", 470)],
+    "at": [("Kufstein", "Bahnhof, Busparkplatz Süd", 575), ("Salzburg", "Messezentrum, Parkplatz P1", 590)],
+    "it": [("Innsbruck", "Hauptbahnhof, Südtiroler Platz", 680)],
+    "ch": [("Winterthur", "Carparkplatz Schützenwiese", 560), ("Bregenz", "Bahnhof, Busterminal", 500)],
+    "de": [("Augsburg", "P+R Augsburg-West", 490)],
+    "fel": [("Offenburg", "ZOB, Rheinstraße", 300)],
+}
+PICKUP_IDS: dict[str, int] = {}   # place -> BusPro id (stable across dates)
+
+GUIDES = ["Jonas Weber", "Lisa Brandt", "Kevin Schulte", "Marie Hoffmann", "Felix Krämer", "Sophie Lang",
+          "Niklas Berger", "Hannah Vogel", "Lukas Meier", "Paula Zimmermann", "Tim Schreiber", "Clara Neumann",
+          "Moritz Fuchs", "Emily Schäfer", "David Yılmaz", "Laura Keller", "Jannik Roth", "Mia Schröder"]
+
+HOLIDAY_WEEKS = [date(2026, 12, 26), date(2027, 1, 2), date(2027, 2, 13), date(2027, 2, 20), date(2027, 3, 27),
+                 date(2027, 4, 3)]
+
+
+def weekly(first: date, last: date) -> list[date]:
+    out, d = [], first
+    while d <= last:
+        out.append(d)
+        d += timedelta(days=7)
+    return out
+
+
+def pick(r: random.Random, pool: list, lo: int, hi: int) -> list:
+    n = min(len(pool), r.randint(lo, hi))
+    return sorted(r.sample(pool, n))
+
+
+def plan_dates(code: str, concept: str, nights: int, r: random.Random) -> list[tuple[date, int]]:
+    """Start dates and nights of one product, by concept."""
+    sun = 1 if code in SUNDAY_WEEKS else 0
+    if code == "SZTDA":
+        return [(d, 5) for d in pick(r, weekly(date(2026, 11, 15), date(2026, 12, 13)), 4, 5)]
+    if code == "SGGER":
+        return [(d, 4) for d in [date(2027, 1, 14), date(2027, 2, 4), date(2027, 3, 4), date(2027, 3, 18)]]
+    if code == "SBWSF":
+        return [(d, 7) for d in weekly(date(2027, 3, 27), date(2027, 4, 17))]
+    if concept == "we":
+        out = []
+        for d in pick(r, weekly(date(2026, 12, 4), date(2027, 3, 26)), 10, 12):
+            out.append((d, 3 if r.random() < 0.25 else 2))          # Fri–Sun, some Fri–Mon
+        return out
+    if concept == "so":
+        if nights == 3:                                              # Fri–Mon
+            return [(d, 3) for d in pick(r, weekly(date(2026, 11, 13), date(2026, 12, 18)), 4, 6)]
+        out = []
+        for d in pick(r, weekly(date(2026, 11, 12), date(2026, 12, 17)), 4, 6):
+            out.append((d - timedelta(days=1), 5) if r.random() < 0.2 else (d, 4))   # Thu–Mon, some Wed–Mon
+        if code == "SSLMP":                                          # the contract's SSLMP061226, a Sun–Sun week
+            out.append((date(2026, 12, 6), 7))
+        return sorted(out)
+    if concept == "sil":
+        return [(date(2026, 12, 26), 7), (date(2026, 12, 27), 6), (date(2026, 12, 28), 5), (date(2026, 12, 29), 4)]
+    if concept in ("camp", "fam"):
+        starts = pick(r, HOLIDAY_WEEKS, 4, 6)
+    elif concept == "bw":
+        starts = pick(r, weekly(date(2026, 12, 12), date(2027, 4, 10)), 7, 12)
+    elif concept == "uni":
+        starts = pick(r, weekly(date(2027, 1, 30), date(2027, 3, 20)), 5, 8)
+    elif concept == "ost":
+        starts = pick(r, weekly(date(2027, 3, 13), date(2027, 4, 10)), 4, 5)
+        if code == DST_DATE[0] and date(2027, 3, 27) not in starts:  # Sun 28.03.: DST starts on the bus ride
+            starts = sorted(starts + [date(2027, 3, 27)])
+    elif concept == "kurs":
+        starts = pick(r, weekly(date(2027, 1, 9), date(2027, 3, 20)), 7, 11)
+    elif concept == "firm":
+        return [(d, 4 if r.random() < 0.3 else 3) for d in pick(r, weekly(date(2027, 1, 14), date(2027, 3, 18)), 5, 8)]
+    else:
+        raise ValueError(concept)
+    out = []
+    for d in starts:
+        d = d + timedelta(days=sun)
+        n = 5 if concept == "uni" and r.random() < 0.15 else 7       # a few 5-night "Kurzwochen"
+        out.append((d, n))
+    return out
+
+
+def season_factor(d: date) -> float:
+    if date(2026, 12, 19) <= d <= date(2027, 1, 3):
+        return 1.18
+    if d < date(2026, 12, 19):
+        return 0.95
+    if d.month == 1:
+        return 0.94
+    if d.month == 2:
+        return 1.1
+    if d.month == 3:
+        return 1.04 if d >= date(2027, 3, 20) else 1.0
+    return 0.9
+
+
+def price_round(x: float, lo: float, hi: float, r: random.Random) -> float:
+    if x < lo + 1:                                   # spread, rather than stack, what falls off the band
+        x = lo + r.uniform(1, 30)
+    elif x > hi - 1:
+        x = hi - r.uniform(1, 60)
+    u = r.random()
+    if u < 0.7:
+        v = round(x / 10) * 10 - 1.0                 # 649.0
+    elif u < 0.9:
+        v = int(x) + 0.5                             # 387.5
+    else:
+        v = float(round(x / 5) * 5)                  # 455.0
+    return min(max(v, lo), hi)
+
+
+def price_band(nights: int) -> tuple[float, float]:
+    if nights <= 3:
+        return 149.0, 399.0
+    if nights >= 7:
+        return 399.0, 1290.0
+    return 249.0, 1090.0
+
+
+BASE_PRICE = {"we": (179, 229), "bw": (549, 699), "camp": (599, 749), "uni": (429, 549), "sil": (749, 899),
+              "ost": (599, 799), "fam": (549, 699), "kurs": (649, 799), "firm": (359, 449)}
+
+
+def base_price(code: str, concept: str, nights: int, editorial: int | None, r: random.Random) -> float:
+    if editorial:
+        return editorial * r.uniform(0.97, 1.1)      # BusPro may contradict the editorial "ab" price
+    if concept == "so":
+        return r.uniform(269, 329) if nights == 3 else r.uniform(329, 429)
+    if code == "SZTDA":
+        return 349.0
+    if code == "SGGER":
+        return 389.0
+    lo, hi = BASE_PRICE[concept]
+    return r.uniform(lo, hi)
+
+
+BERLIN_DST = (datetime(2027, 3, 28, 1, 0), datetime(2027, 10, 31, 1, 0))   # UTC, summer time 2027
+
+
+def berlin(utc: datetime) -> str:
+    off = 2 if BERLIN_DST[0] <= utc < BERLIN_DST[1] else 1
+    local = utc + timedelta(hours=off)
+    return local.strftime("%Y-%m-%dT%H:%M:%S") + f"+0{off}:00"
+
+
+def board_items(board: str, nights: int, style: int, r: random.Random) -> list[dict]:
+    """Group 71. "Halbpension" is never a label: dinner is "Nx Abendessen"."""
+    n = nights
+    it = lambda label, price=0.0: {"label": label, "price": float(price)}  # noqa: E731
+    if board == "4xAE":
+        items = [it(f"{n}x Abendessen")]
+        if style:
+            items.append(it("Frühstück", price_round(9.5 * n, 20, 120, r)))
+    elif board == "6xAE":
+        items = [it(f"{n - 1}x Abendessen")]
+    elif board == "HP":
+        items = [[it("Frühstück"), it(f"{n}x Abendessen")],                  # dinner is not the first item
+                 [it(f"{n}x Abendessen"), it("Frühstücksbuffet")],
+                 [it("Frühstück und Abendessen")]][style]
+    elif board == "VP":
+        items = [[it("Frühstück inkl. Lunchpaket"), it(f"{n}x Abendessen")],
+                 [it("Vollpension")],
+                 [it("Vollpension"), it("Getränkepaket zum Abendessen", 49)]][style]
+    elif board == "FR":
+        items = [it("Frühstück")]
+        if style == 1:
+            items.append(it(f"{n}x Abendessen", price_round(22 * n, 40, 300, r)))
+        elif style == 2:
+            items.append(it("Vollpension", price_round(17 * n, 40, 300, r)))
+    elif board == "SV":
+        items = [[], [it("Selbstverpflegung")], [it("Brötchenservice", price_round(4.5 * n, 15, 60, r))],
+                 [it("Frühstückspaket", price_round(9 * n, 30, 90, r)),
+                  it(f"{n - 1}x Abendessen im Partnerrestaurant", price_round(19 * n, 60, 200, r))]][style]
+    else:
+        raise ValueError(board)
+    return items
+
+
+BOARD_STYLES = {"4xAE": 2, "6xAE": 1, "HP": 3, "VP": 3, "FR": 3, "SV": 4}
+BOARD_STYLE_FORCE = {"SOLVP": 0, "SKOGP": 0}   # no group 71 at all; "Frühstück inkl. Lunchpaket" first
+
+
+def selections(g: dict, start: date, nights: int, r: random.Random) -> list[dict]:
+    k, code = g["concept"], g["code"]
+    sel = []
+
+    def group(no: int, label: str, items: list[dict]) -> None:
+        if items:
+            sel.append({"group": no, "label": label, "items": items})
+
+    it = lambda label, price=0.0: {"label": label, "price": float(price)}  # noqa: E731
+    if not g["noskipass"]:
+        days = max(1, g["skipass"] + nights - g["nights"])
+        days = min(days, 6 if nights >= 7 else nights + 1)
+        items = [it(f"{days}-Tage-Skipass {g['area']}")]
+        if g["skipass_extra"]:
+            items.append(it(g["skipass_extra"], g["skipass_extra_price"]))
+        group(7, "Skipass", items)
+    group(71, "Verpflegung", board_items(g["board"], nights, g["board_style"], r))
+    prog, kurse, events = [], [], []
+    if k == "so":
+        prog = [it("Opening-Party im Sportclub")] if g["code"] != "SSVTO" else [it("Opening-Konzert am Berg", 35)]
+        kurse = [it("Snowboardkurs (3 Tage)", 79)] if r.random() < 0.5 else []
+        events = [it("Opening-Party")]
+    elif k == "bw":
+        prog = [it("Welcome-Abend"), it("Contest im Snowpark"), it("Abschlussparty")]
+        kurse = [it("Snowboardkurs (4 Tage)", 89), it("Freestyle-Camp (3 Tage)", 119)]
+    elif k == "camp":
+        prog = [it("Hüttenabend"), it("Video-Session")]
+        kurse = [it("Freestyle-Camp")] if code == "SCLXP" else [it("Skikurs in Kleingruppen"), it("Snowboardkurs")]
+    elif k == "uni":
+        prog = [it("Welcome-Party"), it("Pubquiz"), it("Schlittenabend", 19)]
+        kurse = [it("Snowboardkurs (3 Tage)", 79)]
+    elif k == "sil":
+        prog = [it("Sekt um Mitternacht")]
+        kurse = [it("Skikurs (3 Vormittage)", 99)]
+    elif k == "ost":
+        easter = start <= date(2027, 3, 28) < start + timedelta(nights)
+        prog = [it("Ostereiersuche an der Talstation")] if easter else []
+        kurse = [it("Skikurs (5 Vormittage)", 139)]
+    elif k == "fam":
+        prog = [it("Kinderbetreuung am Nachmittag")]
+        kurse = [it("Kinderskikurs (5 Tage)", 149), it("Skikurs für Erwachsene (5 Vormittage)", 139)]
+    elif k == "kurs":
+        prog = [it("Abschlussrennen mit Siegerehrung")]
+        kurse = [it("Skikurs (5 Vormittage à 4 Stunden)"), it("Snowboardkurs statt Skikurs")]
+    elif k == "firm":
+        prog = [it("Teamrennen mit Zeitnahme"), it("Hüttenabend mit Live-Musik", 39)]
+    elif k == "we":
+        prog = [it("Après-Ski-Tour mit der Reiseleitung")] if r.random() < 0.3 else []
+    if start <= date(2026, 12, 31) < start + timedelta(nights):
+        events.append(it("Silvesterparty"))
+    if k in ("bw", "camp", "fam", "we", "kurs") and r.random() < 0.35:
+        events.append(it("Fackelabfahrt"))
+    group(86, "Programm", prog)
+    group(87, "Kurse", kurse)
+    group(89, "Events", events)
+    if g["insurance"]:                                   # groups concierge ignores
+        group(92, "Versicherung", [it("Reiserücktrittsversicherung", 29 if nights <= 3 else 49)])
+    if g["rental"]:
+        group(95, "Leihmaterial", [it(f"Ski oder Snowboard inkl. Schuhe ({max(1, nights - 1)} Tage)", 99)])
+    return sel
+
+
+def pickups_for(g: dict, start: date, r: random.Random) -> list[dict]:
+    route = ROUTES["fel"] if g["city"] == "fel" else ROUTES[g["country"]]
+    extra = EXTRA_STOPS["fel" if g["city"] == "fel" else g["country"]]
+    cands = [(c, STOPS[c], off) for c, off in route] + [x for x in extra if x[0] in g["extra_stops"]]
+    lo = 3
+    hi = min(8, len(cands))
+    if (g["code"], start) == DST_DATE:
+        cands = [(c, STOPS[c], off) for c, off in route] + extra
+        chosen = sorted(cands, key=lambda x: x[2])[-8:]
+    else:
+        chosen = sorted(r.sample(cands, r.randint(lo, hi)), key=lambda x: x[2])
+    first = {"we": 19 * 60 + 30, "so": 17 * 60}.get(g["concept"], 16 * 60 + 30) + r.choice([0, 0, 0, -30, 30])
+    dep = datetime(start.year, start.month, start.day) - timedelta(days=1)
+    t0 = dep + timedelta(minutes=first) - timedelta(hours=1)              # local winter time -> UTC
+    if t0 >= BERLIN_DST[0]:
+        t0 -= timedelta(hours=1)
+    out = []
+    for i, (city, point, off) in enumerate(chosen):
+        place = f"{city}, {point}"
+        if place not in PICKUP_IDS:
+            PICKUP_IDS[place] = 601 + len(PICKUP_IDS)
+        price = g["pickup_prices"].get(city)
+        leg = {"price": float(price)} if price else {}
+        p = {"place": place, "busproId": PICKUP_IDS[place], "time": berlin(t0 + timedelta(minutes=off)),
+             "outbound": leg}
+        last = i == len(chosen) - 1
+        if not (r.random() < (0.35 if last and city in ("Zürich", "Basel", "Bern", "Innsbruck", "Salzburg",
+                                                         "Kufstein", "Winterthur", "Bregenz") else 0.03)):
+            ret = dict(leg)
+            if ret and r.random() < 0.15:
+                ret = {"price": float(max(5, ret["price"] - 10))}
+            p["return"] = ret
+        out.append(p)
+    return out
+
+
+def hotel_rooms(kind: int, r: random.Random) -> list[str]:
+    pool = ROOM_POOLS[kind]
+    n = r.randint(2, min(6, len(pool)))
+    chosen = set(r.sample(pool, n))
+    return [c for c in pool if c in chosen]
+
+
+def room_rows(codes: list[str], price0: float, nights: int, mode: str, baby: bool,
+              ids: dict, r: random.Random) -> list[dict]:
+    lo, hi = price_band(nights)
+    rows = []
+    for code in codes:
+        label, mn, mx, factor = ROOM_TYPES[code]
+        avail = r.choice([0, 0, 1, 2, 2, 3, 3, 4, 4, 5, 6, 7, 8]) if mx < 9 else r.choice([0, 1, 1, 2])
+        if mode == "soldout":
+            if r.random() < 0.5:
+                status = "Buchungsstop"
+            else:
+                avail, status = 0, r.choice(["Anfrage", "Anfrage", "frei"])
+        elif r.random() < 0.06:
+            status = "Buchungsstop"
+        elif avail == 0:
+            status = "Anfrage" if r.random() < 0.7 else "frei"
+        elif avail <= 2:
+            status = "wenige" if r.random() < 0.75 else "frei"
+        else:
+            status = "Anfrage" if r.random() < 0.05 else "frei"
+        ids["room"] += 1
+        rows.append({"code": code, "busproRoomId": ids["room"], "label": label, "status": status,
+                     "available": avail, "minPax": mn, "maxPax": mx,
+                     "price": price_round(price0 * factor * r.uniform(0.97, 1.03), lo, hi, r)})
+    if baby:
+        ids["room"] += 1
+        rows.append({"code": "Baby", "busproRoomId": ids["room"], **{k: v for k, v in BABY.items() if k != "code"}})
+    return rows
+
+
+EXPORT_PRODUCTS: list[dict] = []
+BUSPRO_HOTELS: dict[int, dict] = {}   # busproHotelId -> {"name", "matchcodes", "typo3"}
+HOTEL_BUSPRO_ID: dict[str, int] = {}  # TYPO3 own code or BusPro-only first matchcode -> busproHotelId
+
+
+def assign_buspro_hotel_ids() -> None:
+    r = random.Random(f"{SEED}:export:hotel-ids")
+    keys = list(H) + [m[0][0] for m in BUSPRO_ONLY]
+    ids = r.sample([i for i in range(5101, 5400) if i not in (5102, 5140)], len(keys))
+    for k, i in zip(keys, ids):
+        HOTEL_BUSPRO_ID[k] = i
+    HOTEL_BUSPRO_ID["LEDER"], HOTEL_BUSPRO_ID["VEDEL"] = 5102, 5140       # the contract's examples
+    # keep them unique after pinning
+    used = set()
+    for k in keys:
+        while HOTEL_BUSPRO_ID[k] in used:
+            HOTEL_BUSPRO_ID[k] += 300
+        used.add(HOTEL_BUSPRO_ID[k])
+
+
+def buspro_name(code: str) -> str:
+    if code in BUSPRO_NAMES:
+        return BUSPRO_NAMES[code]
+    h_ = H[code]
+    short = h_["title"]
+    for a, b in SHORTEN:
+        short = short.replace(a, b)
+    r = rng_for("export", "hotel-name", code)
+    return r.choice(NAME_PATTERNS).format(CITY=h_["city"].upper(), city=T[h_["city"]]["title"], short=short)
+
+
+def export_groups() -> list[dict]:
+    """One entry per distinct product code (shared codes merged), plus BusPro's unmatched codes."""
+    groups: dict[str, dict] = {}
+    for p in P:
+        if p["code"] in EXPORT_MISSING:
+            continue
+        g = groups.get(p["code"])
+        if g is None:
+            g = groups[p["code"]] = {
+                "code": p["code"], "concept": p["concept"], "nights": p["nights"], "skipass": p["skipass"],
+                "board": p["board"], "noskipass": p["noskipass"], "area": p["area"], "country": p["country"],
+                "city": p["city"], "editorial": p["opt"].get("price"), "hotels": []}
+        for hc in p["hotels"]:
+            if hc not in g["hotels"]:
+                g["hotels"].append(hc)
+    for code, kk, hotels, nights in UNMATCHED_PRODUCTS:
+        k = K[kk]
+        groups[code] = {"code": code, "concept": kk, "nights": nights, "skipass": k["skipass"], "board": k["board"],
+                        "noskipass": False, "area": T["zas"]["area"], "country": "at", "city": "zas",
+                        "editorial": None, "hotels": hotels}
+    return list(groups.values())
+
+
+def build_export() -> None:
+    assign_buspro_hotel_ids()
+    only = {m[0][0]: m for m in BUSPRO_ONLY}
+    alias_owner = {a: c for c, h_ in H.items() for a in h_["aliases"]}
+    ids = {"room": 77000, "bus": 3100}
+    used_date_ids: set[int] = set()
+    used_product_ids: set[int] = set()
+    for gi, g in enumerate(export_groups()):
+        code = g["code"]
+        r = rng_for("export", "product", code)
+        g["skipass_extra"], g["skipass_extra_price"] = None, 0.0
+        if r.random() < 0.25 and g["concept"] in ("bw", "uni", "kurs", "ost"):
+            g["skipass_extra"] = "Skipass-Upgrade auf das ganze Skigebiet"
+            g["skipass_extra_price"] = float(r.choice([39, 59, 79]))
+        g["board_style"] = BOARD_STYLE_FORCE.get(code, r.randrange(BOARD_STYLES[g["board"]]))
+        g["insurance"] = r.random() < 0.3
+        g["rental"] = r.random() < 0.25
+        country_key = "fel" if g["city"] == "fel" else g["country"]
+        g["extra_stops"] = {c for c, _, _ in EXTRA_STOPS[country_key] if r.random() < 0.5}
+        route = ROUTES[country_key]
+        style = r.choice(["far", "far", "mixed", "free"])
+        pp = {}
+        for i, (city, _) in enumerate(route):
+            if style == "far" and i < 2:
+                pp[city] = [29, 19][i]
+            elif style == "mixed" and r.random() < 0.5:
+                pp[city] = r.choice([9, 15, 19, 25])
+        for city, _, _ in EXTRA_STOPS[country_key]:
+            if r.random() < 0.4:
+                pp[city] = r.choice([15, 25])
+        g["pickup_prices"] = pp
+        pid = 48211 if code == "SSLMP" else r.randrange(48000, 49999)
+        while pid in used_product_ids:
+            pid += 1
+        used_product_ids.add(pid)
+        guide = ({"name": "Jonas Weber", "phone": "+49 170 5550123"} if code == "SSLMP" else
+                 {"name": r.choice(GUIDES), "phone": f"+49 1{r.choice(['51', '52', '57', '60', '70', '71', '76'])} "
+                                                     f"555{r.randrange(1000, 9999)}"})
+        # the codes BusPro books each hotel under, and its room types per product
+        hotel_plan = []
+        for hc in g["hotels"]:
+            if hc in only:
+                hotel_plan.append((hc, hc, only[hc][3]))
+            elif hc in H:
+                hotel_plan.append((hc, hc, H[hc]["type"]))
+            else:                                   # an alias named directly (unmatched products)
+                hotel_plan.append((alias_owner[hc], hc, H[alias_owner[hc]]["type"]))
+        extra_only = BUSPRO_ONLY_USE.get(code)
+        if extra_only:
+            hotel_plan.append((extra_only, extra_only, only[extra_only][3]))
+        rooms_of = {own: hotel_rooms(kind, rng_for("export", "rooms", code, own)) for own, _, kind in hotel_plan}
+        hotel_factor = {own: r.uniform(0.92, 1.1) for own, _, _ in hotel_plan}
+        baby_of = {own: r.random() < 0.65 for own, _, _ in hotel_plan}
+        base = base_price(code, g["concept"], g["nights"], g["editorial"], r)
+        dates = []
+        plan = [] if code in EXPORT_NO_DATES else plan_dates(code, g["concept"], g["nights"], r)
+        for start, nights in plan:
+            rd = rng_for("export", "date", code, start.isoformat())
+            end = start + timedelta(days=nights)
+            dcode = code + start.strftime("%d%m%y")
+            did = 991201 if dcode == "SSLMP061226" else rd.randrange(990000, 999999)
+            while did in used_date_ids:
+                did += 1
+            used_date_ids.add(did)
+            # hotels of this date: most of the product's, at most 4
+            chosen = [x for x in hotel_plan if rd.random() < 0.9] or [rd.choice(hotel_plan)]
+            while len(chosen) > 4:
+                chosen.pop(rd.randrange(len(chosen)))
+            price0 = base * (nights / g["nights"]) ** 0.85 * season_factor(start)
+            sold_out_date = (code, start) == SOLD_OUT_DATE
+            hotels = []
+            for own, book_code, kind in chosen:
+                if own in H and book_code == own and H[own]["aliases"]:
+                    aliases = [a for a in H[own]["aliases"] if a != "VTCHA"]   # VTCHA is Val Chavière's own
+                    weekend_lederer = own == "LEDER" and g["concept"] == "we"
+                    if aliases and rd.random() < (0.6 if weekend_lederer else 0.3):
+                        book_code = rd.choice(aliases)
+                u = rd.random()
+                mode = "soldout" if sold_out_date or u < 0.05 else "normal"
+                codes = [c for c in rooms_of[own] if len(rooms_of[own]) <= 2 or rd.random() < 0.9]
+                if len(codes) < 2:
+                    codes = rooms_of[own]
+                hotels.append({"hotelCode": book_code, "busproHotelId": HOTEL_BUSPRO_ID[own],
+                               "rooms": room_rows(codes, price0 * hotel_factor[own], nights, mode, baby_of[own],
+                                                  ids, rd)})
+            eigen = code in EIGENANREISE
+            out_bookable = rd.random() >= 0.04
+            buses = [
+                {"direction": "outbound", "busproId": ids["bus"] + 1,
+                 "label": "Busanreise (zubuchbar)" if eigen else "Hinfahrt im Reisebus",
+                 "bookable": out_bookable, "price": EIGEN_BUS_PRICE if eigen else 0.0},
+                {"direction": "return", "busproId": ids["bus"] + 2,
+                 "label": "Busrückreise (zubuchbar)" if eigen else "Rückfahrt im Reisebus",
+                 "bookable": out_bookable or rd.random() < 0.5, "price": EIGEN_BUS_PRICE if eigen else 0.0},
+            ]
+            ids["bus"] += 2
+            dates.append({"dateCode": dcode, "busproId": did, "start": start.isoformat(), "end": end.isoformat(),
+                          "hotels": hotels, "selections": selections(g, start, nights, rd), "buses": buses,
+                          "pickups": pickups_for(g, start, rd)})
+        EXPORT_PRODUCTS.append({"code": code, "busproId": pid, "guide": guide, "dates": dates})
+    # hotel.xml: every busproHotelId the export uses
+    used = {hh["busproHotelId"] for pr in EXPORT_PRODUCTS for d in pr["dates"] for hh in d["hotels"]}
+    for own, hid in HOTEL_BUSPRO_ID.items():
+        if hid not in used:
+            continue
+        if own in only:
+            BUSPRO_HOTELS[hid] = {"name": only[own][1], "matchcodes": only[own][0], "typo3": False}
+        else:
+            BUSPRO_HOTELS[hid] = {"name": buspro_name(own), "matchcodes": [own] + H[own]["aliases"], "typo3": True}
+
+
+def write_export() -> None:
+    from xml.sax.saxutils import escape, quoteattr
+    EXPORT.mkdir(exist_ok=True)
+    BUSPRO.mkdir(exist_ok=True)
+    dump = lambda x: json.dumps(x, ensure_ascii=False, separators=(", ", ": "))  # noqa: E731
+    lines = ["{", f'  "generatedAt": {dump(EXPORT_GENERATED_AT)},', '  "products": [']
+    for i, pr in enumerate(EXPORT_PRODUCTS):
+        head = dump({k: v for k, v in pr.items() if k != "dates"})[:-1]
+        tail = "," if i < len(EXPORT_PRODUCTS) - 1 else ""
+        if not pr["dates"]:
+            lines.append(f'    {head}, "dates": []}}{tail}')
+            continue
+        lines.append(f'    {head}, "dates": [')
+        for j, d in enumerate(pr["dates"]):
+            lines.append("      " + dump(d) + ("," if j < len(pr["dates"]) - 1 else ""))
+        lines.append(f"    ]}}{tail}")
+    lines += ["  ]", "}"]
+    (EXPORT / "products.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    xml = ['<?xml version="1.0" encoding="UTF-8"?>', f"<hotels generated={quoteattr(HOTELXML_GENERATED)}>"]
+    for hid in sorted(BUSPRO_HOTELS):
+        bh = BUSPRO_HOTELS[hid]
+        xml.append(f'  <hotel id="{hid}">')
+        xml.append(f"    <name>{escape(bh['name'])}</name>")
+        for m in bh["matchcodes"]:
+            xml.append(f"    <matchcode>{escape(m)}</matchcode>")
+        xml.append("  </hotel>")
+    xml.append("</hotels>")
+    (BUSPRO / "hotel.xml").write_text("\n".join(xml) + "\n", encoding="utf-8")
+
+
+def export_facts() -> dict:
+    """What the written export holds: the edge cases with their codes (printed; the README lists them)."""
+    import xml.etree.ElementTree as ET
+    exp = json.loads((EXPORT / "products.json").read_text(encoding="utf-8"))
+    root = ET.parse(BUSPRO / "hotel.xml").getroot()
+    records = json.loads((FEED / "records.json").read_text(encoding="utf-8"))["records"]
+    hotels = [rc for rc in records if rc["type"] == "hotel"]
+    typo3_codes = {c for rc in hotels for c in rc["data"]["codes"]}
+    xmlh = {int(x.get("id")): {"name": x.findtext("name"), "matchcodes": [m.text for m in x.findall("matchcode")]}
+            for x in root.findall("hotel")}
+    f: dict[str, list] = {k: [] for k in (
+        "vtcha", "buspro_only", "stop_rooms", "sold_out_hotels", "sold_out_dates", "shared_beds", "big_rooms",
+        "bus_priced", "bus_not_bookable", "unpriced_legs", "no_return", "no_skipass", "board_not_first",
+        "other_groups", "past_dates", "dst_pickups", "summer_time", "aliases", "no_dates")}
+    for pr in exp["products"]:
+        if not pr["dates"]:
+            f["no_dates"].append(pr["code"])
+        for d in pr["dates"]:
+            dc = d["dateCode"]
+            if d["start"] < DATA_AS_OF.isoformat():
+                f["past_dates"].append(dc)
+            all_out = True
+            for hh in d["hotels"]:
+                hc = hh["hotelCode"]
+                if hc == "VTCHA":
+                    f["vtcha"].append(dc)
+                if hc not in typo3_codes:
+                    f["buspro_only"].append((hc, xmlh[hh["busproHotelId"]]["name"], dc))
+                elif not any(rc["data"]["codes"][0] == hc for rc in hotels):
+                    f["aliases"].append((hc, dc))
+                rooms = [x for x in hh["rooms"] if x["code"] != "Baby"]
+                bookable = [x for x in rooms if x["status"] != "Buchungsstop"]
+                if len(bookable) < len(rooms):
+                    f["stop_rooms"].append((dc, hc))
+                if sum(x["available"] * x["maxPax"] for x in bookable) == 0:
+                    f["sold_out_hotels"].append((dc, hc))
+                else:
+                    all_out = False
+                for x in rooms:
+                    lab = x["label"].lower()
+                    if "bett im" in lab or "mit ander" in lab:
+                        f["shared_beds"].append(x["label"])
+                    if x["maxPax"] >= 9:
+                        f["big_rooms"].append(x["label"])
+            if all_out:
+                f["sold_out_dates"].append(dc)
+            out = next(b for b in d["buses"] if b["direction"] == "outbound")
+            if out["price"] > 0:
+                f["bus_priced"].append(pr["code"])
+            if not out["bookable"]:
+                f["bus_not_bookable"].append(dc)
+            for pk in d["pickups"]:
+                if "price" not in pk["outbound"] or ("return" in pk and "price" not in pk["return"]):
+                    f["unpriced_legs"].append(dc)
+                if "return" not in pk:
+                    f["no_return"].append((dc, pk["place"]))
+                if pk["time"].endswith("+02:00"):
+                    f["summer_time"].append(dc)
+            if len({pk["time"][-6:] for pk in d["pickups"]}) > 1:
+                f["dst_pickups"].append(dc)
+            groups = {s["group"]: s for s in d["selections"]}
+            if 7 not in groups:
+                f["no_skipass"].append(pr["code"])
+            if 71 in groups:
+                labels = [i["label"] for i in groups[71]["items"]]
+                if "Abendessen" not in labels[0] and any("Abendessen" in x for x in labels[1:]):
+                    f["board_not_first"].append(pr["code"])
+            f["other_groups"] += [(pr["code"], g) for g in groups if g not in (7, 71, 86, 87, 89)]
+    for k in f:
+        seen, uniq = set(), []
+        for x in f[k]:
+            if x not in seen:
+                seen.add(x)
+                uniq.append(x)
+        f[k] = uniq
+    return f
+
+
+def validate_export() -> list[str]:
+    import xml.etree.ElementTree as ET
+    errors: list[str] = []
+    exp = json.loads((EXPORT / "products.json").read_text(encoding="utf-8"))
+    try:
+        root = ET.parse(BUSPRO / "hotel.xml").getroot()
+    except ET.ParseError as e:
+        return [f"hotel.xml: {e}"]
+    records = json.loads((FEED / "records.json").read_text(encoding="utf-8"))["records"]
+    hotels = [rc for rc in records if rc["type"] == "hotel"]
+    owner = {rc["data"]["codes"][0]: rc["uid"] for rc in hotels}
+    for rc in hotels:                        # an alias resolves to its hotel unless it is another's own code
+        for a in rc["data"]["codes"][1:]:
+            owner.setdefault(a, rc["uid"])
+    typo3_products = {rc["data"]["code"] for rc in records if rc["type"] == "product"}
+    if root.tag != "hotels" or root.get("generated") != HOTELXML_GENERATED:
+        errors.append("hotel.xml: root element or generated attribute")
+    xmlh: dict[int, dict] = {}
+    for x in root.findall("hotel"):
+        hid = int(x.get("id"))
+        if hid in xmlh:
+            errors.append(f"hotel.xml: id {hid} twice")
+        mcs = [m.text for m in x.findall("matchcode")]
+        if not x.findtext("name") or not mcs:
+            errors.append(f"hotel.xml: hotel {hid} without name or matchcode")
+        xmlh[hid] = {"name": x.findtext("name"), "matchcodes": mcs,
+                     "buspro_only": not any(m in owner for m in mcs)}
+    if exp.get("generatedAt") != EXPORT_GENERATED_AT or set(exp) != {"generatedAt", "products"}:
+        errors.append("export: generatedAt or top-level keys")
+    codes = [pr["code"] for pr in exp["products"]]
+    if len(codes) != len(set(codes)):
+        errors.append("export: a product code twice")
+    date_codes: set[str] = set()
+    ids: dict[str, set] = {"product": set(), "date": set(), "bus": set(), "room": set()}
+    hotel_uid_of: dict[int, set] = {}
+    used_hids: set[int] = set()
+    money = lambda v: isinstance(v, float) and v >= 0 and (v * 2) == int(v * 2)  # noqa: E731
+
+    def label_ok(where: str, label: str) -> None:
+        if not isinstance(label, str) or not label:
+            errors.append(f"{where}: empty label")
+        elif "halbpension" in label.lower():
+            errors.append(f"{where}: label {label!r} says Halbpension")
+
+    def unique(kind: str, v, where: str) -> None:
+        if not isinstance(v, int) or isinstance(v, bool):
+            errors.append(f"{where}: {kind} busproId {v!r} is not an integer")
+        elif v in ids[kind]:
+            errors.append(f"{where}: {kind} busproId {v} twice")
+        ids[kind].add(v)
+
+    for pr in exp["products"]:
+        c = pr["code"]
+        if list(pr) != ["code", "busproId", "guide", "dates"]:
+            errors.append(f"{c}: keys {list(pr)}")
+        if not re.fullmatch(r"[A-Z]{5}", c):
+            errors.append(f"{c}: not a product code")
+        unique("product", pr["busproId"], c)
+        gd = pr["guide"]
+        if not gd.get("name") or not re.fullmatch(r"\+49 1[5-7]\d \d{7}", gd.get("phone", "")):
+            errors.append(f"{c}: guide {gd}")
+        if not pr["dates"] and c not in EXPORT_NO_DATES:
+            errors.append(f"{c}: no dates")
+        if pr["dates"] and not 4 <= len(pr["dates"]) <= 12:
+            errors.append(f"{c}: {len(pr['dates'])} dates")
+        for d in pr["dates"]:
+            dc = d["dateCode"]
+            w = dc
+            start, end = date.fromisoformat(d["start"]), date.fromisoformat(d["end"])
+            if dc != c + start.strftime("%d%m%y"):
+                errors.append(f"{w}: date code is not {c} + DDMMYY of {d['start']}")
+            if dc in date_codes:
+                errors.append(f"{w}: date code twice")
+            date_codes.add(dc)
+            unique("date", d["busproId"], w)
+            nights = (end - start).days
+            if not 2 <= nights <= 7:
+                errors.append(f"{w}: {nights} nights (end must be 2–7 days after start)")
+            if not date(2026, 11, 1) <= start <= date(2027, 4, 30):
+                errors.append(f"{w}: start outside the season")
+            if not 1 <= len(d["hotels"]) <= 4:
+                errors.append(f"{w}: {len(d['hotels'])} hotels")
+            if len({hh["busproHotelId"] for hh in d["hotels"]}) != len(d["hotels"]):
+                errors.append(f"{w}: a hotel twice")
+            lo, hi = price_band(nights)
+            for hh in d["hotels"]:
+                hc, hid = hh["hotelCode"], hh["busproHotelId"]
+                wh = f"{w}/{hc}"
+                used_hids.add(hid)
+                if hid not in xmlh:
+                    errors.append(f"{wh}: busproHotelId {hid} not in hotel.xml")
+                    continue
+                if hc not in xmlh[hid]["matchcodes"]:
+                    errors.append(f"{wh}: not a matchcode of BusPro hotel {hid}")
+                if hc in owner:
+                    hotel_uid_of.setdefault(hid, set()).add(owner[hc])
+                elif not xmlh[hid]["buspro_only"]:
+                    errors.append(f"{wh}: neither a TYPO3 hotel code nor a BusPro-only hotel")
+                rooms = [x for x in hh["rooms"] if x["code"] != "Baby"]
+                if not 2 <= len(rooms) <= 6:
+                    errors.append(f"{wh}: {len(rooms)} rooms")
+                if len({x["code"] for x in hh["rooms"]}) != len(hh["rooms"]):
+                    errors.append(f"{wh}: a room code twice")
+                for x in hh["rooms"]:
+                    wr = f"{wh}/{x['code']}"
+                    if list(x) != ["code", "busproRoomId", "label", "status", "available", "minPax", "maxPax", "price"]:
+                        errors.append(f"{wr}: keys {list(x)}")
+                    unique("room", x["busproRoomId"], wr)
+                    label_ok(wr, x["label"])
+                    if x["status"] not in ("frei", "wenige", "Anfrage", "Buchungsstop"):
+                        errors.append(f"{wr}: status {x['status']}")
+                    if not money(x["price"]):
+                        errors.append(f"{wr}: price {x['price']!r}")
+                    if x["code"] == "Baby":
+                        if (x["maxPax"], x["price"], x["status"]) != (1, 0.0, "frei") or x["available"] < 20:
+                            errors.append(f"{wr}: not an infant row")
+                        continue
+                    if not (isinstance(x["available"], int) and 0 <= x["available"] <= 8):
+                        errors.append(f"{wr}: available {x['available']}")
+                    if not 1 <= x["minPax"] <= x["maxPax"] <= 12:
+                        errors.append(f"{wr}: minPax {x['minPax']} maxPax {x['maxPax']}")
+                    lab = x["label"].lower()
+                    if ("bett im" in lab or "mit ander" in lab) != (x["maxPax"] == 1 and x["code"].startswith("MB")
+                                                                     or x["code"] == "LAGER"):
+                        errors.append(f"{wr}: shared-bed label {x['label']!r} and room do not agree")
+                    if not lo <= x["price"] <= hi:
+                        errors.append(f"{wr}: price {x['price']} outside {lo}–{hi} for {nights} nights")
+            for s in d["selections"]:
+                if not isinstance(s["group"], int) or not s["items"]:
+                    errors.append(f"{w}: selection {s}")
+                label_ok(f"{w}/group {s['group']}", s["label"])
+                for i in s["items"]:
+                    label_ok(f"{w}/group {s['group']}", i["label"])
+                    if not money(i["price"]):
+                        errors.append(f"{w}: item price {i}")
+            if [b["direction"] for b in d["buses"]] != ["outbound", "return"]:
+                errors.append(f"{w}: buses {[b['direction'] for b in d['buses']]}")
+            for b in d["buses"]:
+                unique("bus", b["busproId"], w)
+                label_ok(f"{w}/bus", b["label"])
+                if not isinstance(b["bookable"], bool) or not money(b["price"]):
+                    errors.append(f"{w}: bus {b}")
+            if not 3 <= len(d["pickups"]) <= 8:
+                errors.append(f"{w}: {len(d['pickups'])} pickups")
+            eve = datetime(start.year, start.month, start.day) - timedelta(hours=10)      # 14:00 the day before
+            for pk in d["pickups"]:
+                wp = f"{w}/{pk.get('place')}"
+                if set(pk) - {"place", "busproId", "time", "outbound", "return"} or "outbound" not in pk:
+                    errors.append(f"{wp}: keys {sorted(pk)}")
+                if not isinstance(pk["busproId"], int) or not pk.get("place"):
+                    errors.append(f"{wp}: place or busproId")
+                t = pk["time"]
+                if not RFC3339.match(t):
+                    errors.append(f"{wp}: time {t} is not RFC 3339")
+                    continue
+                local = datetime.fromisoformat(t[:19])
+                utc = local - timedelta(hours=int(t[-5:-3]))
+                if berlin(utc) != t:
+                    errors.append(f"{wp}: {t} has the wrong Berlin offset")
+                if not eve <= local <= eve + timedelta(hours=16):
+                    errors.append(f"{wp}: {t} is not the evening or night before {d['start']}")
+                for leg in ("outbound", "return"):
+                    x = pk.get(leg)
+                    bad_price = isinstance(x, dict) and "price" in x and not (money(x["price"]) and x["price"] > 0)
+                    if leg in pk and (not isinstance(pk[leg], dict) or set(pk[leg]) - {"price"} or bad_price):
+                        errors.append(f"{wp}: {leg} leg {pk[leg]} is not {{}} or {{\"price\": > 0}}")
+    for hid, uids in hotel_uid_of.items():
+        if len(uids) != 1:
+            errors.append(f"busproHotelId {hid} stands for several TYPO3 hotels {sorted(uids)}")
+    if set(xmlh) - used_hids:
+        errors.append(f"hotel.xml ids not used by the export: {sorted(set(xmlh) - used_hids)}")
+    # the documented edge cases are there
+    f = export_facts()
+    in_export = set(codes)
+    if typo3_products - in_export != EXPORT_MISSING:
+        errors.append(f"TYPO3 codes without export entry: {sorted(typo3_products - in_export)}")
+    if sorted(in_export - typo3_products) != sorted(u[0] for u in UNMATCHED_PRODUCTS):
+        errors.append(f"unmatched export codes: {sorted(in_export - typo3_products)}")
+    need = {"vtcha": 1, "buspro_only": 3, "stop_rooms": 5, "sold_out_hotels": 5, "sold_out_dates": 1,
+            "shared_beds": 2, "big_rooms": 2, "bus_priced": 1, "bus_not_bookable": 2, "unpriced_legs": 5,
+            "no_return": 5, "no_skipass": 2, "board_not_first": 2, "other_groups": 1, "past_dates": 3,
+            "dst_pickups": 1, "aliases": 5, "no_dates": 1}
+    for k, n in need.items():
+        got = len({x[0] if isinstance(x, tuple) and k == "buspro_only" else x for x in f[k]})
+        if got < n:
+            errors.append(f"edge case {k}: {got} < {n}")
+    for c in ("SGGER", "SZTDA", "SBWSF", "SSLMP", "SWZSP", "SSSOP"):
+        if not any(pr["code"] == c and pr["dates"] for pr in exp["products"]):
+            errors.append(f"{c}: no export dates")
+    if "SSLMP061226" not in date_codes:
+        errors.append("the contract's date SSLMP061226 is missing")
+    if len(codes) < 40 or len(used_hids) < 60:
+        errors.append(f"only {len(codes)} products / {len(used_hids)} hotels")
+    return errors
+
+
+def summary_export() -> None:
+    exp = json.loads((EXPORT / "products.json").read_text(encoding="utf-8"))
+    dates = [d for pr in exp["products"] for d in pr["dates"]]
+    rows = [hh for d in dates for hh in d["hotels"]]
+    rooms = [x for hh in rows for x in hh["rooms"] if x["code"] != "Baby"]
+    f = export_facts()
+    only = sorted({x[0] for x in f["buspro_only"]})
+    print(f"export: {len(exp['products'])} products, {len(dates)} dates, {len(rows)} date×hotel rows, "
+          f"{len(rooms)} room rows, {len({hh['busproHotelId'] for hh in rows})} hotels "
+          f"({len(only)} BusPro-only: {', '.join(only)}), {len(PICKUP_IDS)} pickup places")
+    for name in ("export/products.json", "buspro/hotel.xml"):
+        print(f"  {name}: {(HERE / name).stat().st_size} bytes")
+    short = lambda xs, n=6: ", ".join(map(str, xs[:n])) + (f" … ({len(xs)})" if len(xs) > n else "")  # noqa: E731
+    print("  edge cases:")
+    print(f"    VTCHA as hotelCode: {short(f['vtcha'])}")
+    print(f"    alias codes booked: {short(sorted({a for a, _ in f['aliases']}), 20)}")
+    print(f"    BusPro-only hotels: {short(sorted({(a, b) for a, b, _ in f['buspro_only']}), 10)}")
+    print(f"    Buchungsstop rooms in {len(f['stop_rooms'])} date×hotel rows; sold-out rows: "
+          f"{short([a + '/' + b for a, b in f['sold_out_hotels']], 10)}")
+    print(f"    dates sold out at every hotel: {short(f['sold_out_dates'])}")
+    print(f"    shared-bed labels: {short(sorted(set(f['shared_beds'])))}; "
+          f"9+ rooms: {short(sorted(set(f['big_rooms'])))}")
+    print(f"    priced outbound bus: {short(f['bus_priced'])}; "
+          f"outbound not bookable: {short(f['bus_not_bookable'], 10)}")
+    print(f"    dates with unpriced legs: {len(f['unpriced_legs'])}; pickups without return: "
+          f"{short([a + ' ' + b for a, b in f['no_return']], 4)}")
+    print(f"    no group 7: {short(f['no_skipass'])}; dinner not the first 71 item: {short(f['board_not_first'], 12)}")
+    print(f"    other selection groups: {short(f['other_groups'], 4)}")
+    print(f"    past dates: {short(f['past_dates'], 10)}; dates: []: {short(f['no_dates'])}")
+    print(f"    dates with summer-time pickups: {len(f['summer_time'])}; pickups across the switch: "
+          f"{short(f['dst_pickups'])}")
+
+
+# --------------------------------------------------------------------------------------------
 # Validation (the contract's rules, plus what the sample data promises) and summary
 # --------------------------------------------------------------------------------------------
 
@@ -3422,14 +4335,18 @@ def main() -> int:
     assemble_pages()
     assemble_blogs()
     write_output()
-    errors = validate()
+    build_export()
+    write_export()
+    errors = validate() + validate_export()
     summary()
+    summary_export()
     if errors:
         print(f"INVALID: {len(errors)} problem(s)", file=sys.stderr)
         for e in errors:
             print("  " + e, file=sys.stderr)
         return 1
-    print("valid: manifest, records, refs, detailOf, contentUrl hosts and page files check out")
+    print("valid: manifest, records, refs, detailOf, contentUrl hosts and page files check out; the export and "
+          "hotel.xml agree with the feed and the contract")
     return 0
 
 

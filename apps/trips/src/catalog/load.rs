@@ -19,10 +19,10 @@ const RECHECK: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportConfig {
-    /// `GET /api/exports/products` of the booking system…
+    /// `GET /api/exports/products` of the booking system (used when set and not empty)…
     #[serde(default)]
     pub url: Option<String>,
-    /// …or a file holding the same JSON.
+    /// …otherwise a file holding the same JSON.
     #[serde(default)]
     pub file: Option<PathBuf>,
     /// Bearer token for `url`.
@@ -40,12 +40,15 @@ fn five_minutes() -> String {
 
 impl ExportConfig {
     pub fn check(&self) -> Result<Duration, String> {
-        match (&self.url, &self.file) {
-            (Some(_), Some(_)) => return Err("export: give `url` or `file`, not both".into()),
-            (None, None) => return Err("export: give the export's `url` or `file`".into()),
-            _ => {}
+        if self.url().is_none() && self.file.is_none() {
+            return Err("export: give the export's `url` or `file`".into());
         }
         humantime::parse_duration(&self.refresh).map_err(|e| format!("export.refresh: {e}"))
+    }
+
+    /// The URL, when one is set (`${APP_PRODUCT_EXPORT_URL:-}` may leave it empty).
+    fn url(&self) -> Option<&str> {
+        self.url.as_deref().map(str::trim).filter(|u| !u.is_empty())
     }
 }
 
@@ -172,7 +175,7 @@ impl CatalogHandle {
     }
 
     async fn inputs(&self) -> Result<Inputs, String> {
-        let export = match (&self.config.url, &self.config.file) {
+        let export = match (self.config.url(), &self.config.file) {
             (Some(url), _) => self.fetch(url, self.config.token.as_deref()).await?,
             (_, Some(file)) => tokio::fs::read(file)
                 .await
