@@ -5,85 +5,10 @@
 mod common;
 
 use std::path::Path;
-use std::sync::Arc;
 
-use chrono::{TimeZone, Utc};
+use common::ski::{TOKEN, ski_config, ski_server};
 use common::{Server, call, connect, examples, structured};
-use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::simulator::{SimulatorConfig, bind};
-use concierge_trips::content::store::SqliteStore;
-use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
 use serde_json::{Value, json};
-
-const TOKEN: &str = "ski-token";
-
-/// Mirrors the sample feed into `dir/content.sqlite`; returns the simulator's base URL.
-async fn mirror_sample_feed(dir: &Path) -> String {
-    let (addr, serving) = bind(&SimulatorConfig {
-        listen: "127.0.0.1:0".into(),
-        feed: examples().join("ski/feed"),
-        api_key: "test-key".into(),
-    })
-    .await
-    .expect("simulator");
-    tokio::spawn(serving);
-    let database = dir.join("content.sqlite");
-    let store = Arc::new(SqliteStore::open(&database).await.expect("store"));
-    let syncer = Syncer::new(
-        FeedSettings {
-            base_url: format!("http://{addr}"),
-            api_key: "test-key".into(),
-            timeout: std::time::Duration::from_secs(10),
-            lock_path: dir.join("content.sqlite.sync.lock"),
-        },
-        store,
-        Arc::new(ManualClock::at(
-            Utc.with_ymd_and_hms(2026, 12, 1, 1, 0, 0).unwrap(),
-        )),
-    )
-    .expect("syncer");
-    let report = syncer.run(RunOptions::default()).await.expect("sync");
-    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
-    format!("http://{addr}")
-}
-
-fn ski_config(dir: &Path, base_url: &str) -> String {
-    format!(
-        r#"
-[server]
-listen = "127.0.0.1:0"
-
-[limits]
-chatbot_mcp = "600/minute"
-
-[audit.chatbot]
-path = "{dir}/log/test.chatbot.log"
-
-[apps.trips]
-database = "{dir}/content.sqlite"
-feed = {{ base_url = "{base_url}", api_key = "test-key" }}
-schedule = {{ enabled = false }}
-
-[[endpoint]]
-path = "/ski/mcp"
-tools = ["trips.*"]
-auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
-rate_limit = "chatbot_mcp"
-audit = "chatbot"
-"#,
-        dir = dir.display()
-    )
-}
-
-async fn ski_server() -> Server {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let base = mirror_sample_feed(dir.path()).await;
-    Server::start_in(
-        dir,
-        |d| ski_config(d, &base),
-        &[("APP_MCP_TOKENS", &format!("n8n:{TOKEN}"))],
-    )
-}
 
 fn results(value: &Value) -> Vec<Value> {
     value["results"].as_array().cloned().unwrap_or_default()

@@ -1,6 +1,8 @@
 //! A real `concierge` process on 127.0.0.1, a real MCP client, and helpers to read what it wrote.
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+pub mod ski;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
