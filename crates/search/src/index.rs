@@ -6,7 +6,7 @@ use tantivy::query::{
     BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RegexQuery, TermQuery,
 };
 use tantivy::schema::{
-    FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+    FAST, Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::{Token as TantivyToken, TokenStream, Tokenizer};
 use tantivy::{
@@ -46,7 +46,8 @@ pub struct Hit {
 
 #[derive(Clone, Copy)]
 struct Fields {
-    key: Field,
+    /// Position in `keys`: hits find their key without reading the stored document.
+    ordinal: Field,
     title: Field,
     breadcrumb: Field,
     body: Field,
@@ -59,7 +60,7 @@ struct Fields {
 pub struct TextIndex {
     reader: IndexReader,
     fields: Fields,
-    len: usize,
+    keys: Vec<String>,
 }
 
 impl TextIndex {
@@ -71,7 +72,7 @@ impl TextIndex {
                 .set_index_option(IndexRecordOption::WithFreqs),
         );
         let fields = Fields {
-            key: schema.add_text_field("key", STRING | STORED),
+            ordinal: schema.add_u64_field("ordinal", FAST),
             title: schema.add_text_field("title", indexed.clone()),
             breadcrumb: schema.add_text_field("breadcrumb", indexed.clone()),
             body: schema.add_text_field("body", indexed | STORED),
@@ -81,16 +82,16 @@ impl TextIndex {
         index.tokenizers().register(TOKENIZER, GermanTokenizer);
         // One thread: the machine's other core serves requests while we index.
         let mut writer = index.writer_with_num_threads(1, 100_000_000)?;
-        let mut len = 0;
+        let mut keys = Vec::new();
         for doc in docs {
             let mut document = TantivyDocument::new();
-            document.add_text(fields.key, &doc.key);
+            document.add_u64(fields.ordinal, keys.len() as u64);
             document.add_text(fields.title, &doc.title);
             document.add_text(fields.breadcrumb, &doc.breadcrumb);
             document.add_text(fields.body, &doc.body);
             document.add_f64(fields.weight, f64::from(doc.weight));
             writer.add_document(document)?;
-            len += 1;
+            keys.push(doc.key);
         }
         writer.commit()?;
         writer.wait_merging_threads()?;
@@ -101,16 +102,16 @@ impl TextIndex {
         Ok(Self {
             reader,
             fields,
-            len,
+            keys,
         })
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.keys.is_empty()
     }
 
     /// Up to `limit` hits for `query`: documents holding every term (as a prefix) first; if none
@@ -151,21 +152,26 @@ impl TextIndex {
         terms: &[QueryTerm],
         excerpt_chars: usize,
     ) -> tantivy::Result<Hit> {
-        let doc: TantivyDocument = searcher.doc(address)?;
-        let text = |field| {
-            doc.get_first(field)
+        let ordinal = searcher
+            .segment_reader(address.segment_ord)
+            .fast_fields()
+            .u64("ordinal")?
+            .first(address.doc_id)
+            .unwrap_or_default() as usize;
+        let excerpt = if excerpt_chars == 0 {
+            String::new()
+        } else {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            let body = doc
+                .get_first(self.fields.body)
                 .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string()
+                .unwrap_or_default();
+            excerpt(body, terms, excerpt_chars)
         };
         Ok(Hit {
-            key: text(self.fields.key),
+            key: self.keys.get(ordinal).cloned().unwrap_or_default(),
             score,
-            excerpt: if excerpt_chars == 0 {
-                String::new()
-            } else {
-                excerpt(&text(self.fields.body), terms, excerpt_chars)
-            },
+            excerpt,
         })
     }
 

@@ -3,7 +3,7 @@
 //! gets wrong: `persons` also needs places left, board matches any item, not the first).
 
 use chrono::NaiveDate;
-use concierge_search::analyzer::{QueryTerm, query_terms, tokens};
+use concierge_search::analyzer::{QueryTerm, Token, query_terms, tokens};
 
 use super::export::{ExportDate, ExportHotel, Room};
 
@@ -158,6 +158,20 @@ impl TravelDateFacts {
                 .all(|term| words.iter().any(|w| term.matches(w)))
         })
     }
+}
+
+/// Each board label's words, folded.
+pub fn board_words(labels: &[String]) -> Vec<Vec<Token>> {
+    labels.iter().map(|label| tokens(label)).collect()
+}
+
+/// Whether one label holds every wished word (as a prefix).
+pub fn board_matches(labels: &[Vec<Token>], wanted: &[QueryTerm]) -> bool {
+    labels.iter().any(|words| {
+        wanted
+            .iter()
+            .all(|term| words.iter().any(|w| term.matches(w)))
+    })
 }
 
 /// The words of a board wish, as [`TravelDateFacts::has_board`] compares them.

@@ -100,6 +100,11 @@ pub struct TripCatalog {
     pub dates: Vec<TravelDate>,
     /// Sorted by start date, then "ab" price.
     pub rows: Vec<Row>,
+    /// What the search filters on, one per row and in the same order, packed small so a scan of
+    /// a hundred thousand rows stays in cache.
+    pub(crate) keys: Vec<search::RowKey>,
+    /// The distinct board offers (group 71 labels, folded), which rows point into.
+    pub(crate) boards: Vec<Vec<Vec<concierge_search::analyzer::Token>>>,
     /// Every code (own or alias) to its hotel; an owner's own code wins.
     pub hotel_by_code: HashMap<String, usize>,
     pub trips_by_code: HashMap<String, Vec<usize>>,
@@ -313,6 +318,7 @@ impl TripCatalog {
                 .partial_cmp(&(b.facts.start, b.facts.price_from.unwrap_or(f64::MAX)))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
+        catalog.index_rows();
         catalog.names = query::Names::of(&catalog);
         catalog
     }
