@@ -106,7 +106,7 @@ impl CatalogHandle {
         let due = self
             .progress
             .try_lock()
-            .is_ok_and(|p| p.checked.elapsed() >= RECHECK);
+            .is_ok_and(|p| p.checked.elapsed() >= self.recheck());
         if due {
             let this = self.clone();
             tokio::spawn(async move { this.rebuild_if_due(false).await });
@@ -121,7 +121,7 @@ impl CatalogHandle {
         let Ok(mut progress) = self.progress.try_lock() else {
             return; // another rebuild is under way
         };
-        if !first && progress.checked.elapsed() < RECHECK {
+        if !first && progress.checked.elapsed() < self.recheck() {
             return;
         }
         progress.checked = Instant::now();
@@ -172,6 +172,11 @@ impl CatalogHandle {
             }
             Err(error) => tracing::error!(%error, "trip catalog: build failed"),
         }
+    }
+
+    /// How often to look: every two seconds, or as often as the export is to be re-read.
+    fn recheck(&self) -> Duration {
+        RECHECK.min(self.refresh)
     }
 
     async fn inputs(&self) -> Result<Inputs, String> {
