@@ -528,3 +528,20 @@ async fn a_record_without_a_page_or_url_is_not_searchable() {
     mirror.delta().await;
     assert!(!mirror.doc("hotel:20:de").await.is_searchable());
 }
+
+#[tokio::test]
+async fn a_complete_run_that_changed_something_marks_its_generation_for_the_unmatched_codes_report()
+{
+    let typo3 = feed_with_pages(2, daytime()).await;
+    let mirror = Mirror::new(&typo3).await;
+    mirror.delta().await;
+    let state = mirror.store.state().await.expect("state");
+    assert_eq!(state.completed_generation, Some(state.generation));
+
+    // A run that stops early does not count as complete.
+    typo3.set_modified("page", 1, "2026-11-29T08:00:00+01:00");
+    typo3.script_page(1, vec![Reply::status(503).retry_after("60")]);
+    mirror.delta().await;
+    let stopped = mirror.store.state().await.expect("state");
+    assert_eq!(stopped.completed_generation, state.completed_generation);
+}

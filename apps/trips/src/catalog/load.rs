@@ -125,8 +125,8 @@ impl CatalogHandle {
             return;
         }
         progress.checked = Instant::now();
-        let generation = match self.store.state().await {
-            Ok(state) => Some(state.generation),
+        let (generation, completed) = match self.store.state().await {
+            Ok(state) => (Some(state.generation), state.completed_generation),
             Err(error) => {
                 tracing::error!(%error, "trip catalog: cannot read the content mirror");
                 return;
@@ -156,7 +156,9 @@ impl CatalogHandle {
                 return;
             }
         };
-        let content_changed = progress.generation.is_some_and(|g| Some(g) != generation);
+        // "After a complete run that changed something": once per such run, not per rebuild.
+        let report_unmatched =
+            completed.is_some() && completed == generation && progress.generation != generation;
         progress.generation = generation;
         let built = tokio::task::spawn_blocking(move || {
             TripCatalog::build(&inputs.export, &inputs.hotels, &docs)
@@ -164,7 +166,7 @@ impl CatalogHandle {
         .await;
         match built {
             Ok(catalog) => {
-                if content_changed && !catalog.unmatched.is_empty() {
+                if report_unmatched && !catalog.unmatched.is_empty() {
                     tracing::warn!(codes = %catalog.unmatched.join(", "), "Content feed: unmatched codes");
                 }
                 tracing::info!(rows = catalog.rows.len(), data_as_of = %catalog.data_as_of, "trip catalog loaded");

@@ -25,6 +25,10 @@ pub struct SyncState {
     pub last_good_manifest_at: Option<DateTime<Utc>>,
     /// Bumped whenever documents change, so readers know to rebuild their index.
     pub generation: u64,
+    /// The generation a complete run that changed something ended on (readers report on it
+    /// once: the trip catalog logs the codes it cannot place).
+    #[serde(default)]
+    pub completed_generation: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -185,8 +185,13 @@ impl Syncer {
             None => run.pages(options, &manifest, &mut docs, &mut state).await?,
         };
         run.publish(&mut docs, &mut state).await?;
-        if let Some(why) = stop {
-            run.report.outcome = Outcome::Stopped(why);
+        match stop {
+            Some(why) => run.report.outcome = Outcome::Stopped(why),
+            None if run.report.changed => {
+                state.completed_generation = Some(state.generation);
+                self.store.save_state(&state).await?;
+            }
+            None => {}
         }
         tracing::info!(report = %serde_json::to_string(&run.report).unwrap_or_default(), "content sync finished");
         Ok(run.report)
