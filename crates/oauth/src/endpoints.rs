@@ -1,0 +1,598 @@
+//! The authorization server's HTTP endpoints.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Form, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use base64::Engine;
+use concierge_core::Outcome;
+use serde_json::{Value, json};
+
+use crate::AuthServer;
+use crate::keys::AccessClaims;
+use crate::pages;
+use crate::store::{Client, Grant};
+use crate::util::{acceptable_redirect, pkce_matches, random_token, redirect_matches, same};
+
+const CODE_TTL: Duration = Duration::from_secs(10 * 60);
+const PENDING_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// The server's routes, to be merged at the root of the issuer.
+pub fn router(server: Arc<AuthServer>) -> Router {
+    Router::new()
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/.well-known/openid-configuration", get(metadata))
+        .route("/jwks", get(jwks))
+        .route("/register", post(register))
+        .route("/authorize", get(authorize).post(decide))
+        .route("/token", post(token))
+        .route("/revoke", post(revoke))
+        .with_state(server)
+}
+
+fn cors(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
+}
+
+async fn metadata(State(server): State<Arc<AuthServer>>) -> Response {
+    let issuer = &server.issuer;
+    let mut scopes = server.scopes.clone();
+    scopes.push("offline_access".into());
+    cors(
+        Json(json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "registration_endpoint": format!("{issuer}/register"),
+            "revocation_endpoint": format!("{issuer}/revoke"),
+            "jwks_uri": format!("{issuer}/jwks"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+            "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "scopes_supported": scopes,
+            "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": false,
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["EdDSA"],
+        }))
+        .into_response(),
+    )
+}
+
+async fn jwks(State(server): State<Arc<AuthServer>>) -> Response {
+    cors(Json(server.jwks()).into_response())
+}
+
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+    let mut response = (status, Json(json!({"error": error, "error_description": description}))).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    cors(response)
+}
+
+// ── Dynamic client registration (RFC 7591) ───────────────────────────────────────────────────
+
+async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "the body is not JSON");
+    };
+    let strings = |key: &str| -> Option<Vec<String>> {
+        request.get(key)?.as_array().map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+    };
+    let redirect_uris = strings("redirect_uris").unwrap_or_default();
+    if redirect_uris.is_empty() {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", "redirect_uris is required");
+    }
+    if let Some(bad) = redirect_uris.iter().find_map(|u| acceptable_redirect(u).err()) {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &bad);
+    }
+    let auth_method = request
+        .get("token_endpoint_auth_method")
+        .and_then(Value::as_str)
+        .unwrap_or("client_secret_basic")
+        .to_string();
+    if !matches!(auth_method.as_str(), "none" | "client_secret_post" | "client_secret_basic") {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            "token_endpoint_auth_method: none, client_secret_post or client_secret_basic",
+        );
+    }
+    let grant_types = strings("grant_types").unwrap_or_else(|| vec!["authorization_code".into()]);
+    if let Some(other) = grant_types
+        .iter()
+        .find(|g| !matches!(g.as_str(), "authorization_code" | "refresh_token"))
+    {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            &format!("grant type `{other}` cannot be self-registered; ask the operator for a machine client"),
+        );
+    }
+    let name = request
+        .get("client_name")
+        .and_then(Value::as_str)
+        .unwrap_or("unnamed application")
+        .chars()
+        .take(100)
+        .collect::<String>();
+    let secret = (auth_method != "none").then(|| random_token(32));
+    let client = Client {
+        client_id: format!("dcr-{}", random_token(16)),
+        secret_hash: secret.as_deref().map(crate::util::hash),
+        name: name.clone(),
+        redirect_uris: redirect_uris.clone(),
+        grant_types: grant_types.clone(),
+        auth_method: auth_method.clone(),
+        scopes: Vec::new(),
+        source: "dcr".into(),
+    };
+    if let Err(error) = server.store.put_client(&client).await {
+        tracing::error!(%error, "oauth: cannot store a client");
+        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "try again");
+    }
+    server.audit("/register", "client_registered", Outcome::Ok, Some(&client.client_id), None);
+    let mut answer = json!({
+        "client_id": client.client_id,
+        "client_id_issued_at": chrono::Utc::now().timestamp(),
+        "client_name": name,
+        "redirect_uris": redirect_uris,
+        "grant_types": grant_types,
+        "response_types": ["code"],
+        "token_endpoint_auth_method": auth_method,
+    });
+    if let Some(secret) = secret {
+        answer["client_secret"] = json!(secret);
+        answer["client_secret_expires_at"] = json!(0);
+    }
+    let mut response = (StatusCode::CREATED, Json(answer)).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    cors(response)
+}
+
+// ── Authorization (sign-in and consent) ──────────────────────────────────────────────────────
+
+/// A validated authorization request, kept server-side while the user decides.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Pending {
+    client_id: String,
+    redirect_uri: String,
+    state: Option<String>,
+    code_challenge: String,
+    scope: String,
+    resource: String,
+}
+
+/// Where an authorization answer goes: the client's redirect URI with `state` and `iss`.
+fn answer(server: &AuthServer, redirect_uri: &str, state: Option<&str>, params: &[(&str, &str)]) -> Response {
+    let mut url = match url::Url::parse(redirect_uri) {
+        Ok(url) => url,
+        Err(_) => return pages::error(StatusCode::BAD_REQUEST, "the redirect URI is not a URL"),
+    };
+    {
+        let mut query = url.query_pairs_mut();
+        for (key, value) in params {
+            query.append_pair(key, value);
+        }
+        if let Some(state) = state {
+            query.append_pair("state", state);
+        }
+        query.append_pair("iss", &server.issuer);
+    }
+    Redirect::to(url.as_str()).into_response()
+}
+
+async fn authorize(
+    State(server): State<Arc<AuthServer>>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Response {
+    let param = |key: &str| params.get(key).map(String::as_str).filter(|v| !v.is_empty());
+    // Client and redirect URI first: until both check out, nothing is sent anywhere.
+    let Some(client_id) = param("client_id") else {
+        return pages::error(StatusCode::BAD_REQUEST, "The request names no client.");
+    };
+    let client = match server.store.client(client_id).await {
+        Ok(Some(client)) => client,
+        Ok(None) => return pages::error(StatusCode::BAD_REQUEST, "This application is not registered here."),
+        Err(error) => {
+            tracing::error!(%error, "oauth: client lookup failed");
+            return pages::error(StatusCode::INTERNAL_SERVER_ERROR, "Please try again.");
+        }
+    };
+    let redirect_uri = match param("redirect_uri") {
+        Some(uri) if client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => uri.to_string(),
+        Some(_) => {
+            server.audit("/authorize", "authorization_refused", Outcome::Rejected, Some(client_id), None);
+            return pages::error(StatusCode::BAD_REQUEST, "The return address does not match the application's registration.");
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        None => return pages::error(StatusCode::BAD_REQUEST, "The request names no return address."),
+    };
+    let state = param("state");
+    if param("response_type") != Some("code") {
+        return answer(&server, &redirect_uri, state, &[("error", "unsupported_response_type")]);
+    }
+    let challenge = match (param("code_challenge"), param("code_challenge_method")) {
+        (Some(challenge), Some("S256")) => challenge.to_string(),
+        _ => {
+            return answer(&server, &redirect_uri, state, &[
+                ("error", "invalid_request"),
+                ("error_description", "PKCE with code_challenge_method=S256 is required"),
+            ]);
+        }
+    };
+    let resource = match param("resource") {
+        Some(requested) => match server.resource(requested) {
+            Some(resource) => resource.to_string(),
+            None => {
+                return answer(&server, &redirect_uri, state, &[
+                    ("error", "invalid_target"),
+                    ("error_description", "unknown resource"),
+                ]);
+            }
+        },
+        // Claude omits `resource`: the default is our (first) protected endpoint.
+        None => match server.resources.first() {
+            Some(resource) => resource.clone(),
+            None => return pages::error(StatusCode::BAD_REQUEST, "No resource is protected by this server."),
+        },
+    };
+    // Unknown scopes are narrowed away rather than refused (clients ask for offline_access,
+    // openid, email, …); no scope asks for everything the server offers.
+    let requested: Vec<&str> = param("scope").unwrap_or("").split_whitespace().collect();
+    let scopes: Vec<String> = if requested.is_empty() {
+        server.scopes.clone()
+    } else {
+        server
+            .scopes
+            .iter()
+            .filter(|s| requested.contains(&s.as_str()))
+            .cloned()
+            .collect()
+    };
+    let pending = Pending {
+        client_id: client.client_id.clone(),
+        redirect_uri,
+        state: state.map(str::to_string),
+        code_challenge: challenge,
+        scope: scopes.join(" "),
+        resource,
+    };
+    consent_page(&server, &client, &pending, None).await
+}
+
+async fn consent_page(server: &AuthServer, client: &Client, pending: &Pending, error: Option<&str>) -> Response {
+    let csrf = random_token(24);
+    let stored = serde_json::to_string(pending).unwrap_or_default();
+    if let Err(error) = server.store.put_pending(&csrf, &stored, PENDING_TTL).await {
+        tracing::error!(%error, "oauth: cannot store a pending authorization");
+        return pages::error(StatusCode::INTERNAL_SERVER_ERROR, "Please try again.");
+    }
+    let host = url::Url::parse(&pending.redirect_uri)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let scopes: Vec<String> = pending.scope.split_whitespace().map(str::to_string).collect();
+    pages::consent(&pages::Consent {
+        csrf: &csrf,
+        client_name: &client.name,
+        client_id: &client.client_id,
+        unverified: client.source == "dcr",
+        scopes: &scopes,
+        resource: &pending.resource,
+        redirect_host: &host,
+        error,
+    })
+}
+
+async fn decide(
+    State(server): State<Arc<AuthServer>>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let field = |key: &str| form.get(key).map(String::as_str).unwrap_or("");
+    let pending = match server.store.take_pending(field("csrf")).await {
+        Ok(Some(stored)) => serde_json::from_str::<Pending>(&stored).ok(),
+        _ => None,
+    };
+    let Some(pending) = pending else {
+        return pages::error(StatusCode::BAD_REQUEST, "This sign-in form has expired or was already used.");
+    };
+    let state = pending.state.as_deref();
+    if field("decision") != "allow" {
+        server.audit("/authorize", "authorization_denied", Outcome::Rejected, Some(&pending.client_id), None);
+        return answer(&server, &pending.redirect_uri, state, &[("error", "access_denied")]);
+    }
+    let username = field("username").trim().to_string();
+    let role = server.store.check_user(&username, field("password")).await;
+    let Ok(Some(_role)) = role else {
+        server.audit("/authorize", "sign_in_failed", Outcome::Unauthorized, Some(&pending.client_id), None);
+        let client = match server.store.client(&pending.client_id).await {
+            Ok(Some(client)) => client,
+            _ => return pages::error(StatusCode::BAD_REQUEST, "This application is no longer registered."),
+        };
+        return consent_page(&server, &client, &pending, Some("Wrong user name or password.")).await;
+    };
+    let code = random_token(32);
+    let grant = Grant {
+        client_id: pending.client_id.clone(),
+        user: Some(username.clone()),
+        scope: pending.scope.clone(),
+        resource: pending.resource.clone(),
+        redirect_uri: pending.redirect_uri.clone(),
+        code_challenge: pending.code_challenge.clone(),
+    };
+    if let Err(error) = server.store.put_code(&code, &grant, CODE_TTL).await {
+        tracing::error!(%error, "oauth: cannot store a code");
+        return pages::error(StatusCode::INTERNAL_SERVER_ERROR, "Please try again.");
+    }
+    server.audit("/authorize", "authorization_granted", Outcome::Ok, Some(&pending.client_id), Some(&username));
+    answer(&server, &pending.redirect_uri, state, &[("code", &code)])
+}
+
+// ── Token endpoint ───────────────────────────────────────────────────────────────────────────
+
+/// The client a token or revocation request authenticates as.
+async fn authenticate_client(
+    server: &AuthServer,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<Client, Response> {
+    let basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")))
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b.trim()).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|pair| {
+            let (id, secret) = pair.split_once(':')?;
+            Some((decode_form(id), decode_form(secret)))
+        });
+    let (client_id, secret) = match basic {
+        Some((id, secret)) => (id, Some(secret)),
+        None => (
+            form.get("client_id").cloned().unwrap_or_default(),
+            form.get("client_secret").cloned(),
+        ),
+    };
+    let invalid = || oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "unknown client or wrong secret");
+    let client = match server.store.client(&client_id).await {
+        Ok(Some(client)) => client,
+        _ => return Err(invalid()),
+    };
+    match (&client.secret_hash, secret) {
+        (Some(expected), Some(secret)) if same(expected, &crate::util::hash(&secret)) => Ok(client),
+        (None, _) => Ok(client),
+        _ => Err(invalid()),
+    }
+}
+
+/// `application/x-www-form-urlencoded` decoding of a Basic credential part (RFC 6749 §2.3.1).
+fn decode_form(text: &str) -> String {
+    url::form_urlencoded::parse(format!("x={text}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+async fn token(
+    State(server): State<Arc<AuthServer>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let client = match authenticate_client(&server, &headers, &form).await {
+        Ok(client) => client,
+        Err(response) => {
+            server.audit("/token", "client_authentication_failed", Outcome::Unauthorized, form.get("client_id").map(String::as_str), None);
+            return response;
+        }
+    };
+    let _ = server.store.touch_client(&client.client_id).await;
+    let field = |key: &str| form.get(key).map(String::as_str).unwrap_or("");
+    match field("grant_type") {
+        "authorization_code" => authorization_code(&server, &client, &form).await,
+        "refresh_token" => refresh(&server, &client, &form).await,
+        "client_credentials" => client_credentials(&server, &client, &form).await,
+        other => oauth_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            &format!("`{other}`: authorization_code, refresh_token or client_credentials"),
+        ),
+    }
+}
+
+fn invalid_grant(description: &str) -> Response {
+    oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", description)
+}
+
+async fn authorization_code(server: &AuthServer, client: &Client, form: &HashMap<String, String>) -> Response {
+    let field = |key: &str| form.get(key).map(String::as_str).unwrap_or("");
+    let grant = match server.store.redeem_code(field("code")).await {
+        Ok(Some(grant)) => grant,
+        _ => return invalid_grant("the code is unknown, expired or already used"),
+    };
+    if grant.client_id != client.client_id {
+        return invalid_grant("the code was issued to another client");
+    }
+    if field("redirect_uri") != grant.redirect_uri && !(field("redirect_uri").is_empty()) {
+        return invalid_grant("redirect_uri differs from the authorization request's");
+    }
+    if !pkce_matches(field("code_verifier"), &grant.code_challenge) {
+        return invalid_grant("the PKCE code_verifier does not match");
+    }
+    if let Some(resource) = form.get("resource").filter(|r| !r.is_empty())
+        && server.resource(resource) != Some(grant.resource.as_str())
+    {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "resource differs from the authorization's");
+    }
+    let family = random_token(16);
+    issue(server, client, &grant, Some(&family), "token_issued").await
+}
+
+async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, String>) -> Response {
+    let presented = form.get("refresh_token").map(String::as_str).unwrap_or("");
+    let state = match server.store.refresh(presented).await {
+        Ok(Some(state)) if state.grant.client_id == client.client_id => state,
+        _ => return invalid_grant("unknown refresh token"),
+    };
+    if state.revoked || state.expired {
+        return invalid_grant("the refresh token is no longer valid");
+    }
+    let public = client.secret_hash.is_none();
+    if public {
+        // Rotation: each refresh token works once. A second use means it leaked: the whole
+        // family goes.
+        let first = !state.used && server.store.mark_refresh_used(presented).await.unwrap_or(false);
+        if !first {
+            let _ = server.store.revoke_family(&state.family).await;
+            server.audit("/token", "refresh_token_reuse", Outcome::Rejected, Some(&client.client_id), state.grant.user.as_deref());
+            return invalid_grant("the refresh token was already used; sign in again");
+        }
+    }
+    let mut grant = state.grant.clone();
+    if let Some(scope) = form.get("scope").filter(|s| !s.trim().is_empty()) {
+        let granted: Vec<&str> = grant.scope.split_whitespace().collect();
+        if let Some(extra) = scope.split_whitespace().find(|s| !granted.contains(s)) {
+            return oauth_error(StatusCode::BAD_REQUEST, "invalid_scope", &format!("`{extra}` was not granted"));
+        }
+        grant.scope = scope.split_whitespace().collect::<Vec<_>>().join(" ");
+    }
+    if public {
+        issue(server, client, &grant, Some(&state.family), "token_refreshed").await
+    } else {
+        // Confidential clients keep their refresh token (DeerFlow resends one static token).
+        let mut response = issue(server, client, &grant, None, "token_refreshed").await;
+        if response.status().is_success() {
+            response = with_refresh_token(response, presented).await;
+        }
+        response
+    }
+}
+
+async fn with_refresh_token(response: Response, token: &str) -> Response {
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 16).await.unwrap_or_default();
+    let mut value: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    value["refresh_token"] = json!(token);
+    Response::from_parts(parts, axum::body::Body::from(value.to_string()))
+}
+
+async fn client_credentials(server: &AuthServer, client: &Client, form: &HashMap<String, String>) -> Response {
+    if client.secret_hash.is_none() || !client.grant_types.iter().any(|g| g == "client_credentials") {
+        return oauth_error(StatusCode::BAD_REQUEST, "unauthorized_client", "this client may not use client_credentials");
+    }
+    let requested: Vec<&str> = form.get("scope").map(|s| s.split_whitespace().collect()).unwrap_or_default();
+    let scope: Vec<&str> = client
+        .scopes
+        .iter()
+        .map(String::as_str)
+        .filter(|s| requested.is_empty() || requested.contains(s))
+        .collect();
+    // DeerFlow sends `audience`; RFC 8707 says `resource`.
+    let target = form
+        .get("resource")
+        .or_else(|| form.get("audience"))
+        .filter(|r| !r.is_empty());
+    let resource = match target {
+        Some(requested) => match server.resource(requested) {
+            Some(resource) => resource.to_string(),
+            None => return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "unknown resource"),
+        },
+        None => match server.resources.first() {
+            Some(resource) => resource.clone(),
+            None => return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "no resource"),
+        },
+    };
+    let grant = Grant {
+        client_id: client.client_id.clone(),
+        user: None,
+        scope: scope.join(" "),
+        resource,
+        redirect_uri: String::new(),
+        code_challenge: String::new(),
+    };
+    issue(server, client, &grant, None, "token_issued").await
+}
+
+/// An access token for `grant`, and a refresh token in `family` when given.
+async fn issue(server: &AuthServer, client: &Client, grant: &Grant, family: Option<&str>, event: &str) -> Response {
+    let now = chrono::Utc::now().timestamp();
+    let claims = AccessClaims {
+        iss: server.issuer.clone(),
+        aud: grant.resource.clone(),
+        sub: grant.user.clone().unwrap_or_else(|| client.client_id.clone()),
+        client_id: client.client_id.clone(),
+        scope: grant.scope.clone(),
+        jti: random_token(16),
+        iat: now,
+        nbf: now,
+        exp: now + server.access_ttl.as_secs() as i64,
+    };
+    let mut answer = json!({
+        "access_token": server.key.sign(&claims),
+        "token_type": "Bearer",
+        "expires_in": server.access_ttl.as_secs(),
+        "scope": grant.scope,
+    });
+    if let Some(family) = family {
+        let refresh = random_token(32);
+        if let Err(error) = server.store.put_refresh(&refresh, family, grant, server.refresh_ttl).await {
+            tracing::error!(%error, "oauth: cannot store a refresh token");
+            return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "try again");
+        }
+        answer["refresh_token"] = json!(refresh);
+    }
+    server.audit("/token", event, Outcome::Ok, Some(&client.client_id), grant.user.as_deref());
+    let mut response = Json(answer).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    cors(response)
+}
+
+// ── Revocation (RFC 7009) ────────────────────────────────────────────────────────────────────
+
+async fn revoke(
+    State(server): State<Arc<AuthServer>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let client = match authenticate_client(&server, &headers, &form).await {
+        Ok(client) => client,
+        Err(response) => return response,
+    };
+    let token = form.get("token").map(String::as_str).unwrap_or("");
+    if let Ok(Some(state)) = server.store.refresh(token).await
+        && state.grant.client_id == client.client_id
+    {
+        let _ = server.store.revoke_family(&state.family).await;
+        server.audit("/revoke", "token_revoked", Outcome::Ok, Some(&client.client_id), state.grant.user.as_deref());
+    } else if let Ok(claims) = server.key.verify(token, &server.issuer, &server.resources)
+        && claims.client_id == client.client_id
+    {
+        let _ = server.store.revoke_jti(&claims.jti, claims.exp).await;
+        server.revoked.write().unwrap_or_else(|p| p.into_inner()).0.insert(claims.jti);
+        server.audit("/revoke", "token_revoked", Outcome::Ok, Some(&client.client_id), None);
+    }
+    // Always 200: an unknown or foreign token tells the caller nothing.
+    cors(StatusCode::OK.into_response())
+}

@@ -1,0 +1,196 @@
+//! OAuth 2.1 for concierge's MCP endpoints.
+//!
+//! [`AuthServer`] is a built-in authorization server on axum (`../shared/notes/oauth.md` is the
+//! checklist it follows): RFC 8414 metadata, `/authorize` with PKCE S256 only and a sign-in and
+//! consent page, `/token` (authorization code, refresh with rotation and reuse detection for
+//! public clients, client credentials for confidential machine clients), open dynamic client
+//! registration (RFC 7591), revocation (RFC 7009), and Ed25519-signed JWT access tokens bound to
+//! one resource (RFC 8707). [`AuthServer::verify`] is the resource server's side: what an MCP
+//! endpoint calls for every request.
+
+mod endpoints;
+pub mod keys;
+mod pages;
+pub mod store;
+pub mod util;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use concierge_core::{AuditEvent, Outcome};
+use serde::Deserialize;
+
+pub use endpoints::router;
+use keys::SigningKey;
+use store::OAuthStore;
+
+/// `[oauth]`: the built-in authorization server.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// The public base URL: the issuer, and the base of every OAuth endpoint's resource URL.
+    pub issuer: String,
+    /// Clients, codes, refresh tokens, keys and users (SQLite).
+    pub database: PathBuf,
+    /// Scopes the server grants (`scopes_supported`); requests for others are narrowed away.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    #[serde(default = "one_hour")]
+    pub access_token_ttl: String,
+    #[serde(default = "thirty_days")]
+    pub refresh_token_ttl: String,
+    /// Self-registered clients unused this long are removed.
+    #[serde(default = "thirty_days")]
+    pub unused_client_ttl: String,
+    /// The audit sink (a name from `[audit]`) for issued, refreshed and revoked tokens,
+    /// authorizations and registrations.
+    #[serde(default)]
+    pub audit: Option<String>,
+}
+
+fn one_hour() -> String {
+    "1h".into()
+}
+fn thirty_days() -> String {
+    "30d".into()
+}
+
+/// Who a valid access token speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenOwner {
+    pub client_id: String,
+    /// The signed-in user; `None` for client-credentials tokens.
+    pub user: Option<String>,
+    pub scopes: Vec<String>,
+    /// The token's id, for per-token rate limits.
+    pub token_id: String,
+}
+
+pub type AuditHook = Arc<dyn Fn(AuditEvent) + Send + Sync>;
+
+pub struct AuthServer {
+    pub issuer: String,
+    pub scopes: Vec<String>,
+    /// The resource URLs of the endpoints this server issues tokens for.
+    pub resources: Vec<String>,
+    access_ttl: Duration,
+    refresh_ttl: Duration,
+    unused_client_ttl: Duration,
+    pub store: OAuthStore,
+    key: SigningKey,
+    revoked: RwLock<(HashSet<String>, Instant)>,
+    audit: AuditHook,
+}
+
+const REVOCATIONS_RELOAD: Duration = Duration::from_secs(10);
+
+impl AuthServer {
+    pub async fn open(
+        config: &OAuthConfig,
+        resources: Vec<String>,
+        audit: AuditHook,
+    ) -> Result<Arc<Self>, String> {
+        let ttl = |name: &str, text: &str| {
+            humantime::parse_duration(text).map_err(|e| format!("oauth.{name}: {e}"))
+        };
+        let issuer = config.issuer.trim_end_matches('/').to_string();
+        url::Url::parse(&issuer).map_err(|e| format!("oauth.issuer: {e}"))?;
+        let store = OAuthStore::open(&config.database)
+            .await
+            .map_err(|e| format!("oauth.database: {e}"))?;
+        let seed = store
+            .signing_seed()
+            .await
+            .map_err(|e| format!("oauth.database: {e}"))?;
+        let revoked = store.revoked_jtis().await.map_err(|e| e.to_string())?;
+        Ok(Arc::new(Self {
+            issuer,
+            scopes: config.scopes.clone(),
+            resources,
+            access_ttl: ttl("access_token_ttl", &config.access_token_ttl)?,
+            refresh_ttl: ttl("refresh_token_ttl", &config.refresh_token_ttl)?,
+            unused_client_ttl: ttl("unused_client_ttl", &config.unused_client_ttl)?,
+            store,
+            key: SigningKey::from_seed(seed),
+            revoked: RwLock::new((revoked.into_iter().collect(), Instant::now())),
+            audit,
+        }))
+    }
+
+    /// The resource a request names, as we know it (a trailing slash and the case of scheme and
+    /// host do not matter), or `None` when it is not ours.
+    pub fn resource(&self, requested: &str) -> Option<&str> {
+        let canonical = |s: &str| s.trim_end_matches('/').to_ascii_lowercase();
+        let wanted = canonical(requested);
+        self.resources
+            .iter()
+            .find(|r| canonical(r) == wanted)
+            .map(String::as_str)
+    }
+
+    /// Checks an access token for `resource`: signature, issuer, lifetime, audience, revocation.
+    pub async fn verify(&self, token: &str, resource: &str) -> Result<TokenOwner, String> {
+        let audiences = vec![
+            resource.to_string(),
+            format!("{}/", resource.trim_end_matches('/')),
+        ];
+        let claims = self.key.verify(token, &self.issuer, &audiences)?;
+        if self.is_revoked(&claims.jti).await {
+            return Err("revoked".into());
+        }
+        Ok(TokenOwner {
+            user: (claims.sub != claims.client_id).then(|| claims.sub.clone()),
+            scopes: claims.scopes(),
+            client_id: claims.client_id,
+            token_id: claims.jti,
+        })
+    }
+
+    async fn is_revoked(&self, jti: &str) -> bool {
+        let stale = {
+            let revoked = self.revoked.read().unwrap_or_else(|p| p.into_inner());
+            if revoked.0.contains(jti) {
+                return true;
+            }
+            revoked.1.elapsed() >= REVOCATIONS_RELOAD
+        };
+        if stale && let Ok(fresh) = self.store.revoked_jtis().await {
+            let mut revoked = self.revoked.write().unwrap_or_else(|p| p.into_inner());
+            *revoked = (fresh.into_iter().collect(), Instant::now());
+            return revoked.0.contains(jti);
+        }
+        false
+    }
+
+    pub fn jwks(&self) -> serde_json::Value {
+        self.key.jwks()
+    }
+
+    fn audit(&self, endpoint: &str, event: &str, outcome: Outcome, client: Option<&str>, user: Option<&str>) {
+        (self.audit)(AuditEvent {
+            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            endpoint: endpoint.to_string(),
+            client: client.map(str::to_string),
+            user: user.map(str::to_string),
+            tool: None,
+            rpc_id: None,
+            trace_id: uuid::Uuid::new_v4().simple().to_string(),
+            arguments: None,
+            result_count: None,
+            outcome,
+            code: Some(event.to_string()),
+            duration_ms: 0.0,
+            notes: None,
+        });
+    }
+
+    /// Removes self-registered clients nobody used for `unused_client_ttl`.
+    pub async fn collect_unused_clients(&self) -> Result<u64, String> {
+        self.store
+            .collect_unused_clients(self.unused_client_ttl)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}

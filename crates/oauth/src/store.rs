@@ -1,0 +1,335 @@
+//! Everything the authorization server must remember across restarts, in SQLite: its signing
+//! key, clients, pending authorizations, codes, refresh-token families, revoked access tokens and
+//! local users. Codes, tokens and secrets are stored as SHA-256 hashes, passwords as argon2.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use crate::util::hash;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS oauth_key (id INTEGER PRIMARY KEY, seed BLOB NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS oauth_client (
+    client_id TEXT PRIMARY KEY, client TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_pending (csrf TEXT PRIMARY KEY, request TEXT NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS oauth_code (code_hash TEXT PRIMARY KEY, grant_json TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS oauth_refresh (
+    token_hash TEXT PRIMARY KEY, family TEXT NOT NULL, grant_json TEXT NOT NULL, expires_at INTEGER NOT NULL,
+    used INTEGER NOT NULL DEFAULT 0, revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS oauth_refresh_family ON oauth_refresh (family);
+CREATE TABLE IF NOT EXISTS oauth_revoked_jti (jti TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS oauth_user (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, role TEXT NOT NULL, created_at INTEGER NOT NULL);
+"#;
+
+/// A registered client.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Client {
+    pub client_id: String,
+    /// SHA-256 of the secret; `None` for public clients.
+    pub secret_hash: Option<String>,
+    pub name: String,
+    pub redirect_uris: Vec<String>,
+    pub grant_types: Vec<String>,
+    /// `none`, `client_secret_post` or `client_secret_basic`.
+    pub auth_method: String,
+    /// For client_credentials: the scopes it may have.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// `dcr` (self-registered, garbage-collected when unused) or `operator`.
+    pub source: String,
+}
+
+/// What a code or refresh token stands for.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Grant {
+    pub client_id: String,
+    pub user: Option<String>,
+    pub scope: String,
+    pub resource: String,
+    #[serde(default)]
+    pub redirect_uri: String,
+    #[serde(default)]
+    pub code_challenge: String,
+}
+
+pub struct OAuthStore {
+    pool: SqlitePool,
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+impl OAuthStore {
+    pub async fn open(path: &Path) -> Result<Self, String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .map_err(|e| e.to_string())?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| e.to_string())?;
+        sqlx::raw_sql(SCHEMA)
+            .execute(&pool)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Self { pool })
+    }
+
+    /// The signing key's seed, created on first use.
+    pub async fn signing_seed(&self) -> Result<[u8; 32], sqlx::Error> {
+        if let Some(row) = sqlx::query("SELECT seed FROM oauth_key ORDER BY id DESC LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await?
+        {
+            let seed: Vec<u8> = row.get(0);
+            if let Ok(seed) = seed.try_into() {
+                return Ok(seed);
+            }
+        }
+        let (seed, _) = crate::keys::SigningKey::generate();
+        sqlx::query("INSERT INTO oauth_key (seed, created_at) VALUES (?, ?)")
+            .bind(seed.to_vec())
+            .bind(now())
+            .execute(&self.pool)
+            .await?;
+        Ok(seed)
+    }
+
+    pub async fn put_client(&self, client: &Client) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO oauth_client (client_id, client, created_at, last_used_at) VALUES (?, ?, ?, ?) \
+             ON CONFLICT (client_id) DO UPDATE SET client = excluded.client",
+        )
+        .bind(&client.client_id)
+        .bind(serde_json::to_string(client).unwrap_or_default())
+        .bind(now())
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn client(&self, client_id: &str) -> Result<Option<Client>, sqlx::Error> {
+        let row = sqlx::query("SELECT client FROM oauth_client WHERE client_id = ?")
+            .bind(client_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.and_then(|r| serde_json::from_str(r.get::<&str, _>(0)).ok()))
+    }
+
+    pub async fn touch_client(&self, client_id: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE oauth_client SET last_used_at = ? WHERE client_id = ?")
+            .bind(now())
+            .bind(client_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn clients(&self) -> Result<Vec<(Client, i64)>, sqlx::Error> {
+        let rows = sqlx::query("SELECT client, last_used_at FROM oauth_client ORDER BY created_at")
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| Some((serde_json::from_str(r.get::<&str, _>(0)).ok()?, r.get(1))))
+            .collect())
+    }
+
+    pub async fn delete_client(&self, client_id: &str) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query("DELETE FROM oauth_client WHERE client_id = ?")
+            .bind(client_id)
+            .execute(&self.pool)
+            .await?;
+        let pattern = format!("%\"client_id\":\"{client_id}\"%");
+        sqlx::query("UPDATE oauth_refresh SET revoked = 1 WHERE grant_json LIKE ?")
+            .bind(pattern)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Self-registered clients unused for `idle` (registration floods leave many behind).
+    pub async fn collect_unused_clients(&self, idle: Duration) -> Result<u64, sqlx::Error> {
+        let before = now() - idle.as_secs() as i64;
+        let done = sqlx::query(
+            "DELETE FROM oauth_client WHERE last_used_at < ? AND json_extract(client, '$.source') = 'dcr'",
+        )
+        .bind(before)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    pub async fn put_pending(&self, csrf: &str, request: &str, ttl: Duration) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO oauth_pending (csrf, request, expires_at) VALUES (?, ?, ?)")
+            .bind(hash(csrf))
+            .bind(request)
+            .bind(now() + ttl.as_secs() as i64)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The pending request for a CSRF token, consumed.
+    pub async fn take_pending(&self, csrf: &str) -> Result<Option<String>, sqlx::Error> {
+        let row = sqlx::query("DELETE FROM oauth_pending WHERE csrf = ? AND expires_at >= ? RETURNING request")
+            .bind(hash(csrf))
+            .bind(now())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    pub async fn put_code(&self, code: &str, grant: &Grant, ttl: Duration) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO oauth_code (code_hash, grant_json, expires_at) VALUES (?, ?, ?)")
+            .bind(hash(code))
+            .bind(serde_json::to_string(grant).unwrap_or_default())
+            .bind(now() + ttl.as_secs() as i64)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Redeems a code once: `Ok(None)` when unknown, expired or already used.
+    pub async fn redeem_code(&self, code: &str) -> Result<Option<Grant>, sqlx::Error> {
+        let row = sqlx::query(
+            "UPDATE oauth_code SET used = 1 WHERE code_hash = ? AND used = 0 AND expires_at >= ? RETURNING grant_json",
+        )
+        .bind(hash(code))
+        .bind(now())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.and_then(|r| serde_json::from_str(r.get::<&str, _>(0)).ok()))
+    }
+
+    pub async fn put_refresh(&self, token: &str, family: &str, grant: &Grant, ttl: Duration) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO oauth_refresh (token_hash, family, grant_json, expires_at) VALUES (?, ?, ?, ?)")
+            .bind(hash(token))
+            .bind(family)
+            .bind(serde_json::to_string(grant).unwrap_or_default())
+            .bind(now() + ttl.as_secs() as i64)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A refresh token's state: its family, grant, and whether it was already rotated.
+    pub async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, sqlx::Error> {
+        let row = sqlx::query(
+            "SELECT family, grant_json, used, revoked, expires_at FROM oauth_refresh WHERE token_hash = ?",
+        )
+        .bind(hash(token))
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.and_then(|r| {
+            Some(RefreshState {
+                family: r.get(0),
+                grant: serde_json::from_str(r.get::<&str, _>(1)).ok()?,
+                used: r.get::<i64, _>(2) != 0,
+                revoked: r.get::<i64, _>(3) != 0,
+                expired: r.get::<i64, _>(4) < now(),
+            })
+        }))
+    }
+
+    /// Marks a refresh token rotated; false when another request rotated it first.
+    pub async fn mark_refresh_used(&self, token: &str) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query("UPDATE oauth_refresh SET used = 1 WHERE token_hash = ? AND used = 0")
+            .bind(hash(token))
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn revoke_family(&self, family: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE oauth_refresh SET revoked = 1 WHERE family = ?")
+            .bind(family)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT OR IGNORE INTO oauth_revoked_jti (jti, expires_at) VALUES (?, ?)")
+            .bind(jti)
+            .bind(expires_at)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn revoked_jtis(&self) -> Result<Vec<String>, sqlx::Error> {
+        let rows = sqlx::query("SELECT jti FROM oauth_revoked_jti WHERE expires_at >= ?")
+            .bind(now())
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    pub async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), String> {
+        use argon2::password_hash::{PasswordHasher, SaltString};
+        let mut salt = [0u8; 16];
+        getrandom::fill(&mut salt).map_err(|e| e.to_string())?;
+        let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
+        let hashed = argon2::Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map_err(|e| e.to_string())?
+            .to_string();
+        sqlx::query(
+            "INSERT INTO oauth_user (username, password_hash, role, created_at) VALUES (?, ?, ?, ?) \
+             ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role",
+        )
+        .bind(username)
+        .bind(hashed)
+        .bind(role)
+        .bind(now())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// The user's role when the password is right.
+    pub async fn check_user(&self, username: &str, password: &str) -> Result<Option<String>, sqlx::Error> {
+        use argon2::password_hash::{PasswordHash, PasswordVerifier};
+        let row = sqlx::query("SELECT password_hash, role FROM oauth_user WHERE username = ?")
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let stored: String = row.get(0);
+        let ok = PasswordHash::new(&stored)
+            .map(|parsed| argon2::Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+            .unwrap_or(false);
+        Ok(ok.then(|| row.get(1)))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RefreshState {
+    pub family: String,
+    pub grant: Grant,
+    pub used: bool,
+    pub revoked: bool,
+    pub expired: bool,
+}
