@@ -66,6 +66,7 @@ impl SubmitTool {
                 // Writes, never overwrites; the same source message twice is one batch.
                 annotations: Annotations { read_only: false, destructive: false, idempotent: true, open_world: false },
                 secret_fields: Vec::new(),
+                scopes: Vec::new(),
                 argument_error: Some(schema_error),
             },
             service,

@@ -13,6 +13,8 @@ pub enum Outcome {
     UnknownTool,
     RateLimited,
     Unauthorized,
+    /// Authenticated, but the token lacks a scope the tool needs.
+    Forbidden,
     SessionRefused,
     Misconfigured,
 }

@@ -54,6 +54,8 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// Top-level argument names whose values never reach the audit log.
     pub secret_fields: Vec<String>,
+    /// OAuth scopes a caller needs (on endpoints whose tokens carry scopes).
+    pub scopes: Vec<String>,
     /// For apps whose seed fixes an error contract: turns the platform's argument-validation
     /// failure (field, message) into the app's own error document. None: the platform's shape.
     pub argument_error: Option<fn(&str, &str) -> Value>,
@@ -165,6 +167,7 @@ where
             output_schema: schema_for::<O>(),
             annotations,
             secret_fields: Vec::new(),
+            scopes: Vec::new(),
             argument_error: None,
         },
         function,

@@ -55,6 +55,9 @@ pub struct Config {
     /// Stand-ins for external systems, started on loopback with the server (demo deployments).
     #[serde(default)]
     pub simulators: BTreeMap<String, toml::Value>,
+    /// The built-in OAuth 2.1 authorization server, for endpoints with `auth = { kind = "oauth" }`.
+    #[serde(default)]
+    pub oauth: Option<concierge_oauth::OAuthConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -95,6 +98,10 @@ pub struct EndpointSection {
     /// serves a tool under another name (a variant of a tool that clients know by one name).
     #[serde(default)]
     pub tools: Vec<String>,
+    /// OAuth scopes a tool needs on this endpoint, by tool name, besides those it declares:
+    /// `tool_scopes = { create_order = ["orders:write"] }`.
+    #[serde(default)]
+    pub tool_scopes: BTreeMap<String, Vec<String>>,
     /// A protocol-level handler app served here instead of tools (the conformance fixtures).
     pub handler: Option<String>,
     /// What the model is told about this server at initialize.
@@ -153,6 +160,13 @@ pub enum AuthSection {
         /// The variable holds one bare token for this client name instead of a `name:token` list
         /// (as `BXH_MCP_TOKEN` does).
         client: Option<String>,
+    },
+    /// OAuth 2.1 access tokens from the built-in authorization server (`[oauth]`); tools are
+    /// checked against the token's scopes.
+    Oauth {
+        /// The scopes a client should ask for (named in the 401 challenge).
+        #[serde(default)]
+        scopes: Vec<String>,
     },
 }
 
@@ -320,6 +334,12 @@ impl Config {
                 errors.push(ConfigError::new(
                     at("audit"),
                     format!("no sink `{audit}` in [audit]"),
+                ));
+            }
+            if matches!(endpoint.auth, AuthSection::Oauth { .. }) && self.oauth.is_none() {
+                errors.push(ConfigError::new(
+                    at("auth"),
+                    "`kind = \"oauth\"` needs an [oauth] section (the authorization server)",
                 ));
             }
             if matches!(endpoint.auth, AuthSection::None)

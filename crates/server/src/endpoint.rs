@@ -60,6 +60,8 @@ pub struct Endpoint {
     by_name: HashMap<String, usize>,
     pub limiter: Option<Arc<dyn RateLimitStore>>,
     pub audit: Option<AuditSink>,
+    /// Callers hold OAuth scopes here, and tools are checked against them.
+    scoped: bool,
 }
 
 /// What a tool call came to, before it is shaped for the protocol.
@@ -88,11 +90,41 @@ impl Endpoint {
             by_name,
             limiter,
             audit,
+            scoped: false,
         }
+    }
+
+    /// Checks tools against the caller's OAuth scopes (endpoints with `kind = "oauth"`).
+    pub fn scoped(mut self, scoped: bool) -> Self {
+        self.scoped = scoped;
+        self
+    }
+
+    /// The scopes `tool` needs that `caller` lacks (none on endpoints without scopes).
+    fn missing_scopes<'a>(&self, tool: &'a MountedTool, caller: &Caller) -> Vec<&'a str> {
+        if !self.scoped {
+            return Vec::new();
+        }
+        tool.tool
+            .spec()
+            .scopes
+            .iter()
+            .filter(|s| !caller.scopes.contains(s))
+            .map(String::as_str)
+            .collect()
     }
 
     pub fn listings(&self) -> Vec<rmcp::model::Tool> {
         self.tools.iter().map(|t| t.listing.clone()).collect()
+    }
+
+    /// The tools `caller` may call: a token without a tool's scopes does not see the tool.
+    pub fn listings_for(&self, caller: Option<&Caller>) -> Vec<rmcp::model::Tool> {
+        self.tools
+            .iter()
+            .filter(|t| caller.is_none_or(|c| self.missing_scopes(t, c).is_empty()))
+            .map(|t| t.listing.clone())
+            .collect()
     }
 
     pub fn tool_names(&self) -> Vec<&str> {
@@ -154,6 +186,21 @@ impl Endpoint {
         event.arguments = arguments
             .as_ref()
             .map(|a| redact(&Value::Object(a.clone()), &spec.secret_fields));
+
+        let missing = self.missing_scopes(mounted, &caller);
+        if !missing.is_empty() {
+            event.outcome = Outcome::Forbidden;
+            event.code = Some("insufficient_scope".into());
+            self.finish(event, started);
+            return CallAnswer::Result(error_result(json!({
+                "code": "insufficient_scope",
+                "message": format!(
+                    "this tool needs the scope(s) {}; the access token was not granted them — sign in again and allow them",
+                    missing.join(", ")
+                ),
+                "scopes": missing,
+            })));
+        }
 
         if let Some(limiter) = &self.limiter
             && let Err(retry) = limiter.check(&caller.client)

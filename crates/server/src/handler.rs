@@ -60,9 +60,12 @@ impl ServerHandler for EndpointHandler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.endpoint.listings()))
+        let caller = self.caller(&context);
+        Ok(ListToolsResult::with_all_items(
+            self.endpoint.listings_for(caller.as_ref()),
+        ))
     }
 
     async fn call_tool(

@@ -29,6 +29,32 @@ pub enum Authenticator {
     Tokens(TokenList),
     /// The token variable is unset and has no default: nobody can be admitted.
     Missing,
+    /// OAuth access tokens for this endpoint's resource URL.
+    OAuth(OAuthResource),
+}
+
+/// An endpoint as an OAuth protected resource.
+pub struct OAuthResource {
+    pub server: Arc<concierge_oauth::AuthServer>,
+    /// The endpoint's URL: the tokens' audience, the metadata's `resource`.
+    pub resource: String,
+    /// Its RFC 9728 metadata document, absolute (claude.ai ignores relative ones).
+    pub metadata_url: String,
+    /// Scopes named in the challenge.
+    pub scopes: Vec<String>,
+}
+
+impl OAuthResource {
+    fn challenge(&self, error: Option<&str>) -> String {
+        let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
+        if !self.scopes.is_empty() {
+            challenge.push_str(&format!(", scope=\"{}\"", self.scopes.join(" ")));
+        }
+        if let Some(error) = error {
+            challenge.push_str(&format!(", error=\"{error}\""));
+        }
+        challenge
+    }
 }
 
 /// Which client opened which session, so another client's token cannot ride on it.
@@ -78,7 +104,8 @@ pub struct Guard {
 /// axum middleware: authenticate, enforce the session owner, then pass to rmcp.
 pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let caller = match authenticate(&guard.auth, &request) {
+    let presented = bearer(&request).map(str::to_string);
+    let caller = match authenticate(&guard.auth, presented.as_deref()).await {
         Ok(caller) => caller,
         Err(refusal) => {
             guard
@@ -132,12 +159,14 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
 enum Refusal {
     Unauthorized,
     Misconfigured,
+    /// An OAuth endpoint's 401, with the challenge that leads the client to the metadata.
+    Challenge(String),
 }
 
 impl Refusal {
     fn outcome(&self) -> Outcome {
         match self {
-            Refusal::Unauthorized => Outcome::Unauthorized,
+            Refusal::Unauthorized | Refusal::Challenge(_) => Outcome::Unauthorized,
             Refusal::Misconfigured => Outcome::Misconfigured,
         }
     }
@@ -159,19 +188,22 @@ impl IntoResponse for Refusal {
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "this endpoint's client list is misconfigured; the server log says what",
             ),
+            Refusal::Challenge(challenge) => {
+                let mut response =
+                    json_error(StatusCode::UNAUTHORIZED, "authorization required");
+                if let Ok(value) = HeaderValue::from_str(&challenge) {
+                    response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+                }
+                response
+            }
         }
     }
 }
 
-fn authenticate(auth: &Authenticator, request: &Request) -> Result<Caller, Refusal> {
-    let tokens = match auth {
-        Authenticator::None => return Ok(Caller::client("anonymous")),
-        Authenticator::Missing => return Err(Refusal::Unauthorized),
-        Authenticator::Tokens(TokenList::Malformed(_)) => return Err(Refusal::Misconfigured),
-        Authenticator::Tokens(tokens) => tokens,
-    };
-    // Only the Authorization header counts: a token in a query string ends up in proxy logs.
-    let presented = request
+/// The bearer token of a request. Only the Authorization header counts: a token in a query
+/// string ends up in proxy logs.
+fn bearer(request: &Request) -> Option<&str> {
+    request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -179,7 +211,33 @@ fn authenticate(auth: &Authenticator, request: &Request) -> Result<Caller, Refus
             let (scheme, token) = v.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         })
-        .ok_or(Refusal::Unauthorized)?;
+}
+
+async fn authenticate(auth: &Authenticator, presented: Option<&str>) -> Result<Caller, Refusal> {
+    let tokens = match auth {
+        Authenticator::None => return Ok(Caller::client("anonymous")),
+        Authenticator::Missing => return Err(Refusal::Unauthorized),
+        Authenticator::Tokens(TokenList::Malformed(_)) => return Err(Refusal::Misconfigured),
+        Authenticator::Tokens(tokens) => tokens,
+        Authenticator::OAuth(oauth) => {
+            // No token: a plain challenge (RFC 6750 §3: no error code); a bad one: invalid_token.
+            let Some(token) = presented else {
+                return Err(Refusal::Challenge(oauth.challenge(None)));
+            };
+            return match oauth.server.verify(token, &oauth.resource).await {
+                Ok(owner) => Ok(Caller {
+                    client: owner.client_id,
+                    user: owner.user,
+                    scopes: owner.scopes,
+                }),
+                Err(why) => {
+                    tracing::info!(%why, "access token refused");
+                    Err(Refusal::Challenge(oauth.challenge(Some("invalid_token"))))
+                }
+            };
+        }
+    };
+    let presented = presented.ok_or(Refusal::Unauthorized)?;
     tokens
         .authenticate(presented)
         .map(Caller::client)

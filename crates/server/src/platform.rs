@@ -145,6 +145,8 @@ pub struct Platform {
     /// treats them as errors, `serve` logs them.
     pub warnings: Vec<ConfigError>,
     sinks: BTreeMap<String, AuditSink>,
+    /// The built-in authorization server, when an endpoint uses OAuth.
+    pub oauth: Option<Arc<concierge_oauth::AuthServer>>,
 }
 
 impl Platform {
@@ -219,6 +221,36 @@ impl Platform {
             }
         }
 
+        let oauth = match &config.oauth {
+            Some(oauth_config) => {
+                let resources: Vec<String> = config
+                    .endpoints
+                    .iter()
+                    .filter(|e| matches!(e.auth, AuthSection::Oauth { .. }))
+                    .map(|e| format!("{}{}", oauth_config.issuer.trim_end_matches('/'), e.path))
+                    .collect();
+                let sink = oauth_config.audit.as_ref().and_then(|a| sinks.get(a).cloned());
+                if let Some(name) = &oauth_config.audit
+                    && sink.is_none()
+                {
+                    errors.push(ConfigError::new("oauth.audit", format!("no sink `{name}` in [audit]")));
+                }
+                let hook: concierge_oauth::AuditHook = Arc::new(move |event| {
+                    if let Some(sink) = &sink {
+                        sink.record(event);
+                    }
+                });
+                match concierge_oauth::AuthServer::open(oauth_config, resources, hook).await {
+                    Ok(server) => Some(server),
+                    Err(message) => {
+                        errors.push(ConfigError::new("oauth", message));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+
         let mut endpoints = Vec::new();
         for (index, section) in config.endpoints.iter().enumerate() {
             let at = |key: &str| format!("endpoint[{index}].{key}");
@@ -238,7 +270,27 @@ impl Platform {
                     (Mounted::Tools, tools)
                 }
             };
-            let (auth, demo_hint) = authenticator(section, env, &mut warnings, &at("auth"));
+            let (auth, demo_hint) = match (&section.auth, &oauth) {
+                (AuthSection::Oauth { scopes }, Some(server)) => {
+                    let resource = format!("{}{}", server.issuer, section.path);
+                    let metadata_url = format!(
+                        "{}/.well-known/oauth-protected-resource{}",
+                        server.issuer, section.path
+                    );
+                    (
+                        Authenticator::OAuth(crate::http::OAuthResource {
+                            server: server.clone(),
+                            resource,
+                            metadata_url,
+                            scopes: scopes.clone(),
+                        }),
+                        None,
+                    )
+                }
+                // Reported above; nobody is admitted.
+                (AuthSection::Oauth { .. }, None) => (Authenticator::Missing, None),
+                _ => authenticator(section, env, &mut warnings, &at("auth")),
+            };
             let endpoint = Arc::new(Endpoint::new(
                 section.path.clone(),
                 section.instructions.clone(),
@@ -248,7 +300,8 @@ impl Platform {
                     .as_ref()
                     .and_then(|l| limiters.get(l).cloned()),
                 section.audit.as_ref().and_then(|a| sinks.get(a).cloned()),
-            ));
+            )
+            .scoped(matches!(section.auth, AuthSection::Oauth { .. })));
             let guard = Arc::new(Guard {
                 endpoint,
                 auth,
@@ -269,6 +322,7 @@ impl Platform {
                 endpoints,
                 warnings,
                 sinks,
+                oauth,
             })
         } else {
             Err(errors)
@@ -364,6 +418,16 @@ fn resolve_tools(
                     concierge_core::with_spec(found, |spec| spec.name = name.to_string())
                 }
                 _ => found,
+            };
+            let found = match section.tool_scopes.get(&found.spec().name) {
+                Some(extra) => concierge_core::with_spec(found, |spec| {
+                    for scope in extra {
+                        if !spec.scopes.contains(scope) {
+                            spec.scopes.push(scope.clone());
+                        }
+                    }
+                }),
+                None => found,
             };
             if tools
                 .iter()

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
+use axum::response::IntoResponse;
 use axum::Router;
 use axum::routing::get;
 use concierge_core::Caller;
@@ -24,6 +25,54 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
     let mut router = Router::new().route("/health", get(health));
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));
+    }
+    if let Some(server) = &platform.oauth {
+        router = router
+            .merge(concierge_oauth::router(server.clone()))
+            .merge(protected_resources(platform, server));
+    }
+    router
+}
+
+/// RFC 9728 metadata for every OAuth endpoint, at the path-suffixed well-known URL, and the
+/// first one also at the bare well-known URL (clients try both).
+fn protected_resources(platform: &Platform, server: &Arc<concierge_oauth::AuthServer>) -> Router {
+    let mut router = Router::new();
+    let mut first = true;
+    for built in &platform.endpoints {
+        let crate::config::AuthSection::Oauth { scopes } = &built.section.auth else {
+            continue;
+        };
+        let mut supported = server.scopes.clone();
+        for scope in scopes {
+            if !supported.contains(scope) {
+                supported.push(scope.clone());
+            }
+        }
+        let document = json!({
+            "resource": format!("{}{}", server.issuer, built.section.path),
+            "authorization_servers": [server.issuer],
+            "scopes_supported": supported,
+            "bearer_methods_supported": ["header"],
+            "resource_name": "concierge",
+        });
+        let handler = move || {
+            let document = document.clone();
+            async move {
+                let mut response = Json(document).into_response();
+                response.headers_mut().insert(
+                    http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                    http::HeaderValue::from_static("*"),
+                );
+                response
+            }
+        };
+        let path = format!("/.well-known/oauth-protected-resource{}", built.section.path);
+        router = router.route(&path, get(handler.clone()));
+        if first {
+            router = router.route("/.well-known/oauth-protected-resource", get(handler));
+            first = false;
+        }
     }
     router
 }
@@ -51,17 +100,43 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
             let handler = EndpointHandler::http(built.guard.endpoint.clone());
             let service =
                 StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
-            Router::new().route_service(&section.path, service)
+            // `/mcp` and `/mcp/` both answer, without a redirect (clients drop the body on 307).
+            Router::new()
+                .route_service(&section.path, service.clone())
+                .route_service(&format!("{}/", section.path.trim_end_matches('/')), service)
         }
         Mounted::Handler { app } => match platform.handler_mount(app) {
             Some(mount) => mount(&section.path, config, sessions),
             None => Router::new(),
         },
     };
-    router.layer(axum::middleware::from_fn_with_state(
+    let router = router.layer(axum::middleware::from_fn_with_state(
         built.guard.clone(),
         guard,
-    ))
+    ));
+    if matches!(section.auth, crate::config::AuthSection::Oauth { .. }) {
+        // Browser clients (the Inspector, claude.ai in a browser) preflight: answered before
+        // authentication, and the headers they must read are exposed.
+        use tower_http::cors::{Any, CorsLayer};
+        router.layer(
+            CorsLayer::new()
+                .allow_origin(Any)
+                .allow_methods([http::Method::GET, http::Method::POST, http::Method::DELETE])
+                .allow_headers([
+                    http::header::AUTHORIZATION,
+                    http::header::CONTENT_TYPE,
+                    http::HeaderName::from_static("mcp-session-id"),
+                    http::HeaderName::from_static("mcp-protocol-version"),
+                    http::HeaderName::from_static("last-event-id"),
+                ])
+                .expose_headers([
+                    http::header::WWW_AUTHENTICATE,
+                    http::HeaderName::from_static("mcp-session-id"),
+                ]),
+        )
+    } else {
+        router
+    }
 }
 
 /// Serves over HTTP until Ctrl-C / SIGTERM. `ready` hears the bound address (port 0 works).

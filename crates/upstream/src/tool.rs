@@ -248,6 +248,7 @@ fn spec(
             open_world: false,
         },
         secret_fields: tool.secret_arguments.clone(),
+        scopes: Vec::new(),
         argument_error: None,
     })
 }
