@@ -58,6 +58,13 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         max_age: u64,
     },
+    /// Operator helpers for the built-in OAuth server (`[oauth]`): users, clients, revocation.
+    Token {
+        #[arg(long, default_value = "concierge.toml")]
+        config: PathBuf,
+        #[command(subcommand)]
+        action: TokenAction,
+    },
     /// Talk to an MCP endpoint through a model, in the terminal (`/new` forgets the conversation).
     /// The model: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY, OPENAI_MODEL.
     Chat {
@@ -79,6 +86,30 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         poll_seconds: u32,
     },
+}
+
+#[derive(Subcommand)]
+enum TokenAction {
+    /// Create or update a local user who can sign in on the consent page. The password is read
+    /// from the first line of standard input.
+    AddUser {
+        username: String,
+        #[arg(long, default_value = "user")]
+        role: String,
+    },
+    /// Register a confidential machine client for client_credentials (DeerFlow, n8n, …); prints
+    /// its client_id and secret once.
+    AddClient {
+        #[arg(long)]
+        name: String,
+        /// A scope it may have; repeat for more.
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
+    },
+    /// List registered clients.
+    Clients,
+    /// Remove a client and revoke every refresh token it holds.
+    RevokeClient { client_id: String },
 }
 
 /// What `chat` and `telegram` share: the endpoint, the store, the prompt.
@@ -153,6 +184,10 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> ExitCode {
     match command {
         Command::Chat { bot } => chat(&bot).await,
+        Command::Token { config, action } => match token(&config, action).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => fail(&config, &error),
+        },
         Command::Sync {
             config,
             refresh,
@@ -358,6 +393,84 @@ async fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
     let config = Config::load(path)?;
     enter_config_dir(path).map_err(|e| vec![e])?;
     Platform::build(config, apps(), &|name| std::env::var(name).ok()).await
+}
+
+async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String> {
+    use concierge_oauth::store::{Client, OAuthStore};
+    let config = Config::load(path).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    enter_config_dir(path).map_err(|e| e.to_string())?;
+    let oauth = config.oauth.ok_or("the config has no [oauth] section")?;
+    let store = OAuthStore::open(&oauth.database).await?;
+    match action {
+        TokenAction::AddUser { username, role } => {
+            let mut password = String::new();
+            std::io::stdin()
+                .read_line(&mut password)
+                .map_err(|e| format!("cannot read the password: {e}"))?;
+            let password = password.trim_end_matches(['\r', '\n']);
+            if password.len() < 8 {
+                return Err("the password needs at least 8 characters".into());
+            }
+            store.put_user(&username, password, &role).await?;
+            println!("user `{username}` ({role}) saved");
+        }
+        TokenAction::AddClient { name, scopes } => {
+            let client_id = format!("op-{}", concierge_oauth::util::random_token(12));
+            let secret = concierge_oauth::util::random_token(32);
+            store
+                .put_client(&Client {
+                    client_id: client_id.clone(),
+                    secret_hash: Some(concierge_oauth::util::hash(&secret)),
+                    name,
+                    redirect_uris: Vec::new(),
+                    grant_types: vec!["client_credentials".into(), "refresh_token".into()],
+                    auth_method: "client_secret_post".into(),
+                    scopes,
+                    source: "operator".into(),
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("client_id={client_id}\nclient_secret={secret}");
+        }
+        TokenAction::Clients => {
+            for (client, last_used) in store.clients().await.map_err(|e| e.to_string())? {
+                let last_used = chrono_like(last_used);
+                println!(
+                    "{}\t{}\t{}\t{}\tlast used {last_used}",
+                    client.client_id,
+                    client.source,
+                    client.grant_types.join(","),
+                    client.name
+                );
+            }
+        }
+        TokenAction::RevokeClient { client_id } => {
+            if store
+                .delete_client(&client_id)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                println!("client `{client_id}` removed; its refresh tokens are revoked");
+            } else {
+                return Err(format!("no client `{client_id}`"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Seconds since the epoch as an RFC 3339 time.
+fn chrono_like(seconds: i64) -> String {
+    std::time::UNIX_EPOCH
+        .checked_add(std::time::Duration::from_secs(seconds.max(0) as u64))
+        .map(|t| humantime::format_rfc3339_seconds(t).to_string())
+        .unwrap_or_default()
 }
 
 /// Relative paths in a config mean "next to the config": a desktop client starts us from

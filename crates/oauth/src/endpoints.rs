@@ -76,7 +76,11 @@ async fn jwks(State(server): State<Arc<AuthServer>>) -> Response {
 }
 
 fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
-    let mut response = (status, Json(json!({"error": error, "error_description": description}))).into_response();
+    let mut response = (
+        status,
+        Json(json!({"error": error, "error_description": description})),
+    )
+        .into_response();
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -87,7 +91,11 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
 
 async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "the body is not JSON");
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            "the body is not JSON",
+        );
     };
     let strings = |key: &str| -> Option<Vec<String>> {
         request.get(key)?.as_array().map(|a| {
@@ -99,9 +107,16 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
     };
     let redirect_uris = strings("redirect_uris").unwrap_or_default();
     if redirect_uris.is_empty() {
-        return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", "redirect_uris is required");
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_redirect_uri",
+            "redirect_uris is required",
+        );
     }
-    if let Some(bad) = redirect_uris.iter().find_map(|u| acceptable_redirect(u).err()) {
+    if let Some(bad) = redirect_uris
+        .iter()
+        .find_map(|u| acceptable_redirect(u).err())
+    {
         return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &bad);
     }
     let auth_method = request
@@ -109,7 +124,10 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
         .and_then(Value::as_str)
         .unwrap_or("client_secret_basic")
         .to_string();
-    if !matches!(auth_method.as_str(), "none" | "client_secret_post" | "client_secret_basic") {
+    if !matches!(
+        auth_method.as_str(),
+        "none" | "client_secret_post" | "client_secret_basic"
+    ) {
         return oauth_error(
             StatusCode::BAD_REQUEST,
             "invalid_client_metadata",
@@ -124,7 +142,9 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
         return oauth_error(
             StatusCode::BAD_REQUEST,
             "invalid_client_metadata",
-            &format!("grant type `{other}` cannot be self-registered; ask the operator for a machine client"),
+            &format!(
+                "grant type `{other}` cannot be self-registered; ask the operator for a machine client"
+            ),
         );
     }
     let name = request
@@ -147,9 +167,19 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
     };
     if let Err(error) = server.store.put_client(&client).await {
         tracing::error!(%error, "oauth: cannot store a client");
-        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "try again");
+        return oauth_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "try again",
+        );
     }
-    server.audit("/register", "client_registered", Outcome::Ok, Some(&client.client_id), None);
+    server.audit(
+        "/register",
+        "client_registered",
+        Outcome::Ok,
+        Some(&client.client_id),
+        None,
+    );
     let mut answer = json!({
         "client_id": client.client_id,
         "client_id_issued_at": chrono::Utc::now().timestamp(),
@@ -184,7 +214,12 @@ struct Pending {
 }
 
 /// Where an authorization answer goes: the client's redirect URI with `state` and `iss`.
-fn answer(server: &AuthServer, redirect_uri: &str, state: Option<&str>, params: &[(&str, &str)]) -> Response {
+fn answer(
+    server: &AuthServer,
+    redirect_uri: &str,
+    state: Option<&str>,
+    params: &[(&str, &str)],
+) -> Response {
     let mut url = match url::Url::parse(redirect_uri) {
         Ok(url) => url,
         Err(_) => return pages::error(StatusCode::BAD_REQUEST, "the redirect URI is not a URL"),
@@ -206,55 +241,109 @@ async fn authorize(
     State(server): State<Arc<AuthServer>>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Response {
-    let param = |key: &str| params.get(key).map(String::as_str).filter(|v| !v.is_empty());
+    let param = |key: &str| {
+        params
+            .get(key)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    };
     // Client and redirect URI first: until both check out, nothing is sent anywhere.
     let Some(client_id) = param("client_id") else {
         return pages::error(StatusCode::BAD_REQUEST, "The request names no client.");
     };
     let client = match server.store.client(client_id).await {
         Ok(Some(client)) => client,
-        Ok(None) => return pages::error(StatusCode::BAD_REQUEST, "This application is not registered here."),
+        Ok(None) => {
+            return pages::error(
+                StatusCode::BAD_REQUEST,
+                "This application is not registered here.",
+            );
+        }
         Err(error) => {
             tracing::error!(%error, "oauth: client lookup failed");
             return pages::error(StatusCode::INTERNAL_SERVER_ERROR, "Please try again.");
         }
     };
     let redirect_uri = match param("redirect_uri") {
-        Some(uri) if client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => uri.to_string(),
+        Some(uri)
+            if client
+                .redirect_uris
+                .iter()
+                .any(|r| redirect_matches(r, uri)) =>
+        {
+            uri.to_string()
+        }
         Some(_) => {
-            server.audit("/authorize", "authorization_refused", Outcome::Rejected, Some(client_id), None);
-            return pages::error(StatusCode::BAD_REQUEST, "The return address does not match the application's registration.");
+            server.audit(
+                "/authorize",
+                "authorization_refused",
+                Outcome::Rejected,
+                Some(client_id),
+                None,
+            );
+            return pages::error(
+                StatusCode::BAD_REQUEST,
+                "The return address does not match the application's registration.",
+            );
         }
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
-        None => return pages::error(StatusCode::BAD_REQUEST, "The request names no return address."),
+        None => {
+            return pages::error(
+                StatusCode::BAD_REQUEST,
+                "The request names no return address.",
+            );
+        }
     };
     let state = param("state");
     if param("response_type") != Some("code") {
-        return answer(&server, &redirect_uri, state, &[("error", "unsupported_response_type")]);
+        return answer(
+            &server,
+            &redirect_uri,
+            state,
+            &[("error", "unsupported_response_type")],
+        );
     }
     let challenge = match (param("code_challenge"), param("code_challenge_method")) {
         (Some(challenge), Some("S256")) => challenge.to_string(),
         _ => {
-            return answer(&server, &redirect_uri, state, &[
-                ("error", "invalid_request"),
-                ("error_description", "PKCE with code_challenge_method=S256 is required"),
-            ]);
+            return answer(
+                &server,
+                &redirect_uri,
+                state,
+                &[
+                    ("error", "invalid_request"),
+                    (
+                        "error_description",
+                        "PKCE with code_challenge_method=S256 is required",
+                    ),
+                ],
+            );
         }
     };
     let resource = match param("resource") {
         Some(requested) => match server.resource(requested) {
             Some(resource) => resource.to_string(),
             None => {
-                return answer(&server, &redirect_uri, state, &[
-                    ("error", "invalid_target"),
-                    ("error_description", "unknown resource"),
-                ]);
+                return answer(
+                    &server,
+                    &redirect_uri,
+                    state,
+                    &[
+                        ("error", "invalid_target"),
+                        ("error_description", "unknown resource"),
+                    ],
+                );
             }
         },
         // Claude omits `resource`: the default is our (first) protected endpoint.
         None => match server.resources.first() {
             Some(resource) => resource.clone(),
-            None => return pages::error(StatusCode::BAD_REQUEST, "No resource is protected by this server."),
+            None => {
+                return pages::error(
+                    StatusCode::BAD_REQUEST,
+                    "No resource is protected by this server.",
+                );
+            }
         },
     };
     // Unknown scopes are narrowed away rather than refused (clients ask for offline_access,
@@ -281,7 +370,12 @@ async fn authorize(
     consent_page(&server, &client, &pending, None).await
 }
 
-async fn consent_page(server: &AuthServer, client: &Client, pending: &Pending, error: Option<&str>) -> Response {
+async fn consent_page(
+    server: &AuthServer,
+    client: &Client,
+    pending: &Pending,
+    error: Option<&str>,
+) -> Response {
     let csrf = random_token(24);
     let stored = serde_json::to_string(pending).unwrap_or_default();
     if let Err(error) = server.store.put_pending(&csrf, &stored, PENDING_TTL).await {
@@ -292,7 +386,11 @@ async fn consent_page(server: &AuthServer, client: &Client, pending: &Pending, e
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))
         .unwrap_or_default();
-    let scopes: Vec<String> = pending.scope.split_whitespace().map(str::to_string).collect();
+    let scopes: Vec<String> = pending
+        .scope
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
     pages::consent(&pages::Consent {
         csrf: &csrf,
         client_name: &client.name,
@@ -315,22 +413,53 @@ async fn decide(
         _ => None,
     };
     let Some(pending) = pending else {
-        return pages::error(StatusCode::BAD_REQUEST, "This sign-in form has expired or was already used.");
+        return pages::error(
+            StatusCode::BAD_REQUEST,
+            "This sign-in form has expired or was already used.",
+        );
     };
     let state = pending.state.as_deref();
     if field("decision") != "allow" {
-        server.audit("/authorize", "authorization_denied", Outcome::Rejected, Some(&pending.client_id), None);
-        return answer(&server, &pending.redirect_uri, state, &[("error", "access_denied")]);
+        server.audit(
+            "/authorize",
+            "authorization_denied",
+            Outcome::Rejected,
+            Some(&pending.client_id),
+            None,
+        );
+        return answer(
+            &server,
+            &pending.redirect_uri,
+            state,
+            &[("error", "access_denied")],
+        );
     }
     let username = field("username").trim().to_string();
     let role = server.store.check_user(&username, field("password")).await;
     let Ok(Some(_role)) = role else {
-        server.audit("/authorize", "sign_in_failed", Outcome::Unauthorized, Some(&pending.client_id), None);
+        server.audit(
+            "/authorize",
+            "sign_in_failed",
+            Outcome::Unauthorized,
+            Some(&pending.client_id),
+            None,
+        );
         let client = match server.store.client(&pending.client_id).await {
             Ok(Some(client)) => client,
-            _ => return pages::error(StatusCode::BAD_REQUEST, "This application is no longer registered."),
+            _ => {
+                return pages::error(
+                    StatusCode::BAD_REQUEST,
+                    "This application is no longer registered.",
+                );
+            }
         };
-        return consent_page(&server, &client, &pending, Some("Wrong user name or password.")).await;
+        return consent_page(
+            &server,
+            &client,
+            &pending,
+            Some("Wrong user name or password."),
+        )
+        .await;
     };
     let code = random_token(32);
     let grant = Grant {
@@ -345,7 +474,13 @@ async fn decide(
         tracing::error!(%error, "oauth: cannot store a code");
         return pages::error(StatusCode::INTERNAL_SERVER_ERROR, "Please try again.");
     }
-    server.audit("/authorize", "authorization_granted", Outcome::Ok, Some(&pending.client_id), Some(&username));
+    server.audit(
+        "/authorize",
+        "authorization_granted",
+        Outcome::Ok,
+        Some(&pending.client_id),
+        Some(&username),
+    );
     answer(&server, &pending.redirect_uri, state, &[("code", &code)])
 }
 
@@ -360,8 +495,15 @@ async fn authenticate_client(
     let basic = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")))
-        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b.trim()).ok())
+        .and_then(|v| {
+            v.strip_prefix("Basic ")
+                .or_else(|| v.strip_prefix("basic "))
+        })
+        .and_then(|b| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .ok()
+        })
         .and_then(|b| String::from_utf8(b).ok())
         .and_then(|pair| {
             let (id, secret) = pair.split_once(':')?;
@@ -374,7 +516,13 @@ async fn authenticate_client(
             form.get("client_secret").cloned(),
         ),
     };
-    let invalid = || oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "unknown client or wrong secret");
+    let invalid = || {
+        oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "unknown client or wrong secret",
+        )
+    };
     let client = match server.store.client(&client_id).await {
         Ok(Some(client)) => client,
         _ => return Err(invalid()),
@@ -402,7 +550,13 @@ async fn token(
     let client = match authenticate_client(&server, &headers, &form).await {
         Ok(client) => client,
         Err(response) => {
-            server.audit("/token", "client_authentication_failed", Outcome::Unauthorized, form.get("client_id").map(String::as_str), None);
+            server.audit(
+                "/token",
+                "client_authentication_failed",
+                Outcome::Unauthorized,
+                form.get("client_id").map(String::as_str),
+                None,
+            );
             return response;
         }
     };
@@ -424,7 +578,11 @@ fn invalid_grant(description: &str) -> Response {
     oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", description)
 }
 
-async fn authorization_code(server: &AuthServer, client: &Client, form: &HashMap<String, String>) -> Response {
+async fn authorization_code(
+    server: &AuthServer,
+    client: &Client,
+    form: &HashMap<String, String>,
+) -> Response {
     let field = |key: &str| form.get(key).map(String::as_str).unwrap_or("");
     let grant = match server.store.redeem_code(field("code")).await {
         Ok(Some(grant)) => grant,
@@ -442,7 +600,11 @@ async fn authorization_code(server: &AuthServer, client: &Client, form: &HashMap
     if let Some(resource) = form.get("resource").filter(|r| !r.is_empty())
         && server.resource(resource) != Some(grant.resource.as_str())
     {
-        return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "resource differs from the authorization's");
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_target",
+            "resource differs from the authorization's",
+        );
     }
     let family = random_token(16);
     issue(server, client, &grant, Some(&family), "token_issued").await
@@ -461,10 +623,21 @@ async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, St
     if public {
         // Rotation: each refresh token works once. A second use means it leaked: the whole
         // family goes.
-        let first = !state.used && server.store.mark_refresh_used(presented).await.unwrap_or(false);
+        let first = !state.used
+            && server
+                .store
+                .mark_refresh_used(presented)
+                .await
+                .unwrap_or(false);
         if !first {
             let _ = server.store.revoke_family(&state.family).await;
-            server.audit("/token", "refresh_token_reuse", Outcome::Rejected, Some(&client.client_id), state.grant.user.as_deref());
+            server.audit(
+                "/token",
+                "refresh_token_reuse",
+                Outcome::Rejected,
+                Some(&client.client_id),
+                state.grant.user.as_deref(),
+            );
             return invalid_grant("the refresh token was already used; sign in again");
         }
     }
@@ -472,12 +645,23 @@ async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, St
     if let Some(scope) = form.get("scope").filter(|s| !s.trim().is_empty()) {
         let granted: Vec<&str> = grant.scope.split_whitespace().collect();
         if let Some(extra) = scope.split_whitespace().find(|s| !granted.contains(s)) {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_scope", &format!("`{extra}` was not granted"));
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_scope",
+                &format!("`{extra}` was not granted"),
+            );
         }
         grant.scope = scope.split_whitespace().collect::<Vec<_>>().join(" ");
     }
     if public {
-        issue(server, client, &grant, Some(&state.family), "token_refreshed").await
+        issue(
+            server,
+            client,
+            &grant,
+            Some(&state.family),
+            "token_refreshed",
+        )
+        .await
     } else {
         // Confidential clients keep their refresh token (DeerFlow resends one static token).
         let mut response = issue(server, client, &grant, None, "token_refreshed").await;
@@ -490,17 +674,31 @@ async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, St
 
 async fn with_refresh_token(response: Response, token: &str) -> Response {
     let (parts, body) = response.into_parts();
-    let bytes = axum::body::to_bytes(body, 1 << 16).await.unwrap_or_default();
+    let bytes = axum::body::to_bytes(body, 1 << 16)
+        .await
+        .unwrap_or_default();
     let mut value: Value = serde_json::from_slice(&bytes).unwrap_or_default();
     value["refresh_token"] = json!(token);
     Response::from_parts(parts, axum::body::Body::from(value.to_string()))
 }
 
-async fn client_credentials(server: &AuthServer, client: &Client, form: &HashMap<String, String>) -> Response {
-    if client.secret_hash.is_none() || !client.grant_types.iter().any(|g| g == "client_credentials") {
-        return oauth_error(StatusCode::BAD_REQUEST, "unauthorized_client", "this client may not use client_credentials");
+async fn client_credentials(
+    server: &AuthServer,
+    client: &Client,
+    form: &HashMap<String, String>,
+) -> Response {
+    if client.secret_hash.is_none() || !client.grant_types.iter().any(|g| g == "client_credentials")
+    {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "unauthorized_client",
+            "this client may not use client_credentials",
+        );
     }
-    let requested: Vec<&str> = form.get("scope").map(|s| s.split_whitespace().collect()).unwrap_or_default();
+    let requested: Vec<&str> = form
+        .get("scope")
+        .map(|s| s.split_whitespace().collect())
+        .unwrap_or_default();
     let scope: Vec<&str> = client
         .scopes
         .iter()
@@ -515,7 +713,13 @@ async fn client_credentials(server: &AuthServer, client: &Client, form: &HashMap
     let resource = match target {
         Some(requested) => match server.resource(requested) {
             Some(resource) => resource.to_string(),
-            None => return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "unknown resource"),
+            None => {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_target",
+                    "unknown resource",
+                );
+            }
         },
         None => match server.resources.first() {
             Some(resource) => resource.clone(),
@@ -534,12 +738,21 @@ async fn client_credentials(server: &AuthServer, client: &Client, form: &HashMap
 }
 
 /// An access token for `grant`, and a refresh token in `family` when given.
-async fn issue(server: &AuthServer, client: &Client, grant: &Grant, family: Option<&str>, event: &str) -> Response {
+async fn issue(
+    server: &AuthServer,
+    client: &Client,
+    grant: &Grant,
+    family: Option<&str>,
+    event: &str,
+) -> Response {
     let now = chrono::Utc::now().timestamp();
     let claims = AccessClaims {
         iss: server.issuer.clone(),
         aud: grant.resource.clone(),
-        sub: grant.user.clone().unwrap_or_else(|| client.client_id.clone()),
+        sub: grant
+            .user
+            .clone()
+            .unwrap_or_else(|| client.client_id.clone()),
         client_id: client.client_id.clone(),
         scope: grant.scope.clone(),
         jti: random_token(16),
@@ -555,13 +768,27 @@ async fn issue(server: &AuthServer, client: &Client, grant: &Grant, family: Opti
     });
     if let Some(family) = family {
         let refresh = random_token(32);
-        if let Err(error) = server.store.put_refresh(&refresh, family, grant, server.refresh_ttl).await {
+        if let Err(error) = server
+            .store
+            .put_refresh(&refresh, family, grant, server.refresh_ttl)
+            .await
+        {
             tracing::error!(%error, "oauth: cannot store a refresh token");
-            return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "try again");
+            return oauth_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "try again",
+            );
         }
         answer["refresh_token"] = json!(refresh);
     }
-    server.audit("/token", event, Outcome::Ok, Some(&client.client_id), grant.user.as_deref());
+    server.audit(
+        "/token",
+        event,
+        Outcome::Ok,
+        Some(&client.client_id),
+        grant.user.as_deref(),
+    );
     let mut response = Json(answer).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -585,13 +812,30 @@ async fn revoke(
         && state.grant.client_id == client.client_id
     {
         let _ = server.store.revoke_family(&state.family).await;
-        server.audit("/revoke", "token_revoked", Outcome::Ok, Some(&client.client_id), state.grant.user.as_deref());
+        server.audit(
+            "/revoke",
+            "token_revoked",
+            Outcome::Ok,
+            Some(&client.client_id),
+            state.grant.user.as_deref(),
+        );
     } else if let Ok(claims) = server.key.verify(token, &server.issuer, &server.resources)
         && claims.client_id == client.client_id
     {
         let _ = server.store.revoke_jti(&claims.jti, claims.exp).await;
-        server.revoked.write().unwrap_or_else(|p| p.into_inner()).0.insert(claims.jti);
-        server.audit("/revoke", "token_revoked", Outcome::Ok, Some(&client.client_id), None);
+        server
+            .revoked
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .insert(claims.jti);
+        server.audit(
+            "/revoke",
+            "token_revoked",
+            Outcome::Ok,
+            Some(&client.client_id),
+            None,
+        );
     }
     // Always 200: an unknown or foreign token tells the caller nothing.
     cors(StatusCode::OK.into_response())

@@ -122,17 +122,46 @@ mod tests {
         let (seed, key) = SigningKey::generate();
         let aud = vec!["https://host/mcp".to_string()];
         let token = key.sign(&claims("https://host/mcp", 60));
-        let verified = key.verify(&token, "https://auth.example", &aud).expect("valid");
+        let verified = key
+            .verify(&token, "https://auth.example", &aud)
+            .expect("valid");
         assert_eq!(verified.scopes(), ["a", "b"]);
         // The same seed is the same key (persisted across restarts).
-        assert!(SigningKey::from_seed(seed).verify(&token, "https://auth.example", &aud).is_ok());
+        assert!(
+            SigningKey::from_seed(seed)
+                .verify(&token, "https://auth.example", &aud)
+                .is_ok()
+        );
         assert!(key.verify(&token, "https://other.example", &aud).is_err());
-        assert!(key.verify(&token, "https://auth.example", &["https://host/other".into()]).is_err());
-        assert!(key.verify(&key.sign(&claims("https://host/mcp", -120)), "https://auth.example", &aud).is_err());
-        assert!(SigningKey::generate().1.verify(&token, "https://auth.example", &aud).is_err());
+        assert!(
+            key.verify(
+                &token,
+                "https://auth.example",
+                &["https://host/other".into()]
+            )
+            .is_err()
+        );
+        assert!(
+            key.verify(
+                &key.sign(&claims("https://host/mcp", -120)),
+                "https://auth.example",
+                &aud
+            )
+            .is_err()
+        );
+        assert!(
+            SigningKey::generate()
+                .1
+                .verify(&token, "https://auth.example", &aud)
+                .is_err()
+        );
         let mut parts: Vec<&str> = token.split('.').collect();
-        let tampered = URL_SAFE_NO_PAD.encode(br#"{"iss":"https://auth.example","aud":"https://host/mcp","sub":"mallory"}"#);
+        let tampered = URL_SAFE_NO_PAD
+            .encode(br#"{"iss":"https://auth.example","aud":"https://host/mcp","sub":"mallory"}"#);
         parts[1] = &tampered;
-        assert!(key.verify(&parts.join("."), "https://auth.example", &aud).is_err());
+        assert!(
+            key.verify(&parts.join("."), "https://auth.example", &aud)
+                .is_err()
+        );
     }
 }

@@ -168,7 +168,14 @@ impl AuthServer {
         self.key.jwks()
     }
 
-    fn audit(&self, endpoint: &str, event: &str, outcome: Outcome, client: Option<&str>, user: Option<&str>) {
+    fn audit(
+        &self,
+        endpoint: &str,
+        event: &str,
+        outcome: Outcome,
+        client: Option<&str>,
+        user: Option<&str>,
+    ) {
         (self.audit)(AuditEvent {
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             endpoint: endpoint.to_string(),

@@ -178,7 +178,12 @@ impl OAuthStore {
         Ok(done.rows_affected())
     }
 
-    pub async fn put_pending(&self, csrf: &str, request: &str, ttl: Duration) -> Result<(), sqlx::Error> {
+    pub async fn put_pending(
+        &self,
+        csrf: &str,
+        request: &str,
+        ttl: Duration,
+    ) -> Result<(), sqlx::Error> {
         sqlx::query("INSERT INTO oauth_pending (csrf, request, expires_at) VALUES (?, ?, ?)")
             .bind(hash(csrf))
             .bind(request)
@@ -190,15 +195,22 @@ impl OAuthStore {
 
     /// The pending request for a CSRF token, consumed.
     pub async fn take_pending(&self, csrf: &str) -> Result<Option<String>, sqlx::Error> {
-        let row = sqlx::query("DELETE FROM oauth_pending WHERE csrf = ? AND expires_at >= ? RETURNING request")
-            .bind(hash(csrf))
-            .bind(now())
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(
+            "DELETE FROM oauth_pending WHERE csrf = ? AND expires_at >= ? RETURNING request",
+        )
+        .bind(hash(csrf))
+        .bind(now())
+        .fetch_optional(&self.pool)
+        .await?;
         Ok(row.map(|r| r.get(0)))
     }
 
-    pub async fn put_code(&self, code: &str, grant: &Grant, ttl: Duration) -> Result<(), sqlx::Error> {
+    pub async fn put_code(
+        &self,
+        code: &str,
+        grant: &Grant,
+        ttl: Duration,
+    ) -> Result<(), sqlx::Error> {
         sqlx::query("INSERT INTO oauth_code (code_hash, grant_json, expires_at) VALUES (?, ?, ?)")
             .bind(hash(code))
             .bind(serde_json::to_string(grant).unwrap_or_default())
@@ -220,7 +232,13 @@ impl OAuthStore {
         Ok(row.and_then(|r| serde_json::from_str(r.get::<&str, _>(0)).ok()))
     }
 
-    pub async fn put_refresh(&self, token: &str, family: &str, grant: &Grant, ttl: Duration) -> Result<(), sqlx::Error> {
+    pub async fn put_refresh(
+        &self,
+        token: &str,
+        family: &str,
+        grant: &Grant,
+        ttl: Duration,
+    ) -> Result<(), sqlx::Error> {
         sqlx::query("INSERT INTO oauth_refresh (token_hash, family, grant_json, expires_at) VALUES (?, ?, ?, ?)")
             .bind(hash(token))
             .bind(family)
@@ -252,10 +270,11 @@ impl OAuthStore {
 
     /// Marks a refresh token rotated; false when another request rotated it first.
     pub async fn mark_refresh_used(&self, token: &str) -> Result<bool, sqlx::Error> {
-        let done = sqlx::query("UPDATE oauth_refresh SET used = 1 WHERE token_hash = ? AND used = 0")
-            .bind(hash(token))
-            .execute(&self.pool)
-            .await?;
+        let done =
+            sqlx::query("UPDATE oauth_refresh SET used = 1 WHERE token_hash = ? AND used = 0")
+                .bind(hash(token))
+                .execute(&self.pool)
+                .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -308,7 +327,11 @@ impl OAuthStore {
     }
 
     /// The user's role when the password is right.
-    pub async fn check_user(&self, username: &str, password: &str) -> Result<Option<String>, sqlx::Error> {
+    pub async fn check_user(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<String>, sqlx::Error> {
         use argon2::password_hash::{PasswordHash, PasswordVerifier};
         let row = sqlx::query("SELECT password_hash, role FROM oauth_user WHERE username = ?")
             .bind(username)
@@ -319,7 +342,11 @@ impl OAuthStore {
         };
         let stored: String = row.get(0);
         let ok = PasswordHash::new(&stored)
-            .map(|parsed| argon2::Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+            .map(|parsed| {
+                argon2::Argon2::default()
+                    .verify_password(password.as_bytes(), &parsed)
+                    .is_ok()
+            })
             .unwrap_or(false);
         Ok(ok.then(|| row.get(1)))
     }

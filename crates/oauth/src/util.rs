@@ -27,7 +27,11 @@ pub fn pkce_matches(verifier: &str, challenge: &str) -> bool {
         && verifier
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-    well_formed && same(&URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())), challenge)
+    well_formed
+        && same(
+            &URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())),
+            challenge,
+        )
 }
 
 /// A redirect URI a client may register: https, or http on a loopback host (native apps); never
@@ -81,16 +85,34 @@ mod tests {
         let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"; // RFC 7636 appendix B
         assert!(pkce_matches(verifier, challenge));
         assert!(!pkce_matches("short", challenge));
-        assert!(!pkce_matches(verifier, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cX"));
+        assert!(!pkce_matches(
+            verifier,
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cX"
+        ));
     }
 
     #[test]
     fn loopback_redirects_match_any_port_others_exactly() {
-        assert!(redirect_matches("http://127.0.0.1/callback", "http://127.0.0.1:53682/callback"));
-        assert!(redirect_matches("http://localhost:6274/oauth/callback", "http://localhost:1234/oauth/callback"));
-        assert!(!redirect_matches("http://127.0.0.1/callback", "http://127.0.0.1:5/other"));
-        assert!(!redirect_matches("https://claude.ai/api/mcp/auth_callback", "https://claude.ai/api/mcp/auth_callback/"));
-        assert!(!redirect_matches("https://app.example/cb", "https://app.example:8443/cb"));
+        assert!(redirect_matches(
+            "http://127.0.0.1/callback",
+            "http://127.0.0.1:53682/callback"
+        ));
+        assert!(redirect_matches(
+            "http://localhost:6274/oauth/callback",
+            "http://localhost:1234/oauth/callback"
+        ));
+        assert!(!redirect_matches(
+            "http://127.0.0.1/callback",
+            "http://127.0.0.1:5/other"
+        ));
+        assert!(!redirect_matches(
+            "https://claude.ai/api/mcp/auth_callback",
+            "https://claude.ai/api/mcp/auth_callback/"
+        ));
+        assert!(!redirect_matches(
+            "https://app.example/cb",
+            "https://app.example:8443/cb"
+        ));
         assert!(acceptable_redirect("http://example.com/cb").is_err());
         assert!(acceptable_redirect("https://a.example/cb#x").is_err());
         assert!(acceptable_redirect("https://user@a.example/cb").is_err());

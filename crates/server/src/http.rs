@@ -189,10 +189,11 @@ impl IntoResponse for Refusal {
                 "this endpoint's client list is misconfigured; the server log says what",
             ),
             Refusal::Challenge(challenge) => {
-                let mut response =
-                    json_error(StatusCode::UNAUTHORIZED, "authorization required");
+                let mut response = json_error(StatusCode::UNAUTHORIZED, "authorization required");
                 if let Ok(value) = HeaderValue::from_str(&challenge) {
-                    response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+                    response
+                        .headers_mut()
+                        .insert(header::WWW_AUTHENTICATE, value);
                 }
                 response
             }

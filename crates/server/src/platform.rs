@@ -229,11 +229,17 @@ impl Platform {
                     .filter(|e| matches!(e.auth, AuthSection::Oauth { .. }))
                     .map(|e| format!("{}{}", oauth_config.issuer.trim_end_matches('/'), e.path))
                     .collect();
-                let sink = oauth_config.audit.as_ref().and_then(|a| sinks.get(a).cloned());
+                let sink = oauth_config
+                    .audit
+                    .as_ref()
+                    .and_then(|a| sinks.get(a).cloned());
                 if let Some(name) = &oauth_config.audit
                     && sink.is_none()
                 {
-                    errors.push(ConfigError::new("oauth.audit", format!("no sink `{name}` in [audit]")));
+                    errors.push(ConfigError::new(
+                        "oauth.audit",
+                        format!("no sink `{name}` in [audit]"),
+                    ));
                 }
                 let hook: concierge_oauth::AuditHook = Arc::new(move |event| {
                     if let Some(sink) = &sink {
@@ -291,17 +297,19 @@ impl Platform {
                 (AuthSection::Oauth { .. }, None) => (Authenticator::Missing, None),
                 _ => authenticator(section, env, &mut warnings, &at("auth")),
             };
-            let endpoint = Arc::new(Endpoint::new(
-                section.path.clone(),
-                section.instructions.clone(),
-                tools,
-                section
-                    .rate_limit
-                    .as_ref()
-                    .and_then(|l| limiters.get(l).cloned()),
-                section.audit.as_ref().and_then(|a| sinks.get(a).cloned()),
-            )
-            .scoped(matches!(section.auth, AuthSection::Oauth { .. })));
+            let endpoint = Arc::new(
+                Endpoint::new(
+                    section.path.clone(),
+                    section.instructions.clone(),
+                    tools,
+                    section
+                        .rate_limit
+                        .as_ref()
+                        .and_then(|l| limiters.get(l).cloned()),
+                    section.audit.as_ref().and_then(|a| sinks.get(a).cloned()),
+                )
+                .scoped(matches!(section.auth, AuthSection::Oauth { .. })),
+            );
             let guard = Arc::new(Guard {
                 endpoint,
                 auth,

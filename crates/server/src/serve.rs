@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
-use axum::response::IntoResponse;
 use axum::Router;
+use axum::response::IntoResponse;
 use axum::routing::get;
 use concierge_core::Caller;
 use rmcp::ServiceExt;
@@ -67,7 +67,10 @@ fn protected_resources(platform: &Platform, server: &Arc<concierge_oauth::AuthSe
                 response
             }
         };
-        let path = format!("/.well-known/oauth-protected-resource{}", built.section.path);
+        let path = format!(
+            "/.well-known/oauth-protected-resource{}",
+            built.section.path
+        );
         router = router.route(&path, get(handler.clone()));
         if first {
             router = router.route("/.well-known/oauth-protected-resource", get(handler));
@@ -165,6 +168,23 @@ pub async fn serve_http(
         .map_err(std::io::Error::other)?
     {
         tokio::spawn(job);
+    }
+    if let Some(server) = platform.oauth.clone() {
+        // Self-registered clients pile up (claude.ai registers on every connect): collect the
+        // unused ones hourly.
+        tokio::spawn(async move {
+            let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
+            loop {
+                hourly.tick().await;
+                match server.collect_unused_clients().await {
+                    Ok(0) => {}
+                    Ok(removed) => {
+                        tracing::info!(removed, "oauth: unused registered clients removed")
+                    }
+                    Err(error) => tracing::error!(%error, "oauth: client collection failed"),
+                }
+            }
+        });
     }
     ready(listener.local_addr()?);
     let stop = CancellationToken::new();

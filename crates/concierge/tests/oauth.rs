@@ -1,0 +1,666 @@
+//! OAuth 2.1 end to end: a real `concierge` process with the built-in authorization server, the
+//! `oauth2` crate as the client (authorization code + PKCE, refresh), the sign-in form posted as
+//! a browser would, and a real MCP client calling tools with the access token.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{BIN, Server, call, connect, structured};
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthUrl, AuthorizationCode, ClientId, CsrfToken, PkceCodeChallenge, RedirectUrl, Scope,
+    TokenResponse, TokenUrl,
+};
+use serde_json::{Value, json};
+
+const PASSWORD: &str = "correct horse battery";
+
+struct Deployment {
+    server: Server,
+    issuer: String,
+    config: std::path::PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+fn config(dir: &Path, issuer: &str, listen: &str) -> String {
+    format!(
+        r#"
+[server]
+listen = "{listen}"
+
+[audit.calls]
+path = "{dir}/log/calls.log"
+
+[audit.oauth]
+path = "{dir}/log/oauth.log"
+
+[oauth]
+issuer = "{issuer}"
+database = "{dir}/oauth.sqlite"
+scopes = ["coffee:read", "coffee:order"]
+audit = "oauth"
+
+[apps.coffee]
+menu = "{menu}"
+orders = "{dir}/orders.xlsx"
+
+[[endpoint]]
+path = "/coffee/mcp"
+tools = ["coffee.*"]
+auth = {{ kind = "oauth", scopes = ["coffee:read"] }}
+tool_scopes = {{ get_menu = ["coffee:read"], search_menu = ["coffee:read"], get_order_status = ["coffee:read"], create_order = ["coffee:order"] }}
+audit = "calls"
+
+[[endpoint]]
+path = "/other/mcp"
+tools = ["coffee.get_menu"]
+auth = {{ kind = "oauth" }}
+"#,
+        dir = dir.display(),
+        menu = common::examples().join("coffee/menu.xlsx").display(),
+    )
+}
+
+fn cli(config: &Path, args: &[&str], stdin: &str) -> String {
+    let mut child = Command::new(BIN)
+        .arg("token")
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run concierge token");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn deploy() -> Deployment {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = free_port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let listen = format!("127.0.0.1:{port}");
+    let config_path = dir.path().join("concierge.toml");
+    std::fs::write(&config_path, config(dir.path(), &issuer, &listen)).expect("config");
+    cli(
+        &config_path,
+        &["add-user", "alice"],
+        &format!("{PASSWORD}\n"),
+    );
+    let server = Server::start_in(dir, |d| config(d, &issuer, &listen), &[]);
+    Deployment {
+        config: server.dir.path().join("concierge.toml"),
+        server,
+        issuer,
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+/// The `oauth2` crate's HTTP hook, over our reqwest.
+async fn send(request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, std::io::Error> {
+    let (parts, body) = request.into_parts();
+    let mut builder = http()
+        .request(parts.method, parts.uri.to_string())
+        .body(body);
+    for (name, value) in &parts.headers {
+        builder = builder.header(name, value);
+    }
+    let response = builder.send().await.map_err(std::io::Error::other)?;
+    let mut answer = http::Response::builder().status(response.status());
+    for (name, value) in response.headers() {
+        answer = answer.header(name, value);
+    }
+    let bytes = response.bytes().await.map_err(std::io::Error::other)?;
+    answer.body(bytes.to_vec()).map_err(std::io::Error::other)
+}
+
+/// Registers a client as Claude Code does (public, loopback redirect without a port).
+async fn register_native(issuer: &str) -> String {
+    let answer: Value = http()
+        .post(format!("{issuer}/register"))
+        .json(&json!({"redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
+                      "grant_types": ["authorization_code", "refresh_token"], "client_name": "Claude Code"}))
+        .send()
+        .await
+        .expect("register")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        answer.get("client_secret").is_none(),
+        "no secret for a public client"
+    );
+    answer["client_id"].as_str().expect("client_id").to_string()
+}
+
+/// Posts the sign-in form the authorize page shows; returns the redirect's query parameters.
+async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest::Url {
+    let page = http().get(authorize_url).send().await.expect("authorize");
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    let html = page.text().await.expect("html");
+    let csrf = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a CSRF field")
+        .to_string();
+    let action = reqwest::Url::parse(authorize_url)
+        .unwrap()
+        .join("authorize")
+        .unwrap();
+    let answer = http()
+        .post(action)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("username", "alice"),
+            ("password", password),
+            ("decision", decision),
+        ])
+        .send()
+        .await
+        .expect("decide");
+    assert!(
+        answer.status().is_redirection(),
+        "{}: {}",
+        answer.status(),
+        answer.text().await.unwrap()
+    );
+    reqwest::Url::parse(answer.headers()["location"].to_str().unwrap()).expect("redirect")
+}
+
+fn query(url: &reqwest::Url, key: &str) -> Option<String> {
+    url.query_pairs()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation() {
+    let d = deploy();
+    let endpoint = d.server.url("/coffee/mcp");
+
+    // Discovery, as a client does it: the 401 names the metadata, the metadata the issuer.
+    let challenge = http()
+        .post(&endpoint)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(challenge.status(), 401);
+    let header = challenge.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let metadata_url = format!(
+        "{}/.well-known/oauth-protected-resource/coffee/mcp",
+        d.issuer
+    );
+    assert_eq!(
+        header,
+        format!("Bearer resource_metadata=\"{metadata_url}\", scope=\"coffee:read\"")
+    );
+    let resource: Value = http()
+        .get(&metadata_url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resource["resource"], endpoint.as_str());
+    assert_eq!(resource["authorization_servers"], json!([d.issuer]));
+    let bare: Value = http()
+        .get(format!("{}/.well-known/oauth-protected-resource", d.issuer))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(bare["resource"], endpoint.as_str());
+    let server: Value = http()
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server",
+            d.issuer
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(server["issuer"], d.issuer.as_str());
+    assert_eq!(server["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(
+        server["authorization_response_iss_parameter_supported"],
+        true
+    );
+
+    // The flow, with the oauth2 crate; the loopback redirect on a port it was not registered with.
+    let client_id = register_native(&d.issuer).await;
+    let client = BasicClient::new(ClientId::new(client_id.clone()))
+        .set_auth_uri(AuthUrl::new(format!("{}/authorize", d.issuer)).unwrap())
+        .set_token_uri(TokenUrl::new(format!("{}/token", d.issuer)).unwrap())
+        .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:54321/callback".into()).unwrap());
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, state) = client
+        .authorize_url(CsrfToken::new_random)
+        .add_scope(Scope::new("coffee:read".into()))
+        .add_scope(Scope::new("coffee:order".into()))
+        .add_scope(Scope::new("offline_access".into()))
+        .add_extra_param("resource", &endpoint)
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
+    assert_eq!(back.port(), Some(54321));
+    assert_eq!(
+        query(&back, "state").as_deref(),
+        Some(state.secret().as_str())
+    );
+    assert_eq!(query(&back, "iss").as_deref(), Some(d.issuer.as_str()));
+    let code = query(&back, "code").expect("code");
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(code.clone()))
+        .set_pkce_verifier(verifier)
+        .request_async(&send)
+        .await
+        .expect("token exchange");
+    assert_eq!(
+        tokens.scopes().unwrap().len(),
+        2,
+        "offline_access is narrowed away"
+    );
+
+    // The code works once.
+    let again = http()
+        .post(format!("{}/token", d.issuer))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", "http://127.0.0.1:54321/callback"),
+            ("code_verifier", "x".repeat(43).as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 400);
+
+    // The token calls tools; all of them are listed for a token with both scopes.
+    let access = tokens.access_token().secret().clone();
+    let mcp = connect(&endpoint, &access).await;
+    let names: Vec<String> = mcp
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"create_order".to_string()), "{names:?}");
+    let menu = structured(&call(&mcp, "get_menu", json!({})).await);
+    assert!(!menu["results"].as_array().unwrap().is_empty());
+    // `/mcp/` answers too, without a redirect.
+    let slash = http().post(format!("{endpoint}/")).bearer_auth(&access)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .send().await.unwrap();
+    assert_eq!(slash.status(), 200);
+
+    // Refresh rotates; the old refresh token used again revokes the whole family.
+    let first_refresh = tokens.refresh_token().expect("refresh token").clone();
+    let rotated = client
+        .exchange_refresh_token(&first_refresh)
+        .request_async(&send)
+        .await
+        .expect("refresh");
+    let second_refresh = rotated.refresh_token().expect("rotated").clone();
+    assert_ne!(second_refresh.secret(), first_refresh.secret());
+    assert!(
+        client
+            .exchange_refresh_token(&first_refresh)
+            .request_async(&send)
+            .await
+            .is_err(),
+        "reuse refused"
+    );
+    assert!(
+        client
+            .exchange_refresh_token(&second_refresh)
+            .request_async(&send)
+            .await
+            .is_err(),
+        "the family is revoked after reuse"
+    );
+
+    // Revoking the access token shuts the door at once.
+    let revoked = http()
+        .post(format!("{}/revoke", d.issuer))
+        .form(&[
+            ("token", access.as_str()),
+            ("client_id", client_id.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    let refused = http()
+        .post(&endpoint)
+        .bearer_auth(&access)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    assert!(
+        refused.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("error=\"invalid_token\"")
+    );
+
+    // The authorization server's audit: issue, refresh, reuse, revocation; never a token.
+    let lines = d.server.audit_lines_of("oauth.log", 6);
+    let events: Vec<&str> = lines.iter().filter_map(|l| l["code"].as_str()).collect();
+    for event in [
+        "client_registered",
+        "authorization_granted",
+        "token_issued",
+        "token_refreshed",
+        "refresh_token_reuse",
+        "token_revoked",
+    ] {
+        assert!(events.contains(&event), "{event} in {events:?}");
+    }
+    let text = serde_json::to_string(&lines).unwrap();
+    assert!(!text.contains(&access) && !text.contains(first_refresh.secret()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_scopes_hide_tools_and_refuse_calls() {
+    let d = deploy();
+    let out = cli(
+        &d.config,
+        &["add-client", "--name", "DeerFlow", "--scope", "coffee:read"],
+        "",
+    );
+    let value = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .expect(key)
+            .to_string()
+    };
+    let (id, secret) = (value("client_id"), value("client_secret"));
+    let token: Value = http()
+        .post(format!("{}/token", d.issuer))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", id.as_str()),
+            ("client_secret", secret.as_str()),
+            ("scope", "coffee:read coffee:order"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(token["scope"], "coffee:read", "{token}");
+    let access = token["access_token"].as_str().unwrap();
+    let mcp = connect(&d.server.url("/coffee/mcp"), access).await;
+    let names: Vec<String> = mcp
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        names.contains(&"get_menu".to_string()) && !names.contains(&"create_order".to_string()),
+        "{names:?}"
+    );
+    let refused = call(
+        &mcp,
+        "create_order",
+        json!({"items": [{"drink": "Латте", "qty": 1}]}),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        serde_json::to_string(&refused.content)
+            .unwrap()
+            .contains("coffee:order")
+    );
+    let lines = d.server.audit_lines_of("calls.log", 1);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["outcome"] == "forbidden" && l["tool"] == "create_order"),
+        "{lines:?}"
+    );
+
+    // A wrong secret, and a token for another endpoint (audience), are refused.
+    let wrong = http()
+        .post(format!("{}/token", d.issuer))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", id.as_str()),
+            ("client_secret", "nope"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let other: Value = http()
+        .post(format!("{}/token", d.issuer))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", id.as_str()),
+            ("client_secret", secret.as_str()),
+            ("resource", &d.server.url("/other/mcp")),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let elsewhere = other["access_token"].as_str().unwrap();
+    let refused = http()
+        .post(d.server.url("/coffee/mcp"))
+        .bearer_auth(elsewhere)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.status(),
+        401,
+        "a token for /other/mcp is not for /coffee/mcp"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_refused() {
+    let d = deploy();
+    let store = concierge_oauth::store::OAuthStore::open(&d.server.dir.path().join("oauth.sqlite"))
+        .await
+        .unwrap();
+    let key = concierge_oauth::keys::SigningKey::from_seed(store.signing_seed().await.unwrap());
+    let now = chrono::Utc::now().timestamp();
+    let claims = concierge_oauth::keys::AccessClaims {
+        iss: d.issuer.clone(),
+        aud: d.server.url("/coffee/mcp"),
+        sub: "alice".into(),
+        client_id: "c".into(),
+        scope: "coffee:read".into(),
+        jti: "old".into(),
+        iat: now - 7200,
+        nbf: now - 7200,
+        exp: now - 3600,
+    };
+    let fresh = concierge_oauth::keys::AccessClaims {
+        exp: now + 600,
+        jti: "new".into(),
+        ..claims.clone()
+    };
+    let ok = http()
+        .post(d.server.url("/coffee/mcp"))
+        .bearer_auth(key.sign(&fresh))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(ok.status(), 401, "the same key's fresh token passes");
+    let expired = http()
+        .post(d.server.url("/coffee/mcp"))
+        .bearer_auth(key.sign(&claims))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(expired.status(), 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authorize_refuses_plain_pkce_foreign_redirects_and_reports_denial() {
+    let d = deploy();
+    let client_id = register_native(&d.issuer).await;
+    let base = format!(
+        "{}/authorize?response_type=code&client_id={client_id}&state=s1&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        d.issuer
+    );
+    // PKCE plain: back to the client with invalid_request.
+    let plain = http()
+        .get(format!(
+            "{base}&code_challenge_method=plain&redirect_uri=http://127.0.0.1:9/callback"
+        ))
+        .send()
+        .await
+        .unwrap();
+    let location = reqwest::Url::parse(plain.headers()["location"].to_str().unwrap()).unwrap();
+    assert_eq!(
+        query(&location, "error").as_deref(),
+        Some("invalid_request")
+    );
+    assert_eq!(query(&location, "state").as_deref(), Some("s1"));
+    // A redirect URI that does not match: an error page, never a redirect.
+    let foreign = http()
+        .get(format!(
+            "{base}&code_challenge_method=S256&redirect_uri=https://evil.example/cb"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 400);
+    assert!(foreign.headers().get("location").is_none());
+    assert!(foreign.text().await.unwrap().contains("does not match"));
+    // Denied: access_denied with state and iss.
+    let back = sign_in(
+        &format!("{base}&code_challenge_method=S256&redirect_uri=http://127.0.0.1:9/callback"),
+        "deny",
+        PASSWORD,
+    )
+    .await;
+    assert_eq!(query(&back, "error").as_deref(), Some("access_denied"));
+    assert_eq!(query(&back, "iss").as_deref(), Some(d.issuer.as_str()));
+    // A wrong password shows the form again, and no code.
+    let page = http()
+        .get(format!(
+            "{base}&code_challenge_method=S256&redirect_uri=http://127.0.0.1:9/callback"
+        ))
+        .send()
+        .await
+        .unwrap();
+    let html = page.text().await.unwrap();
+    let csrf = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let wrong = http()
+        .post(format!("{}/authorize", d.issuer))
+        .form(&[
+            ("csrf", csrf),
+            ("username", "alice"),
+            ("password", "wrong"),
+            ("decision", "allow"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 200);
+    assert!(
+        wrong
+            .text()
+            .await
+            .unwrap()
+            .contains("Wrong user name or password")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_registration_answers_what_claude_sends() {
+    let d = deploy();
+    let answer = http()
+        .post(format!("{}/register", d.issuer))
+        .json(&json!({"redirect_uris": ["https://claude.ai/api/mcp/auth_callback"], "token_endpoint_auth_method": "client_secret_post",
+                      "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"], "client_name": "Claude"}))
+        .send().await.unwrap();
+    assert_eq!(answer.status(), 201);
+    let body: Value = answer.json().await.unwrap();
+    assert!(body["client_secret"].is_string() && body["client_secret_expires_at"] == 0);
+    assert_eq!(
+        body["redirect_uris"],
+        json!(["https://claude.ai/api/mcp/auth_callback"])
+    );
+    assert!(body["client_id_issued_at"].is_number());
+    for bad in [
+        json!({"redirect_uris": ["http://evil.example/cb"]}),
+        json!({"redirect_uris": []}),
+        json!({"redirect_uris": ["https://a.example/cb"], "grant_types": ["client_credentials"]}),
+    ] {
+        let refused = http()
+            .post(format!("{}/register", d.issuer))
+            .json(&bad)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 400, "{bad}");
+    }
+    let clients = cli(&d.config, &["clients"], "");
+    assert!(clients.contains("Claude"), "{clients}");
+}
