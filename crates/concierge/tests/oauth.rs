@@ -37,6 +37,11 @@ fn config(dir: &Path, issuer: &str, listen: &str) -> String {
 [server]
 listen = "{listen}"
 
+[limits]
+read = "3/minute"
+write = "1/minute"
+per_client = "1000/hour"
+
 [audit.calls]
 path = "{dir}/log/calls.log"
 
@@ -59,6 +64,10 @@ tools = ["coffee.*"]
 auth = {{ kind = "oauth", scopes = ["coffee:read"] }}
 tool_scopes = {{ get_menu = ["coffee:read"], search_menu = ["coffee:read"], get_order_status = ["coffee:read"], create_order = ["coffee:order"] }}
 audit = "calls"
+rate_limit = "read"
+write_rate_limit = "write"
+client_rate_limit = "per_client"
+rate_limit_key = "token"
 
 [[endpoint]]
 path = "/other/mcp"
@@ -663,4 +672,73 @@ async fn dynamic_registration_answers_what_claude_sends() {
     }
     let clients = cli(&d.config, &["clients"], "");
     assert!(clients.contains("Claude"), "{clients}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_count_per_token_with_separate_read_and_write_classes() {
+    let d = deploy();
+    let out = cli(
+        &d.config,
+        &[
+            "add-client",
+            "--name",
+            "n8n",
+            "--scope",
+            "coffee:read",
+            "--scope",
+            "coffee:order",
+        ],
+        "",
+    );
+    let value = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .expect(key)
+            .to_string()
+    };
+    let (id, secret) = (value("client_id"), value("client_secret"));
+    let token = || async {
+        let answer: Value = http()
+            .post(format!("{}/token", d.issuer))
+            .form(&[
+                ("grant_type", "client_credentials"),
+                ("client_id", id.as_str()),
+                ("client_secret", secret.as_str()),
+            ])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["access_token"].as_str().unwrap().to_string()
+    };
+    let (first, second) = (token().await, token().await);
+    let a = connect(&d.server.url("/coffee/mcp"), &first).await;
+    let b = connect(&d.server.url("/coffee/mcp"), &second).await;
+    let limited = |result: &rmcp::model::CallToolResult| {
+        result.is_error == Some(true)
+            && serde_json::to_string(&result.content)
+                .unwrap()
+                .contains("rate_limited")
+    };
+    for _ in 0..3 {
+        assert!(!limited(&call(&a, "get_menu", json!({})).await));
+    }
+    assert!(
+        limited(&call(&a, "get_menu", json!({})).await),
+        "the read class allows 3 per minute per token"
+    );
+    let other = call(&b, "get_menu", json!({})).await;
+    assert!(
+        !limited(&other),
+        "another token has its own budget: {other:?}"
+    );
+    // The write class is separate: one order per minute, whatever the reads did.
+    let order = json!({"items": [{"drink": "Латте", "qty": 1}]});
+    assert!(!limited(&call(&a, "create_order", order.clone()).await));
+    assert!(
+        limited(&call(&a, "create_order", order).await),
+        "the write class allows 1 per minute"
+    );
 }

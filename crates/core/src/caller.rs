@@ -8,6 +8,8 @@ pub struct Caller {
     pub client: String,
     pub user: Option<String>,
     pub scopes: Vec<String>,
+    /// The access token's id (OAuth), for limits per token; never the token itself.
+    pub token: Option<String>,
 }
 
 impl Caller {
@@ -17,6 +19,7 @@ impl Caller {
             client: name.into(),
             user: None,
             scopes: Vec::new(),
+            token: None,
         }
     }
 }

@@ -107,6 +107,17 @@ pub struct EndpointSection {
     /// What the model is told about this server at initialize.
     pub instructions: Option<String>,
     pub auth: AuthSection,
+    /// What the limits count per: each `client` (default), each access `token`, or each `user`
+    /// (OAuth endpoints; callers without a token or user count per client).
+    #[serde(default)]
+    pub rate_limit_key: RateKey,
+    /// A limiter for tools that are not read-only (the write class); `rate_limit` then counts the
+    /// read class only.
+    #[serde(default)]
+    pub write_rate_limit: Option<String>,
+    /// A limiter over every call of a client, whatever the token or user (`1000/hour per client`).
+    #[serde(default)]
+    pub client_rate_limit: Option<String>,
     /// The name of a limiter from `[limits]`, applied per client to `tools/call`.
     pub rate_limit: Option<String>,
     /// The name of a sink from `[audit]`.
@@ -172,6 +183,16 @@ pub enum AuthSection {
 
 fn default_tokens_env() -> String {
     "APP_MCP_TOKENS".into()
+}
+
+/// What a rate limit counts per.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateKey {
+    #[default]
+    Client,
+    Token,
+    User,
 }
 
 /// A rate as configured: `count` calls per `period`.
@@ -320,13 +341,19 @@ impl Config {
                     ));
                 }
             }
-            if let Some(limit) = &endpoint.rate_limit
-                && !self.limits.contains_key(limit)
-            {
-                errors.push(ConfigError::new(
-                    at("rate_limit"),
-                    format!("no limiter `{limit}` in [limits]"),
-                ));
+            for (key, limit) in [
+                ("rate_limit", &endpoint.rate_limit),
+                ("write_rate_limit", &endpoint.write_rate_limit),
+                ("client_rate_limit", &endpoint.client_rate_limit),
+            ] {
+                if let Some(limit) = limit
+                    && !self.limits.contains_key(limit)
+                {
+                    errors.push(ConfigError::new(
+                        at(key),
+                        format!("no limiter `{limit}` in [limits]"),
+                    ));
+                }
             }
             if let Some(audit) = &endpoint.audit
                 && !self.audit.contains_key(audit)

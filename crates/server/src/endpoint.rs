@@ -62,6 +62,15 @@ pub struct Endpoint {
     pub audit: Option<AuditSink>,
     /// Callers hold OAuth scopes here, and tools are checked against them.
     scoped: bool,
+    limits: Limits,
+}
+
+/// The write class, the per-client limit, and what limits count per.
+#[derive(Default)]
+pub struct Limits {
+    pub write: Option<Arc<dyn RateLimitStore>>,
+    pub per_client: Option<Arc<dyn RateLimitStore>>,
+    pub key: crate::config::RateKey,
 }
 
 /// What a tool call came to, before it is shaped for the protocol.
@@ -91,7 +100,47 @@ impl Endpoint {
             limiter,
             audit,
             scoped: false,
+            limits: Limits::default(),
         }
+    }
+
+    /// Limits beyond `rate_limit`: the write class, per client, what they count per.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limiters a call passes, each with the key it counts: per client first, then the
+    /// call's class (write tools go to the write limiter when there is one).
+    fn limiters_for(
+        &self,
+        read_only: bool,
+        caller: &Caller,
+    ) -> Vec<(&Arc<dyn RateLimitStore>, String)> {
+        use crate::config::RateKey;
+        let key = match self.limits.key {
+            RateKey::Client => caller.client.clone(),
+            RateKey::Token => caller
+                .token
+                .as_ref()
+                .map_or_else(|| caller.client.clone(), |t| format!("token:{t}")),
+            RateKey::User => caller
+                .user
+                .as_ref()
+                .map_or_else(|| caller.client.clone(), |u| format!("user:{u}")),
+        };
+        let mut out = Vec::new();
+        if let Some(limiter) = &self.limits.per_client {
+            out.push((limiter, caller.client.clone()));
+        }
+        let class = match (&self.limits.write, read_only) {
+            (Some(write), false) => Some(write),
+            _ => self.limiter.as_ref(),
+        };
+        if let Some(limiter) = class {
+            out.push((limiter, key));
+        }
+        out
     }
 
     /// Checks tools against the caller's OAuth scopes (endpoints with `kind = "oauth"`).
@@ -202,19 +251,19 @@ impl Endpoint {
             })));
         }
 
-        if let Some(limiter) = &self.limiter
-            && let Err(retry) = limiter.check(&caller.client)
-        {
-            let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
-            let message = rate_limit_message(mounted.language, &limiter.describe(), seconds);
-            event.outcome = Outcome::RateLimited;
-            event.code = Some("rate_limited".into());
-            self.finish(event, started);
-            return CallAnswer::Result(error_result(json!({
-                "code": "rate_limited",
-                "message": message,
-                "retryAfterSeconds": seconds,
-            })));
+        for (limiter, key) in self.limiters_for(spec.annotations.read_only, &caller) {
+            if let Err(retry) = limiter.check(&key) {
+                let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+                let message = rate_limit_message(mounted.language, &limiter.describe(), seconds);
+                event.outcome = Outcome::RateLimited;
+                event.code = Some("rate_limited".into());
+                self.finish(event, started);
+                return CallAnswer::Result(error_result(json!({
+                    "code": "rate_limited",
+                    "message": message,
+                    "retryAfterSeconds": seconds,
+                })));
+            }
         }
 
         let arguments = match mounted.validator.check(arguments, mounted.language) {

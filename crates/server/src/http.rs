@@ -230,6 +230,7 @@ async fn authenticate(auth: &Authenticator, presented: Option<&str>) -> Result<C
                     client: owner.client_id,
                     user: owner.user,
                     scopes: owner.scopes,
+                    token: Some(owner.token_id),
                 }),
                 Err(why) => {
                     tracing::info!(%why, "access token refused");

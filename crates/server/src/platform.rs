@@ -308,7 +308,18 @@ impl Platform {
                         .and_then(|l| limiters.get(l).cloned()),
                     section.audit.as_ref().and_then(|a| sinks.get(a).cloned()),
                 )
-                .scoped(matches!(section.auth, AuthSection::Oauth { .. })),
+                .scoped(matches!(section.auth, AuthSection::Oauth { .. }))
+                .limits(crate::endpoint::Limits {
+                    write: section
+                        .write_rate_limit
+                        .as_ref()
+                        .and_then(|l| limiters.get(l).cloned()),
+                    per_client: section
+                        .client_rate_limit
+                        .as_ref()
+                        .and_then(|l| limiters.get(l).cloned()),
+                    key: section.rate_limit_key,
+                }),
             );
             let guard = Arc::new(Guard {
                 endpoint,
