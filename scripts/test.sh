@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every Rust test, real third-party clients against the
-# demo, a smoke run of the benchmark harness, and the official MCP conformance run.
+# demo, a smoke run of the benchmark harness, the official MCP conformance runs (server and
+# authorization server), and the OAuth consent page in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -9,3 +10,5 @@ cargo test --workspace --locked
 scripts/interop.sh target/debug/concierge
 bench/run.sh --smoke
 scripts/conformance.sh target/debug/concierge
+scripts/conformance-oauth.sh target/debug/concierge
+scripts/consent-browser.sh

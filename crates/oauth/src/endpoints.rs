@@ -367,13 +367,14 @@ async fn authorize(
         scope: scopes.join(" "),
         resource,
     };
-    consent_page(&server, &client, &pending, None).await
+    consent_page(&server, &client, &pending, "", None).await
 }
 
 async fn consent_page(
     server: &AuthServer,
     client: &Client,
     pending: &Pending,
+    username: &str,
     error: Option<&str>,
 ) -> Response {
     let csrf = random_token(24);
@@ -399,6 +400,7 @@ async fn consent_page(
         scopes: &scopes,
         resource: &pending.resource,
         redirect_host: &host,
+        username,
         error,
     })
 }
@@ -457,6 +459,7 @@ async fn decide(
             &server,
             &client,
             &pending,
+            &username,
             Some("Wrong user name or password."),
         )
         .await;

@@ -24,7 +24,8 @@ body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif
 main{max-width:420px;margin:48px auto;padding:32px;background:#fff;border-radius:14px;box-shadow:0 6px 24px rgba(20,30,60,.08)}
 h1{font-size:1.35rem;margin:0 0 4px}
 .sub{color:#5b6475;margin:0 0 20px}
-.client{font-weight:600}
+.client{font-weight:600;color:#1d2330}
+button,input{font-family:inherit}
 .badge{display:inline-block;font-size:.75rem;padding:1px 8px;border-radius:99px;background:#fff4d6;color:#7a5a00;margin-left:6px;vertical-align:middle}
 ul.scopes{list-style:none;padding:0;margin:8px 0 16px}
 ul.scopes li{padding:8px 12px;margin:4px 0;background:#f3f6fb;border-radius:8px;font-family:ui-monospace,monospace;font-size:.9rem}
@@ -38,6 +39,7 @@ button{flex:1;padding:11px;border-radius:8px;font-size:1rem;cursor:pointer;borde
 button.allow{background:#1f5eff;border-color:#1f5eff;color:#fff;font-weight:600}
 .error{background:#fdecec;color:#8a1c1c;padding:10px 12px;border-radius:8px;margin:0 0 16px}
 footer{text-align:center;color:#8a92a2;font-size:.8rem;margin-top:18px}
+@media (max-width:500px){main{margin:16px 12px;padding:24px}}
 "#;
 
 fn page(title: &str, body: &str) -> String {
@@ -72,6 +74,8 @@ pub struct Consent<'a> {
     pub scopes: &'a [String],
     pub resource: &'a str,
     pub redirect_host: &'a str,
+    /// Kept when the form is shown again after a wrong password.
+    pub username: &'a str,
     pub error: Option<&'a str>,
 }
 
@@ -100,7 +104,7 @@ pub fn consent(c: &Consent) -> Response {
 <dl><dt>Resource</dt><dd>{resource}</dd><dt>Returns to</dt><dd>{host}</dd><dt>Client ID</dt><dd>{client_id}</dd></dl>
 <form method="post" action="authorize">
 <input type="hidden" name="csrf" value="{csrf}">
-<label for="username">User name</label><input type="text" id="username" name="username" autocomplete="username">
+<label for="username">User name</label><input type="text" id="username" name="username" value="{username}" autocomplete="username" autofocus>
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password">
 <div class="buttons"><button type="submit" name="decision" value="deny">Deny</button>
 <button class="allow" type="submit" name="decision" value="allow">Allow</button></div>
@@ -110,6 +114,7 @@ pub fn consent(c: &Consent) -> Response {
         host = escape(c.redirect_host),
         client_id = escape(c.client_id),
         csrf = escape(c.csrf),
+        username = escape(c.username),
     );
     protect(Html(page("Allow access", &body)).into_response())
 }
