@@ -90,11 +90,12 @@ run() {
   local decision=$1; shift
   local state verifier url
   read -r state verifier url < <(authorize_request)
-  node scripts/browser/consent.mjs --decision "$decision" --url "$url" --issuer "$issuer" \
-    --resource "$resource" --client-id "$client_id" --state "$state" --callback "$callback" \
-    --verifier "$verifier" "$@" || status=1
+  # `--name=value`: random values (state, verifier) may begin with a dash.
+  node scripts/browser/consent.mjs --decision="$decision" --url="$url" --issuer="$issuer" \
+    --resource="$resource" --client-id="$client_id" --state="$state" --callback="$callback" \
+    --verifier="$verifier" "$@" || status=1
 }
-run allow ${shot:+--screenshot "$shot"} --frame-check
+run allow ${shot:+--screenshot="$shot"} --frame-check
 run deny
 
 if [ $status -ne 0 ]; then
