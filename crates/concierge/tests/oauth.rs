@@ -459,19 +459,37 @@ async fn client_credentials_scopes_hide_tools_and_refuse_calls() {
         names.contains(&"get_menu".to_string()) && !names.contains(&"create_order".to_string()),
         "{names:?}"
     );
-    let refused = call(
-        &mcp,
-        "create_order",
-        json!({"items": [{"drink": "Латте", "qty": 1}]}),
-    )
-    .await;
-    assert_eq!(refused.is_error, Some(true));
+    // Calling it anyway: 403 with the step-up challenge naming every scope needed.
+    let refused = http()
+        .post(d.server.url("/coffee/mcp"))
+        .bearer_auth(access)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "create_order", "arguments": {"items": [{"drink": "Латте", "qty": 1}]}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(
-        serde_json::to_string(&refused.content)
-            .unwrap()
-            .contains("coffee:order")
+        challenge.starts_with("Bearer error=\"insufficient_scope\""),
+        "{challenge}"
     );
-    let lines = d.server.audit_lines_of("calls.log", 1);
+    assert!(
+        challenge.contains("scope=\"coffee:read coffee:order\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("resource_metadata=\"http://"),
+        "{challenge}"
+    );
+    // A tool it has the scope for still works in the same session.
+    let menu = call(&mcp, "get_menu", json!({})).await;
+    assert_ne!(menu.is_error, Some(true));
+    let lines = d.server.audit_lines_of("calls.log", 2);
     assert!(
         lines
             .iter()

@@ -149,6 +149,31 @@ impl Endpoint {
         self
     }
 
+    /// The scopes a call of tool `name` needs that `caller` lacks (empty when none, when the tool
+    /// is unknown, or on endpoints without scopes).
+    pub fn scopes_missing_for(&self, name: &str, caller: &Caller) -> Vec<String> {
+        self.by_name
+            .get(name)
+            .map(|i| {
+                self.missing_scopes(&self.tools[*i], caller)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Records a call refused for lack of scopes before it reached the dispatcher.
+    pub fn audit_forbidden(&self, caller: &Caller, tool: &str, started: Instant) {
+        let mut event = self.event(trace_id());
+        event.client = Some(caller.client.clone());
+        event.user = caller.user.clone();
+        event.tool = Some(tool.to_string());
+        event.outcome = Outcome::Forbidden;
+        event.code = Some("insufficient_scope".into());
+        self.finish(event, started);
+    }
+
     /// The scopes `tool` needs that `caller` lacks (none on endpoints without scopes).
     fn missing_scopes<'a>(&self, tool: &'a MountedTool, caller: &Caller) -> Vec<&'a str> {
         if !self.scoped {

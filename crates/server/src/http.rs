@@ -102,7 +102,7 @@ pub struct Guard {
 }
 
 /// axum middleware: authenticate, enforce the session owner, then pass to rmcp.
-pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let presented = bearer(&request).map(str::to_string);
     let caller = match authenticate(&guard.auth, presented.as_deref()).await {
@@ -132,6 +132,18 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
             "this session belongs to another client; initialize a session of your own",
         );
     }
+    // OAuth step-up: a tools/call the token lacks scopes for is answered 403
+    // `insufficient_scope`, naming every scope needed, so the client can ask the user for more.
+    let request = match &guard.auth {
+        Authenticator::OAuth(oauth) if request.method() == http::Method::POST => {
+            match step_up(&guard, oauth, &caller, request, started).await {
+                Ok(request) => request,
+                Err(refusal) => return refusal,
+            }
+        }
+        _ => request,
+    };
+    let mut request = request;
     let client = caller.client.clone();
     let is_delete = request.method() == http::Method::DELETE;
     request.extensions_mut().insert(caller);
@@ -154,6 +166,60 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         _ => {}
     }
     response
+}
+
+/// Reads a POST's body; when it is a `tools/call` of a tool whose scopes the caller lacks,
+/// refuses it with the step-up challenge; otherwise hands the request back, body intact.
+async fn step_up(
+    guard: &Guard,
+    oauth: &OAuthResource,
+    caller: &Caller,
+    request: Request,
+    started: Instant,
+) -> Result<Request, Response> {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
+        return Err(json_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large",
+        ));
+    };
+    let tool = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .filter(|m| m.get("method").and_then(|v| v.as_str()) == Some("tools/call"))
+        .and_then(|m| {
+            m.pointer("/params/name")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        });
+    if let Some(tool) = tool {
+        let missing = guard.endpoint.scopes_missing_for(&tool, caller);
+        if !missing.is_empty() {
+            let mut needed = caller.scopes.clone();
+            for scope in oauth.scopes.iter().chain(&missing) {
+                if !needed.contains(scope) {
+                    needed.push(scope.clone());
+                }
+            }
+            guard.endpoint.audit_forbidden(caller, &tool, started);
+            let challenge = format!(
+                "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\"",
+                needed.join(" "),
+                oauth.metadata_url
+            );
+            let mut response = json_error(
+                StatusCode::FORBIDDEN,
+                &format!("`{tool}` needs the scope(s) {}", missing.join(", ")),
+            );
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
+            }
+            return Err(response);
+        }
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 enum Refusal {
