@@ -406,7 +406,10 @@ async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String
     })?;
     enter_config_dir(path).map_err(|e| e.to_string())?;
     let oauth = config.oauth.ok_or("the config has no [oauth] section")?;
-    let store = OAuthStore::open(&oauth.database).await?;
+    let database = oauth
+        .database
+        .ok_or("[oauth] has no database: the token commands manage the built-in server's state")?;
+    let store = OAuthStore::open(&database).await?;
     match action {
         TokenAction::AddUser { username, role } => {
             let mut password = String::new();

@@ -9,6 +9,7 @@
 //! endpoint calls for every request.
 
 mod endpoints;
+pub mod external;
 pub mod keys;
 mod pages;
 pub mod store;
@@ -30,10 +31,15 @@ use store::OAuthStore;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OAuthConfig {
-    /// The public base URL: the issuer, and the base of every OAuth endpoint's resource URL.
+    /// The public base URL: the built-in server's issuer, and the base of every OAuth endpoint's
+    /// resource URL.
     pub issuer: String,
-    /// Clients, codes, refresh tokens, keys and users (SQLite).
-    pub database: PathBuf,
+    /// Clients, codes, refresh tokens, keys and users (SQLite); the built-in server's.
+    #[serde(default)]
+    pub database: Option<PathBuf>,
+    /// Accept an external identity provider's tokens instead of running the built-in server.
+    #[serde(default)]
+    pub external: Option<external::ExternalConfig>,
     /// Scopes the server grants (`scopes_supported`); requests for others are narrowed away.
     #[serde(default)]
     pub scopes: Vec<String>,
@@ -70,6 +76,30 @@ pub struct TokenOwner {
 
 pub type AuditHook = Arc<dyn Fn(AuditEvent) + Send + Sync>;
 
+/// Whose tokens an OAuth endpoint accepts.
+#[derive(Clone)]
+pub enum Verifier {
+    BuiltIn(Arc<AuthServer>),
+    External(Arc<external::ExternalIssuer>),
+}
+
+impl Verifier {
+    pub async fn verify(&self, token: &str, resource: &str) -> Result<TokenOwner, String> {
+        match self {
+            Verifier::BuiltIn(server) => server.verify(token, resource).await,
+            Verifier::External(issuer) => issuer.verify(token, resource).await,
+        }
+    }
+
+    /// The authorization server clients are sent to (RFC 9728 `authorization_servers`).
+    pub fn authorization_server(&self) -> &str {
+        match self {
+            Verifier::BuiltIn(server) => &server.issuer,
+            Verifier::External(issuer) => issuer.issuer(),
+        }
+    }
+}
+
 pub struct AuthServer {
     pub issuer: String,
     pub scopes: Vec<String>,
@@ -97,7 +127,11 @@ impl AuthServer {
         };
         let issuer = config.issuer.trim_end_matches('/').to_string();
         url::Url::parse(&issuer).map_err(|e| format!("oauth.issuer: {e}"))?;
-        let store = OAuthStore::open(&config.database)
+        let database = config
+            .database
+            .as_ref()
+            .ok_or("oauth.database: the built-in authorization server keeps its state there")?;
+        let store = OAuthStore::open(database)
             .await
             .map_err(|e| format!("oauth.database: {e}"))?;
         let seed = store

@@ -35,7 +35,7 @@ pub enum Authenticator {
 
 /// An endpoint as an OAuth protected resource.
 pub struct OAuthResource {
-    pub server: Arc<concierge_oauth::AuthServer>,
+    pub verifier: concierge_oauth::Verifier,
     /// The endpoint's URL: the tokens' audience, the metadata's `resource`.
     pub resource: String,
     /// Its RFC 9728 metadata document, absolute (claude.ai ignores relative ones).
@@ -291,7 +291,7 @@ async fn authenticate(auth: &Authenticator, presented: Option<&str>) -> Result<C
             let Some(token) = presented else {
                 return Err(Refusal::Challenge(oauth.challenge(None)));
             };
-            return match oauth.server.verify(token, &oauth.resource).await {
+            return match oauth.verifier.verify(token, &oauth.resource).await {
                 Ok(owner) => Ok(Caller {
                     client: owner.client_id,
                     user: owner.user,

@@ -145,8 +145,19 @@ pub struct Platform {
     /// treats them as errors, `serve` logs them.
     pub warnings: Vec<ConfigError>,
     sinks: BTreeMap<String, AuditSink>,
-    /// The built-in authorization server, when an endpoint uses OAuth.
-    pub oauth: Option<Arc<concierge_oauth::AuthServer>>,
+    /// How OAuth endpoints check tokens, when an endpoint uses OAuth.
+    pub oauth: Option<OAuthSetup>,
+}
+
+/// The OAuth side of a deployment.
+pub struct OAuthSetup {
+    /// Our public base URL: resource URLs are built on it.
+    pub base: String,
+    /// Scopes the metadata advertises.
+    pub scopes: Vec<String>,
+    pub verifier: concierge_oauth::Verifier,
+    /// The built-in authorization server, whose routes `serve` mounts (none with an external IdP).
+    pub builtin: Option<Arc<concierge_oauth::AuthServer>>,
 }
 
 impl Platform {
@@ -246,12 +257,36 @@ impl Platform {
                         sink.record(event);
                     }
                 });
-                match concierge_oauth::AuthServer::open(oauth_config, resources, hook).await {
-                    Ok(server) => Some(server),
-                    Err(message) => {
-                        errors.push(ConfigError::new("oauth", message));
-                        None
+                let base = oauth_config.issuer.trim_end_matches('/').to_string();
+                match &oauth_config.external {
+                    Some(external) => {
+                        match concierge_oauth::external::ExternalIssuer::new(external.clone()) {
+                            Ok(issuer) => Some(OAuthSetup {
+                                base,
+                                scopes: oauth_config.scopes.clone(),
+                                verifier: concierge_oauth::Verifier::External(Arc::new(issuer)),
+                                builtin: None,
+                            }),
+                            Err(message) => {
+                                errors.push(ConfigError::new("oauth.external", message));
+                                None
+                            }
+                        }
                     }
+                    None => match concierge_oauth::AuthServer::open(oauth_config, resources, hook)
+                        .await
+                    {
+                        Ok(server) => Some(OAuthSetup {
+                            base,
+                            scopes: server.scopes.clone(),
+                            verifier: concierge_oauth::Verifier::BuiltIn(server.clone()),
+                            builtin: Some(server),
+                        }),
+                        Err(message) => {
+                            errors.push(ConfigError::new("oauth", message));
+                            None
+                        }
+                    },
                 }
             }
             None => None,
@@ -277,15 +312,15 @@ impl Platform {
                 }
             };
             let (auth, demo_hint) = match (&section.auth, &oauth) {
-                (AuthSection::Oauth { scopes }, Some(server)) => {
-                    let resource = format!("{}{}", server.issuer, section.path);
+                (AuthSection::Oauth { scopes }, Some(setup)) => {
+                    let resource = format!("{}{}", setup.base, section.path);
                     let metadata_url = format!(
                         "{}/.well-known/oauth-protected-resource{}",
-                        server.issuer, section.path
+                        setup.base, section.path
                     );
                     (
                         Authenticator::OAuth(crate::http::OAuthResource {
-                            server: server.clone(),
+                            verifier: setup.verifier.clone(),
                             resource,
                             metadata_url,
                             scopes: scopes.clone(),

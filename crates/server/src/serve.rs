@@ -26,32 +26,33 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));
     }
-    if let Some(server) = &platform.oauth {
-        router = router
-            .merge(concierge_oauth::router(server.clone()))
-            .merge(protected_resources(platform, server));
+    if let Some(setup) = &platform.oauth {
+        if let Some(server) = &setup.builtin {
+            router = router.merge(concierge_oauth::router(server.clone()));
+        }
+        router = router.merge(protected_resources(platform, setup));
     }
     router
 }
 
 /// RFC 9728 metadata for every OAuth endpoint, at the path-suffixed well-known URL, and the
 /// first one also at the bare well-known URL (clients try both).
-fn protected_resources(platform: &Platform, server: &Arc<concierge_oauth::AuthServer>) -> Router {
+fn protected_resources(platform: &Platform, setup: &crate::platform::OAuthSetup) -> Router {
     let mut router = Router::new();
     let mut first = true;
     for built in &platform.endpoints {
         let crate::config::AuthSection::Oauth { scopes } = &built.section.auth else {
             continue;
         };
-        let mut supported = server.scopes.clone();
+        let mut supported = setup.scopes.clone();
         for scope in scopes {
             if !supported.contains(scope) {
                 supported.push(scope.clone());
             }
         }
         let document = json!({
-            "resource": format!("{}{}", server.issuer, built.section.path),
-            "authorization_servers": [server.issuer],
+            "resource": format!("{}{}", setup.base, built.section.path),
+            "authorization_servers": [setup.verifier.authorization_server()],
             "scopes_supported": supported,
             "bearer_methods_supported": ["header"],
             "resource_name": "concierge",
@@ -169,7 +170,7 @@ pub async fn serve_http(
     {
         tokio::spawn(job);
     }
-    if let Some(server) = platform.oauth.clone() {
+    if let Some(server) = platform.oauth.as_ref().and_then(|o| o.builtin.clone()) {
         // Self-registered clients pile up (claude.ai registers on every connect): collect the
         // unused ones hourly.
         tokio::spawn(async move {

@@ -1,0 +1,226 @@
+//! OAuth endpoints that accept an external identity provider's tokens: JWTs against its JWKS
+//! (refetched on an unknown key, only allowed algorithms, audience checked) and opaque tokens by
+//! RFC 7662 introspection. The provider is a small real HTTP server on 127.0.0.1.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::{Server, call, connect, structured};
+use concierge_oauth::keys::{AccessClaims, SigningKey};
+use serde_json::{Value, json};
+
+const IDP: &str = "https://idp.example";
+
+struct Provider {
+    url: String,
+    key: Arc<Mutex<SigningKey>>,
+}
+
+async fn provider() -> Provider {
+    let key = Arc::new(Mutex::new(SigningKey::generate().1));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let jwks_key = key.clone();
+    let app = axum::Router::new()
+        .route(
+            "/jwks",
+            axum::routing::get(move || {
+                let set = jwks_key.lock().unwrap().jwks();
+                async move { axum::Json(set) }
+            }),
+        )
+        .route(
+            "/introspect",
+            axum::routing::post(|axum::Form(form): axum::Form<std::collections::HashMap<String, String>>| async move {
+                axum::Json(match form.get("token").map(String::as_str) {
+                    Some("opaque-good") => json!({"active": true, "iss": IDP, "scope": "coffee:read", "client_id": "n8n", "sub": "svc"}),
+                    _ => json!({"active": false}),
+                })
+            }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Provider { url, key }
+}
+
+fn config(dir: &std::path::Path, external: &str) -> String {
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+[oauth]
+issuer = "http://mcp.example"
+scopes = ["coffee:read", "coffee:order"]
+external = {external}
+
+[apps.coffee]
+menu = "{menu}"
+orders = "{dir}/orders.xlsx"
+
+[[endpoint]]
+path = "/coffee/mcp"
+tools = ["coffee.*"]
+auth = {{ kind = "oauth", scopes = ["coffee:read"] }}
+tool_scopes = {{ create_order = ["coffee:order"] }}
+"#,
+        dir = dir.display(),
+        menu = common::examples().join("coffee/menu.xlsx").display(),
+    )
+}
+
+fn claims(aud: &str, jti: &str) -> AccessClaims {
+    let now = chrono::Utc::now().timestamp();
+    AccessClaims {
+        iss: IDP.into(),
+        aud: aud.into(),
+        sub: "alice".into(),
+        client_id: "claude".into(),
+        scope: "coffee:read".into(),
+        jti: jti.into(),
+        iat: now,
+        nbf: now,
+        exp: now + 600,
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jwts_from_the_providers_jwks_with_audience_rotation_and_allowed_algorithms() {
+    let idp = provider().await;
+    let external = format!(r#"{{ issuer = "{IDP}", jwks_uri = "{}/jwks" }}"#, idp.url);
+    let server = Server::start(|d| config(d, &external), &[]);
+    let resource = "http://mcp.example/coffee/mcp";
+
+    let token = idp.key.lock().unwrap().sign(&claims(resource, "t1"));
+    let mcp = connect(&server.url("/coffee/mcp"), &token).await;
+    let names: Vec<String> = mcp
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        names.contains(&"get_menu".to_string()) && !names.contains(&"create_order".to_string())
+    );
+    assert!(
+        !structured(&call(&mcp, "get_menu", json!({})).await)["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+
+    // The metadata sends clients to the provider; the built-in server is not there.
+    let metadata: Value = http()
+        .get(server.url("/.well-known/oauth-protected-resource/coffee/mcp"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["authorization_servers"], json!([IDP]));
+    assert_eq!(metadata["resource"], resource);
+    assert_eq!(
+        http()
+            .get(server.url("/.well-known/oauth-authorization-server"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+
+    let post = |token: String| {
+        let url = server.url("/coffee/mcp");
+        async move {
+            http()
+                .post(url)
+                .bearer_auth(token)
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    // Another audience, another issuer: refused.
+    assert_eq!(
+        post(
+            idp.key
+                .lock()
+                .unwrap()
+                .sign(&claims("http://mcp.example/other/mcp", "t2"))
+        )
+        .await,
+        401
+    );
+    let foreign = AccessClaims {
+        iss: "https://elsewhere.example".into(),
+        ..claims(resource, "t3")
+    };
+    assert_eq!(post(idp.key.lock().unwrap().sign(&foreign)).await, 401);
+
+    // The provider rotates its key: a token under the new kid makes us fetch the JWKS again.
+    *idp.key.lock().unwrap() = SigningKey::generate().1;
+    let rotated = idp.key.lock().unwrap().sign(&claims(resource, "t4"));
+    assert_ne!(
+        post(rotated.clone()).await,
+        401,
+        "the new key is fetched and accepted"
+    );
+
+    // An algorithm outside the allowed list (HS256 forged with the kid of a real key) is refused
+    // before any key is used.
+    let kid = jsonwebtoken_header_kid(&rotated);
+    let header =
+        URL_SAFE_NO_PAD.encode(json!({"alg": "HS256", "typ": "JWT", "kid": kid}).to_string());
+    let payload = URL_SAFE_NO_PAD.encode(serde_json::to_string(&claims(resource, "t5")).unwrap());
+    assert_eq!(post(format!("{header}.{payload}.c2lnbmF0dXJl")).await, 401);
+}
+
+fn jsonwebtoken_header_kid(token: &str) -> String {
+    let header = token.split('.').next().unwrap();
+    let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).unwrap()).unwrap();
+    header["kid"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_by_introspection() {
+    let idp = provider().await;
+    let external = format!(
+        r#"{{ issuer = "{IDP}", introspection_endpoint = "{}/introspect", introspection_client_id = "concierge", introspection_client_secret = "s" }}"#,
+        idp.url
+    );
+    let server = Server::start(|d| config(d, &external), &[]);
+    let mcp = connect(&server.url("/coffee/mcp"), "opaque-good").await;
+    assert!(
+        !structured(&call(&mcp, "get_menu", json!({})).await)["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let refused = http()
+        .post(server.url("/coffee/mcp"))
+        .bearer_auth("opaque-bad")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    assert!(
+        refused.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("invalid_token")
+    );
+}
