@@ -19,6 +19,12 @@ struct Provider {
     key: Arc<Mutex<SigningKey>>,
 }
 
+impl Provider {
+    fn sign(&self, claims: &AccessClaims) -> String {
+        self.key.lock().unwrap().sign(claims)
+    }
+}
+
 async fn provider() -> Provider {
     let key = Arc::new(Mutex::new(SigningKey::generate().1));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -99,7 +105,7 @@ async fn jwts_from_the_providers_jwks_with_audience_rotation_and_allowed_algorit
     let server = Server::start(|d| config(d, &external), &[]);
     let resource = "http://mcp.example/coffee/mcp";
 
-    let token = idp.key.lock().unwrap().sign(&claims(resource, "t1"));
+    let token = idp.sign(&claims(resource, "t1"));
     let mcp = connect(&server.url("/coffee/mcp"), &token).await;
     let names: Vec<String> = mcp
         .list_all_tools()
@@ -155,24 +161,18 @@ async fn jwts_from_the_providers_jwks_with_audience_rotation_and_allowed_algorit
     };
     // Another audience, another issuer: refused.
     assert_eq!(
-        post(
-            idp.key
-                .lock()
-                .unwrap()
-                .sign(&claims("http://mcp.example/other/mcp", "t2"))
-        )
-        .await,
+        post(idp.sign(&claims("http://mcp.example/other/mcp", "t2"))).await,
         401
     );
     let foreign = AccessClaims {
         iss: "https://elsewhere.example".into(),
         ..claims(resource, "t3")
     };
-    assert_eq!(post(idp.key.lock().unwrap().sign(&foreign)).await, 401);
+    assert_eq!(post(idp.sign(&foreign)).await, 401);
 
     // The provider rotates its key: a token under the new kid makes us fetch the JWKS again.
     *idp.key.lock().unwrap() = SigningKey::generate().1;
-    let rotated = idp.key.lock().unwrap().sign(&claims(resource, "t4"));
+    let rotated = idp.sign(&claims(resource, "t4"));
     assert_ne!(
         post(rotated.clone()).await,
         401,
