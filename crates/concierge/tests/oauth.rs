@@ -7,6 +7,8 @@ mod common;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{BIN, Server, call, connect, structured};
 use oauth2::basic::BasicClient;
@@ -106,18 +108,27 @@ fn cli(config: &Path, args: &[&str], stdin: &str) -> String {
 }
 
 fn deploy() -> Deployment {
+    deploy_with("")
+}
+
+/// A deployment whose `[oauth]` section gets the `extra` lines.
+fn deploy_with(extra: &str) -> Deployment {
     let dir = tempfile::tempdir().expect("temp dir");
     let port = free_port();
     let issuer = format!("http://127.0.0.1:{port}");
     let listen = format!("127.0.0.1:{port}");
+    let make = |d: &Path| {
+        config(d, &issuer, &listen)
+            .replace("audit = \"oauth\"", &format!("audit = \"oauth\"\n{extra}"))
+    };
     let config_path = dir.path().join("concierge.toml");
-    std::fs::write(&config_path, config(dir.path(), &issuer, &listen)).expect("config");
+    std::fs::write(&config_path, make(dir.path())).expect("config");
     cli(
         &config_path,
         &["add-user", "alice"],
         &format!("{PASSWORD}\n"),
     );
-    let server = Server::start_in(dir, |d| config(d, &issuer, &listen), &[]);
+    let server = Server::start_in(dir, make, &[]);
     Deployment {
         config: server.dir.path().join("concierge.toml"),
         server,
@@ -759,4 +770,106 @@ async fn limits_count_per_token_with_separate_read_and_write_classes() {
         limited(&call(&a, "create_order", order).await),
         "the write class allows 1 per minute"
     );
+}
+
+/// A client that publishes its metadata document on loopback; counts the fetches.
+async fn document_client() -> (String, Arc<AtomicUsize>) {
+    let fetched = Arc::new(AtomicUsize::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let client_id = format!("http://{}/clients/app.json", listener.local_addr().unwrap());
+    let (id, count) = (client_id.clone(), fetched.clone());
+    let app = axum::Router::new().route(
+        "/clients/app.json",
+        axum::routing::get(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+            let id = id.clone();
+            async move {
+                axum::Json(json!({"client_id": id, "client_name": "Doc App", "redirect_uris": ["http://127.0.0.1/callback"],
+                                  "token_endpoint_auth_method": "none"}))
+            }
+        }),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (client_id, fetched)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_id_metadata_document_client_signs_in_without_registration() {
+    let d = deploy_with("cimd_test_allow_loopback = true");
+    let (client_id, fetched) = document_client().await;
+    let server: Value = http()
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server",
+            d.issuer
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(server["client_id_metadata_document_supported"], true);
+
+    let client = BasicClient::new(ClientId::new(client_id.clone()))
+        .set_auth_uri(AuthUrl::new(format!("{}/authorize", d.issuer)).unwrap())
+        .set_token_uri(TokenUrl::new(format!("{}/token", d.issuer)).unwrap())
+        .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:5555/callback".into()).unwrap());
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, _) = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .url();
+    let page = http()
+        .get(url.as_str())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Doc App") && !page.contains(">unverified<"),
+        "a document client is not marked unverified"
+    );
+    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(query(&back, "code").expect("code")))
+        .set_pkce_verifier(verifier)
+        .request_async(&send)
+        .await
+        .expect("token exchange");
+    let mcp = connect(&d.server.url("/coffee/mcp"), tokens.access_token().secret()).await;
+    assert!(
+        !structured(&call(&mcp, "get_menu", json!({})).await)["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(fetched.load(Ordering::SeqCst) >= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ssrf_guard_never_fetches_a_loopback_metadata_document() {
+    let d = deploy();
+    let (client_id, fetched) = document_client().await;
+    let url = reqwest::Url::parse_with_params(
+        &format!("{}/authorize", d.issuer),
+        &[
+            ("response_type", "code"),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", "http://127.0.0.1:5555/callback"),
+            (
+                "code_challenge",
+                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            ),
+            ("code_challenge_method", "S256"),
+        ],
+    )
+    .unwrap();
+    let refused = http().get(url).send().await.unwrap();
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await.unwrap().contains("cannot be used"));
+    assert_eq!(fetched.load(Ordering::SeqCst), 0, "nothing was fetched");
 }

@@ -63,7 +63,7 @@ async fn metadata(State(server): State<Arc<AuthServer>>) -> Response {
             "code_challenge_methods_supported": ["S256"],
             "scopes_supported": scopes,
             "authorization_response_iss_parameter_supported": true,
-            "client_id_metadata_document_supported": false,
+            "client_id_metadata_document_supported": server.supports_metadata_documents(),
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": ["EdDSA"],
         }))
@@ -251,7 +251,7 @@ async fn authorize(
     let Some(client_id) = param("client_id") else {
         return pages::error(StatusCode::BAD_REQUEST, "The request names no client.");
     };
-    let client = match server.store.client(client_id).await {
+    let client = match server.client(client_id).await {
         Ok(Some(client)) => client,
         Ok(None) => {
             return pages::error(
@@ -259,9 +259,11 @@ async fn authorize(
                 "This application is not registered here.",
             );
         }
-        Err(error) => {
-            tracing::error!(%error, "oauth: client lookup failed");
-            return pages::error(StatusCode::INTERNAL_SERVER_ERROR, "Please try again.");
+        Err(why) => {
+            return pages::error(
+                StatusCode::BAD_REQUEST,
+                &format!("This application cannot be used: {why}."),
+            );
         }
     };
     let redirect_uri = match param("redirect_uri") {
@@ -396,6 +398,8 @@ async fn consent_page(
         csrf: &csrf,
         client_name: &client.name,
         client_id: &client.client_id,
+        // A metadata-document client is vouched for by its URL's host; a self-registered one
+        // only by itself.
         unverified: client.source == "dcr",
         scopes: &scopes,
         resource: &pending.resource,
@@ -446,7 +450,7 @@ async fn decide(
             Some(&pending.client_id),
             None,
         );
-        let client = match server.store.client(&pending.client_id).await {
+        let client = match server.client(&pending.client_id).await {
             Ok(Some(client)) => client,
             _ => {
                 return pages::error(
@@ -526,7 +530,7 @@ async fn authenticate_client(
             "unknown client or wrong secret",
         )
     };
-    let client = match server.store.client(&client_id).await {
+    let client = match server.client(&client_id).await {
         Ok(Some(client)) => client,
         _ => return Err(invalid()),
     };

@@ -8,6 +8,7 @@
 //! one resource (RFC 8707). [`AuthServer::verify`] is the resource server's side: what an MCP
 //! endpoint calls for every request.
 
+pub mod cimd;
 mod endpoints;
 pub mod external;
 pub mod keys;
@@ -50,12 +51,22 @@ pub struct OAuthConfig {
     /// Self-registered clients unused this long are removed.
     #[serde(default = "thirty_days")]
     pub unused_client_ttl: String,
+    /// Clients may name themselves by an https URL to their metadata document (CIMD).
+    #[serde(default = "yes")]
+    pub client_id_metadata_documents: bool,
+    /// TESTS ONLY: let metadata documents live on http loopback URLs (the SSRF guard refuses
+    /// loopback otherwise).
+    #[serde(default)]
+    pub cimd_test_allow_loopback: bool,
     /// The audit sink (a name from `[audit]`) for issued, refreshed and revoked tokens,
     /// authorizations and registrations.
     #[serde(default)]
     pub audit: Option<String>,
 }
 
+fn yes() -> bool {
+    true
+}
 fn one_hour() -> String {
     "1h".into()
 }
@@ -112,6 +123,8 @@ pub struct AuthServer {
     key: SigningKey,
     revoked: RwLock<(HashSet<String>, Instant)>,
     audit: AuditHook,
+    /// `None` when metadata-document clients are turned off.
+    cimd: Option<cimd::Resolver>,
 }
 
 const REVOCATIONS_RELOAD: Duration = Duration::from_secs(10);
@@ -150,7 +163,28 @@ impl AuthServer {
             key: SigningKey::from_seed(seed),
             revoked: RwLock::new((revoked.into_iter().collect(), Instant::now())),
             audit,
+            cimd: config
+                .client_id_metadata_documents
+                .then(|| cimd::Resolver::new(config.cimd_test_allow_loopback)),
         }))
+    }
+
+    /// A client by its id: registered (DCR, operator), or — for an https URL — its metadata
+    /// document. `Err` says why a document client cannot be used; `Ok(None)`: unknown.
+    pub async fn client(&self, client_id: &str) -> Result<Option<store::Client>, String> {
+        match &self.cimd {
+            Some(resolver) if cimd::is_document_url(client_id) => {
+                resolver.client(client_id).await.map(Some)
+            }
+            _ => self.store.client(client_id).await.map_err(|e| {
+                tracing::error!(error = %e, "oauth: client lookup failed");
+                "the client store is unavailable".to_string()
+            }),
+        }
+    }
+
+    pub fn supports_metadata_documents(&self) -> bool {
+        self.cimd.is_some()
     }
 
     /// The resource a request names, as we know it (a trailing slash and the case of scheme and

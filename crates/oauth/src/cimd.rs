@@ -1,0 +1,250 @@
+//! Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): a client whose
+//! `client_id` is an https URL publishes its metadata there, and needs no registration.
+//!
+//! Fetching a URL a stranger chose is an SSRF risk, so the fetch only goes to public addresses
+//! (no private, loopback, link-local, shared, multicast or IPv4-mapped ones), connects to the
+//! address it checked, follows no redirects, accepts only a 200 JSON answer of at most 5 KB within
+//! 10 s, and caches the document (Cache-Control, clamped to 5 min – 24 h).
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::store::Client;
+
+const MAX_DOCUMENT: usize = 5 * 1024;
+const MIN_CACHE: Duration = Duration::from_secs(5 * 60);
+const MAX_CACHE: Duration = Duration::from_secs(24 * 3600);
+
+pub struct Resolver {
+    /// For tests only: accept `http://127.0.0.1…` client ids and loopback addresses.
+    allow_loopback: bool,
+    cache: Mutex<HashMap<String, (Client, Instant)>>,
+}
+
+/// Whether a `client_id` names a metadata document rather than a registered client.
+pub fn is_document_url(client_id: &str) -> bool {
+    client_id.starts_with("https://") || client_id.starts_with("http://")
+}
+
+impl Resolver {
+    pub fn new(allow_loopback: bool) -> Self {
+        Self {
+            allow_loopback,
+            cache: Mutex::default(),
+        }
+    }
+
+    pub async fn client(&self, client_id: &str) -> Result<Client, String> {
+        if let Some((client, until)) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(client_id)
+            && *until > Instant::now()
+        {
+            return Ok(client.clone());
+        }
+        let url =
+            url::Url::parse(client_id).map_err(|_| "the client id is not a URL".to_string())?;
+        let loopback_test = self.allow_loopback && url.scheme() == "http";
+        if url.scheme() != "https" && !loopback_test {
+            return Err("a client id URL must be https".into());
+        }
+        if url.fragment().is_some() || !url.username().is_empty() || url.path() == "/" {
+            return Err("a client id URL needs a path, and no fragment or user info".into());
+        }
+        let host = url
+            .host_str()
+            .ok_or("the client id URL has no host")?
+            .to_string();
+        let port = url.port_or_known_default().unwrap_or(443);
+        let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|_| "the client id's host does not resolve".to_string())?
+            .collect();
+        let address = addresses
+            .iter()
+            .find(|a| self.allow_loopback && a.ip().is_loopback() || is_public(a.ip()))
+            .copied()
+            .ok_or("the client id's host is not a public address")?;
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .resolve(&host, address)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let mut response = http
+            .get(url.as_str())
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("cannot fetch the client's metadata: {}", e.without_url()))?;
+        if response.status().as_u16() != 200 {
+            return Err(format!(
+                "the client's metadata answered HTTP {}",
+                response.status().as_u16()
+            ));
+        }
+        let json = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.contains("json"));
+        if !json {
+            return Err("the client's metadata is not JSON".into());
+        }
+        let max_age = response
+            .headers()
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.split(',')
+                    .find_map(|d| d.trim().strip_prefix("max-age=")?.parse().ok())
+            })
+            .map(Duration::from_secs)
+            .unwrap_or(MIN_CACHE)
+            .clamp(MIN_CACHE, MAX_CACHE);
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| e.without_url().to_string())?
+        {
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_DOCUMENT {
+                return Err("the client's metadata is larger than 5 KB".into());
+            }
+        }
+        let document: Value = serde_json::from_slice(&body)
+            .map_err(|_| "the client's metadata is not JSON".to_string())?;
+        let client = client_of(client_id, &document)?;
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            client_id.to_string(),
+            (client.clone(), Instant::now() + max_age),
+        );
+        Ok(client)
+    }
+}
+
+/// The client a document describes; it must name itself by the exact URL it was fetched from.
+fn client_of(client_id: &str, document: &Value) -> Result<Client, String> {
+    if document.get("client_id").and_then(Value::as_str) != Some(client_id) {
+        return Err("the client's metadata names another client_id".into());
+    }
+    let redirect_uris: Vec<String> = document
+        .get("redirect_uris")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if redirect_uris.is_empty() {
+        return Err("the client's metadata lists no redirect_uris".into());
+    }
+    let method = document
+        .get("token_endpoint_auth_method")
+        .and_then(Value::as_str)
+        .unwrap_or("none");
+    if method != "none" {
+        return Err("a metadata-document client cannot hold a shared secret".into());
+    }
+    Ok(Client {
+        client_id: client_id.to_string(),
+        secret_hash: None,
+        name: document
+            .get("client_name")
+            .and_then(Value::as_str)
+            .unwrap_or(client_id)
+            .chars()
+            .take(100)
+            .collect(),
+        redirect_uris,
+        grant_types: vec!["authorization_code".into(), "refresh_token".into()],
+        auth_method: "none".into(),
+        scopes: Vec::new(),
+        source: "cimd".into(),
+    })
+}
+
+/// An address anyone on the internet could reach.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(_) => false, // IPv4-mapped: a way around the IPv4 rules
+            None => is_public_v6(v6),
+        },
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    !(ip.is_private()
+        || ip.is_loopback()
+        || ip.is_link_local()
+        || ip.is_broadcast()
+        || ip.is_documentation()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
+        || a >= 240)
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    !(ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || (first & 0xfe00) == 0xfc00 // unique local
+        || (first & 0xffc0) == 0xfe80) // link-local
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_public_addresses_are_fetched() {
+        for blocked in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::1",
+            "fc00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:8.8.8.8",
+        ] {
+            assert!(!is_public(blocked.parse().unwrap()), "{blocked}");
+        }
+        for open in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"] {
+            assert!(is_public(open.parse().unwrap()), "{open}");
+        }
+    }
+
+    #[test]
+    fn a_document_must_name_itself_list_redirects_and_hold_no_secret() {
+        let id = "https://app.example/oauth/client.json";
+        let good = json!({"client_id": id, "client_name": "App", "redirect_uris": ["https://app.example/cb"]});
+        assert_eq!(client_of(id, &good).unwrap().name, "App");
+        assert!(client_of("https://other.example/c.json", &good).is_err());
+        assert!(client_of(id, &json!({"client_id": id, "redirect_uris": []})).is_err());
+        let secret = json!({"client_id": id, "redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "client_secret_post"});
+        assert!(client_of(id, &secret).is_err());
+    }
+}
