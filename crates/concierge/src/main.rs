@@ -396,7 +396,7 @@ async fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
 }
 
 async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String> {
-    use concierge_oauth::store::{Client, OAuthStore};
+    use concierge_oauth::store::{Client, OAuthStore, SqliteStore};
     let config = Config::load(path).map_err(|errors| {
         errors
             .iter()
@@ -409,7 +409,9 @@ async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String
     let database = oauth
         .database
         .ok_or("[oauth] has no database: the token commands manage the built-in server's state")?;
-    let store = OAuthStore::open(&database).await?;
+    let store = SqliteStore::open(&database)
+        .await
+        .map_err(|e| e.to_string())?;
     match action {
         TokenAction::AddUser { username, role } => {
             let mut password = String::new();
@@ -420,7 +422,10 @@ async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String
             if password.len() < 8 {
                 return Err("the password needs at least 8 characters".into());
             }
-            store.put_user(&username, password, &role).await?;
+            store
+                .put_user(&username, password, &role)
+                .await
+                .map_err(|e| e.to_string())?;
             println!("user `{username}` ({role}) saved");
         }
         TokenAction::AddClient { name, scopes } => {

@@ -552,9 +552,11 @@ async fn client_credentials_scopes_hide_tools_and_refuse_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_refused() {
     let d = deploy();
-    let store = concierge_oauth::store::OAuthStore::open(&d.server.dir.path().join("oauth.sqlite"))
-        .await
-        .unwrap();
+    let store =
+        concierge_oauth::store::SqliteStore::open(&d.server.dir.path().join("oauth.sqlite"))
+            .await
+            .unwrap();
+    use concierge_oauth::store::OAuthStore;
     let key = concierge_oauth::keys::SigningKey::from_seed(store.signing_seed().await.unwrap());
     let now = chrono::Utc::now().timestamp();
     let claims = concierge_oauth::keys::AccessClaims {

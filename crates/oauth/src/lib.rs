@@ -26,7 +26,7 @@ use serde::Deserialize;
 
 pub use endpoints::router;
 use keys::SigningKey;
-use store::OAuthStore;
+use store::{OAuthStore, SqliteStore};
 
 /// `[oauth]`: the built-in authorization server.
 #[derive(Debug, Clone, Deserialize)]
@@ -119,7 +119,7 @@ pub struct AuthServer {
     access_ttl: Duration,
     refresh_ttl: Duration,
     unused_client_ttl: Duration,
-    pub store: OAuthStore,
+    pub store: Arc<dyn OAuthStore>,
     key: SigningKey,
     revoked: RwLock<(HashSet<String>, Instant)>,
     audit: AuditHook,
@@ -144,9 +144,11 @@ impl AuthServer {
             .database
             .as_ref()
             .ok_or("oauth.database: the built-in authorization server keeps its state there")?;
-        let store = OAuthStore::open(database)
-            .await
-            .map_err(|e| format!("oauth.database: {e}"))?;
+        let store: Arc<dyn OAuthStore> = Arc::new(
+            SqliteStore::open(database)
+                .await
+                .map_err(|e| format!("oauth.database: {e}"))?,
+        );
         let seed = store
             .signing_seed()
             .await

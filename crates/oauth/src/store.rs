@@ -61,7 +61,67 @@ pub struct Grant {
     pub code_challenge: String,
 }
 
-pub struct OAuthStore {
+/// A store error, in words (never a DSN or a secret).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        Self(error.to_string())
+    }
+}
+
+impl From<String> for StoreError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+/// The authorization server's state. [`SqliteStore`] is the embedded default; a shared one
+/// (PostgreSQL, Redis) implements the same trait for several instances.
+#[async_trait::async_trait]
+pub trait OAuthStore: Send + Sync {
+    /// The signing key's seed, created on first use.
+    async fn signing_seed(&self) -> Result<[u8; 32], StoreError>;
+    async fn put_client(&self, client: &Client) -> Result<(), StoreError>;
+    async fn client(&self, client_id: &str) -> Result<Option<Client>, StoreError>;
+    async fn touch_client(&self, client_id: &str) -> Result<(), StoreError>;
+    async fn clients(&self) -> Result<Vec<(Client, i64)>, StoreError>;
+    /// Removes a client and revokes its refresh tokens; false when unknown.
+    async fn delete_client(&self, client_id: &str) -> Result<bool, StoreError>;
+    /// Self-registered clients unused for `idle` are removed; how many.
+    async fn collect_unused_clients(&self, idle: Duration) -> Result<u64, StoreError>;
+    async fn put_pending(&self, csrf: &str, request: &str, ttl: Duration)
+    -> Result<(), StoreError>;
+    /// The pending request for a CSRF token, consumed.
+    async fn take_pending(&self, csrf: &str) -> Result<Option<String>, StoreError>;
+    async fn put_code(&self, code: &str, grant: &Grant, ttl: Duration) -> Result<(), StoreError>;
+    /// Redeems a code once: `None` when unknown, expired or already used.
+    async fn redeem_code(&self, code: &str) -> Result<Option<Grant>, StoreError>;
+    async fn put_refresh(
+        &self,
+        token: &str,
+        family: &str,
+        grant: &Grant,
+        ttl: Duration,
+    ) -> Result<(), StoreError>;
+    async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, StoreError>;
+    /// Marks a refresh token rotated; false when another request rotated it first.
+    async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError>;
+    async fn revoke_family(&self, family: &str) -> Result<(), StoreError>;
+    async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), StoreError>;
+    async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError>;
+    async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), StoreError>;
+    /// The user's role when the password is right.
+    async fn check_user(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<String>, StoreError>;
+}
+
+pub struct SqliteStore {
     pool: SqlitePool,
 }
 
@@ -69,8 +129,8 @@ fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-impl OAuthStore {
-    pub async fn open(path: &Path) -> Result<Self, String> {
+impl SqliteStore {
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
@@ -83,17 +143,18 @@ impl OAuthStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         sqlx::raw_sql(SCHEMA)
             .execute(&pool)
             .await
             .map_err(|e| e.to_string())?;
         Ok(Self { pool })
     }
+}
 
-    /// The signing key's seed, created on first use.
-    pub async fn signing_seed(&self) -> Result<[u8; 32], sqlx::Error> {
+#[async_trait::async_trait]
+impl OAuthStore for SqliteStore {
+    async fn signing_seed(&self) -> Result<[u8; 32], StoreError> {
         if let Some(row) = sqlx::query("SELECT seed FROM oauth_key ORDER BY id DESC LIMIT 1")
             .fetch_optional(&self.pool)
             .await?
@@ -112,7 +173,7 @@ impl OAuthStore {
         Ok(seed)
     }
 
-    pub async fn put_client(&self, client: &Client) -> Result<(), sqlx::Error> {
+    async fn put_client(&self, client: &Client) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO oauth_client (client_id, client, created_at, last_used_at) VALUES (?, ?, ?, ?) \
              ON CONFLICT (client_id) DO UPDATE SET client = excluded.client",
@@ -126,7 +187,7 @@ impl OAuthStore {
         Ok(())
     }
 
-    pub async fn client(&self, client_id: &str) -> Result<Option<Client>, sqlx::Error> {
+    async fn client(&self, client_id: &str) -> Result<Option<Client>, StoreError> {
         let row = sqlx::query("SELECT client FROM oauth_client WHERE client_id = ?")
             .bind(client_id)
             .fetch_optional(&self.pool)
@@ -134,7 +195,7 @@ impl OAuthStore {
         Ok(row.and_then(|r| serde_json::from_str(r.get::<&str, _>(0)).ok()))
     }
 
-    pub async fn touch_client(&self, client_id: &str) -> Result<(), sqlx::Error> {
+    async fn touch_client(&self, client_id: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE oauth_client SET last_used_at = ? WHERE client_id = ?")
             .bind(now())
             .bind(client_id)
@@ -143,7 +204,7 @@ impl OAuthStore {
         Ok(())
     }
 
-    pub async fn clients(&self) -> Result<Vec<(Client, i64)>, sqlx::Error> {
+    async fn clients(&self) -> Result<Vec<(Client, i64)>, StoreError> {
         let rows = sqlx::query("SELECT client, last_used_at FROM oauth_client ORDER BY created_at")
             .fetch_all(&self.pool)
             .await?;
@@ -153,7 +214,7 @@ impl OAuthStore {
             .collect())
     }
 
-    pub async fn delete_client(&self, client_id: &str) -> Result<bool, sqlx::Error> {
+    async fn delete_client(&self, client_id: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM oauth_client WHERE client_id = ?")
             .bind(client_id)
             .execute(&self.pool)
@@ -167,7 +228,7 @@ impl OAuthStore {
     }
 
     /// Self-registered clients unused for `idle` (registration floods leave many behind).
-    pub async fn collect_unused_clients(&self, idle: Duration) -> Result<u64, sqlx::Error> {
+    async fn collect_unused_clients(&self, idle: Duration) -> Result<u64, StoreError> {
         let before = now() - idle.as_secs() as i64;
         let done = sqlx::query(
             "DELETE FROM oauth_client WHERE last_used_at < ? AND json_extract(client, '$.source') = 'dcr'",
@@ -178,12 +239,12 @@ impl OAuthStore {
         Ok(done.rows_affected())
     }
 
-    pub async fn put_pending(
+    async fn put_pending(
         &self,
         csrf: &str,
         request: &str,
         ttl: Duration,
-    ) -> Result<(), sqlx::Error> {
+    ) -> Result<(), StoreError> {
         sqlx::query("INSERT INTO oauth_pending (csrf, request, expires_at) VALUES (?, ?, ?)")
             .bind(hash(csrf))
             .bind(request)
@@ -194,7 +255,7 @@ impl OAuthStore {
     }
 
     /// The pending request for a CSRF token, consumed.
-    pub async fn take_pending(&self, csrf: &str) -> Result<Option<String>, sqlx::Error> {
+    async fn take_pending(&self, csrf: &str) -> Result<Option<String>, StoreError> {
         let row = sqlx::query(
             "DELETE FROM oauth_pending WHERE csrf = ? AND expires_at >= ? RETURNING request",
         )
@@ -205,12 +266,7 @@ impl OAuthStore {
         Ok(row.map(|r| r.get(0)))
     }
 
-    pub async fn put_code(
-        &self,
-        code: &str,
-        grant: &Grant,
-        ttl: Duration,
-    ) -> Result<(), sqlx::Error> {
+    async fn put_code(&self, code: &str, grant: &Grant, ttl: Duration) -> Result<(), StoreError> {
         sqlx::query("INSERT INTO oauth_code (code_hash, grant_json, expires_at) VALUES (?, ?, ?)")
             .bind(hash(code))
             .bind(serde_json::to_string(grant).unwrap_or_default())
@@ -221,7 +277,7 @@ impl OAuthStore {
     }
 
     /// Redeems a code once: `Ok(None)` when unknown, expired or already used.
-    pub async fn redeem_code(&self, code: &str) -> Result<Option<Grant>, sqlx::Error> {
+    async fn redeem_code(&self, code: &str) -> Result<Option<Grant>, StoreError> {
         let row = sqlx::query(
             "UPDATE oauth_code SET used = 1 WHERE code_hash = ? AND used = 0 AND expires_at >= ? RETURNING grant_json",
         )
@@ -232,13 +288,13 @@ impl OAuthStore {
         Ok(row.and_then(|r| serde_json::from_str(r.get::<&str, _>(0)).ok()))
     }
 
-    pub async fn put_refresh(
+    async fn put_refresh(
         &self,
         token: &str,
         family: &str,
         grant: &Grant,
         ttl: Duration,
-    ) -> Result<(), sqlx::Error> {
+    ) -> Result<(), StoreError> {
         sqlx::query("INSERT INTO oauth_refresh (token_hash, family, grant_json, expires_at) VALUES (?, ?, ?, ?)")
             .bind(hash(token))
             .bind(family)
@@ -250,7 +306,7 @@ impl OAuthStore {
     }
 
     /// A refresh token's state: its family, grant, and whether it was already rotated.
-    pub async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, sqlx::Error> {
+    async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, StoreError> {
         let row = sqlx::query(
             "SELECT family, grant_json, used, revoked, expires_at FROM oauth_refresh WHERE token_hash = ?",
         )
@@ -269,7 +325,7 @@ impl OAuthStore {
     }
 
     /// Marks a refresh token rotated; false when another request rotated it first.
-    pub async fn mark_refresh_used(&self, token: &str) -> Result<bool, sqlx::Error> {
+    async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError> {
         let done =
             sqlx::query("UPDATE oauth_refresh SET used = 1 WHERE token_hash = ? AND used = 0")
                 .bind(hash(token))
@@ -278,7 +334,7 @@ impl OAuthStore {
         Ok(done.rows_affected() == 1)
     }
 
-    pub async fn revoke_family(&self, family: &str) -> Result<(), sqlx::Error> {
+    async fn revoke_family(&self, family: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE oauth_refresh SET revoked = 1 WHERE family = ?")
             .bind(family)
             .execute(&self.pool)
@@ -286,7 +342,7 @@ impl OAuthStore {
         Ok(())
     }
 
-    pub async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), sqlx::Error> {
+    async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), StoreError> {
         sqlx::query("INSERT OR IGNORE INTO oauth_revoked_jti (jti, expires_at) VALUES (?, ?)")
             .bind(jti)
             .bind(expires_at)
@@ -295,7 +351,7 @@ impl OAuthStore {
         Ok(())
     }
 
-    pub async fn revoked_jtis(&self) -> Result<Vec<String>, sqlx::Error> {
+    async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError> {
         let rows = sqlx::query("SELECT jti FROM oauth_revoked_jti WHERE expires_at >= ?")
             .bind(now())
             .fetch_all(&self.pool)
@@ -303,7 +359,7 @@ impl OAuthStore {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    pub async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), String> {
+    async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), StoreError> {
         use argon2::password_hash::{PasswordHasher, SaltString};
         let mut salt = [0u8; 16];
         getrandom::fill(&mut salt).map_err(|e| e.to_string())?;
@@ -327,11 +383,11 @@ impl OAuthStore {
     }
 
     /// The user's role when the password is right.
-    pub async fn check_user(
+    async fn check_user(
         &self,
         username: &str,
         password: &str,
-    ) -> Result<Option<String>, sqlx::Error> {
+    ) -> Result<Option<String>, StoreError> {
         use argon2::password_hash::{PasswordHash, PasswordVerifier};
         let row = sqlx::query("SELECT password_hash, role FROM oauth_user WHERE username = ?")
             .bind(username)
