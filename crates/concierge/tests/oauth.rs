@@ -875,3 +875,44 @@ async fn the_ssrf_guard_never_fetches_a_loopback_metadata_document() {
     assert!(refused.text().await.unwrap().contains("cannot be used"));
     assert_eq!(fetched.load(Ordering::SeqCst), 0, "nothing was fetched");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browser_preflights_are_answered_before_authentication() {
+    let d = deploy();
+    let preflight = http()
+        .request(reqwest::Method::OPTIONS, d.server.url("/coffee/mcp"))
+        .header("origin", "http://localhost:6274")
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "authorization, content-type, mcp-protocol-version",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success(), "{}", preflight.status());
+    let allowed = preflight.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(
+        allowed.contains("authorization") && allowed.contains("mcp-protocol-version"),
+        "{allowed}"
+    );
+    let challenge = http()
+        .post(d.server.url("/coffee/mcp"))
+        .header("origin", "http://localhost:6274")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(challenge.status(), 401);
+    let exposed = challenge.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(
+        exposed.contains("www-authenticate") && exposed.contains("mcp-session-id"),
+        "{exposed}"
+    );
+}

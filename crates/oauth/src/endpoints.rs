@@ -441,7 +441,7 @@ async fn decide(
         );
     }
     let username = field("username").trim().to_string();
-    let role = server.store.check_user(&username, field("password")).await;
+    let role = server.users.sign_in(&username, field("password")).await;
     let Ok(Some(_role)) = role else {
         server.audit(
             "/authorize",

@@ -120,6 +120,8 @@ pub struct AuthServer {
     refresh_ttl: Duration,
     unused_client_ttl: Duration,
     pub store: Arc<dyn OAuthStore>,
+    /// Who may sign in: the local users by default; a backend of the deployment's own later.
+    users: Arc<dyn store::UserDirectory>,
     key: SigningKey,
     revoked: RwLock<(HashSet<String>, Instant)>,
     audit: AuditHook,
@@ -144,11 +146,13 @@ impl AuthServer {
             .database
             .as_ref()
             .ok_or("oauth.database: the built-in authorization server keeps its state there")?;
-        let store: Arc<dyn OAuthStore> = Arc::new(
+        let sqlite = Arc::new(
             SqliteStore::open(database)
                 .await
                 .map_err(|e| format!("oauth.database: {e}"))?,
         );
+        let store: Arc<dyn OAuthStore> = sqlite.clone();
+        let users: Arc<dyn store::UserDirectory> = sqlite;
         let seed = store
             .signing_seed()
             .await
@@ -162,6 +166,7 @@ impl AuthServer {
             refresh_ttl: ttl("refresh_token_ttl", &config.refresh_token_ttl)?,
             unused_client_ttl: ttl("unused_client_ttl", &config.unused_client_ttl)?,
             store,
+            users,
             key: SigningKey::from_seed(seed),
             revoked: RwLock::new((revoked.into_iter().collect(), Instant::now())),
             audit,
@@ -265,8 +270,9 @@ impl AuthServer {
 
     /// Removes self-registered clients nobody used for `unused_client_ttl`.
     pub async fn collect_unused_clients(&self) -> Result<u64, String> {
+        let cutoff = chrono::Utc::now().timestamp() - self.unused_client_ttl.as_secs() as i64;
         self.store
-            .collect_unused_clients(self.unused_client_ttl)
+            .collect_unused_clients(cutoff)
             .await
             .map_err(|e| e.to_string())
     }

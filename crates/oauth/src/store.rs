@@ -90,8 +90,8 @@ pub trait OAuthStore: Send + Sync {
     async fn clients(&self) -> Result<Vec<(Client, i64)>, StoreError>;
     /// Removes a client and revokes its refresh tokens; false when unknown.
     async fn delete_client(&self, client_id: &str) -> Result<bool, StoreError>;
-    /// Self-registered clients unused for `idle` are removed; how many.
-    async fn collect_unused_clients(&self, idle: Duration) -> Result<u64, StoreError>;
+    /// Self-registered clients not used since `cutoff` (Unix seconds) are removed; how many.
+    async fn collect_unused_clients(&self, cutoff: i64) -> Result<u64, StoreError>;
     async fn put_pending(&self, csrf: &str, request: &str, ttl: Duration)
     -> Result<(), StoreError>;
     /// The pending request for a CSRF token, consumed.
@@ -119,6 +119,21 @@ pub trait OAuthStore: Send + Sync {
         username: &str,
         password: &str,
     ) -> Result<Option<String>, StoreError>;
+}
+
+/// Who may sign in on the consent page. The local store (argon2 hashes, roles) is the default;
+/// a deployment can check people against its own backend (the Mappy API, say) instead.
+#[async_trait::async_trait]
+pub trait UserDirectory: Send + Sync {
+    /// The user's role when the credentials are right; `None` when they are not.
+    async fn sign_in(&self, username: &str, password: &str) -> Result<Option<String>, StoreError>;
+}
+
+#[async_trait::async_trait]
+impl UserDirectory for SqliteStore {
+    async fn sign_in(&self, username: &str, password: &str) -> Result<Option<String>, StoreError> {
+        self.check_user(username, password).await
+    }
 }
 
 pub struct SqliteStore {
@@ -228,8 +243,8 @@ impl OAuthStore for SqliteStore {
     }
 
     /// Self-registered clients unused for `idle` (registration floods leave many behind).
-    async fn collect_unused_clients(&self, idle: Duration) -> Result<u64, StoreError> {
-        let before = now() - idle.as_secs() as i64;
+    async fn collect_unused_clients(&self, cutoff: i64) -> Result<u64, StoreError> {
+        let before = cutoff;
         let done = sqlx::query(
             "DELETE FROM oauth_client WHERE last_used_at < ? AND json_extract(client, '$.source') = 'dcr'",
         )
@@ -405,6 +420,61 @@ impl OAuthStore for SqliteStore {
             })
             .unwrap_or(false);
         Ok(ok.then(|| row.get(1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(id: &str, source: &str) -> Client {
+        Client {
+            client_id: id.into(),
+            secret_hash: None,
+            name: id.into(),
+            redirect_uris: vec!["https://app.example/cb".into()],
+            grant_types: vec!["authorization_code".into()],
+            auth_method: "none".into(),
+            scopes: Vec::new(),
+            source: source.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn unused_self_registered_clients_are_collected_operator_clients_kept() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SqliteStore::open(&dir.path().join("o.sqlite"))
+            .await
+            .expect("store");
+        store.put_client(&client("dcr-a", "dcr")).await.unwrap();
+        store.put_client(&client("op-b", "operator")).await.unwrap();
+        let now = chrono::Utc::now().timestamp();
+        assert_eq!(store.collect_unused_clients(now - 3600).await.unwrap(), 0);
+        assert_eq!(store.collect_unused_clients(now + 10).await.unwrap(), 1);
+        assert!(store.client("dcr-a").await.unwrap().is_none());
+        assert!(store.client("op-b").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn passwords_are_checked_against_argon2_hashes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SqliteStore::open(&dir.path().join("o.sqlite"))
+            .await
+            .expect("store");
+        store
+            .put_user("alice", "a long password", "admin")
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .sign_in("alice", "a long password")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("admin")
+        );
+        assert_eq!(store.sign_in("alice", "wrong").await.unwrap(), None);
+        assert_eq!(store.sign_in("bob", "a long password").await.unwrap(), None);
     }
 }
 
