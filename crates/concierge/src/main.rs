@@ -110,6 +110,11 @@ enum TokenAction {
     Clients,
     /// Remove a client and revoke every refresh token it holds.
     RevokeClient { client_id: String },
+    /// List live sign-ins (refresh-token families): client, user, scopes, expiry.
+    Tokens,
+    /// Revoke one token, read from standard input: a refresh token (its whole family) or an
+    /// access token (refused by the server within seconds).
+    RevokeToken,
 }
 
 /// What `chat` and `telegram` share: the endpoint, the store, the prompt.
@@ -458,6 +463,44 @@ async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String
                 );
             }
         }
+        TokenAction::Tokens => {
+            for (family, grant, expires_at) in
+                store.active_grants().await.map_err(|e| e.to_string())?
+            {
+                println!(
+                    "{family}\t{}\t{}\t{}\tuntil {}",
+                    grant.client_id,
+                    grant.user.as_deref().unwrap_or("-"),
+                    grant.scope,
+                    chrono_like(expires_at)
+                );
+            }
+        }
+        TokenAction::RevokeToken => {
+            let mut token = String::new();
+            std::io::stdin()
+                .read_line(&mut token)
+                .map_err(|e| format!("cannot read the token: {e}"))?;
+            let token = token.trim();
+            if let Some(state) = store.refresh(token).await.map_err(|e| e.to_string())? {
+                store
+                    .revoke_family(&state.family)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                println!(
+                    "refresh token family revoked (client `{}`)",
+                    state.grant.client_id
+                );
+            } else if let Some((jti, exp)) = access_token_id(token) {
+                store
+                    .revoke_jti(&jti, exp)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                println!("access token revoked");
+            } else {
+                return Err("not a token this server issued".into());
+            }
+        }
         TokenAction::RevokeClient { client_id } => {
             if store
                 .delete_client(&client_id)
@@ -471,6 +514,22 @@ async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String
         }
     }
     Ok(())
+}
+
+/// The `jti` and `exp` of a JWT access token (read, not verified: revoking is harmless).
+fn access_token_id(token: &str) -> Option<(String, i64)> {
+    use base64::Engine;
+    let payload = token.split('.').nth(1)?;
+    let claims: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .ok()?,
+    )
+    .ok()?;
+    Some((
+        claims.get("jti")?.as_str()?.to_string(),
+        claims.get("exp")?.as_i64()?,
+    ))
 }
 
 /// Seconds since the epoch as an RFC 3339 time.

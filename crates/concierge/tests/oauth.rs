@@ -916,3 +916,44 @@ async fn browser_preflights_are_answered_before_authentication() {
         "{exposed}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_list_sign_ins_and_revoke_a_refresh_token_from_the_command_line() {
+    let d = deploy();
+    let client_id = register_native(&d.issuer).await;
+    let client = BasicClient::new(ClientId::new(client_id.clone()))
+        .set_auth_uri(AuthUrl::new(format!("{}/authorize", d.issuer)).unwrap())
+        .set_token_uri(TokenUrl::new(format!("{}/token", d.issuer)).unwrap())
+        .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:6000/callback".into()).unwrap());
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, _) = client
+        .authorize_url(CsrfToken::new_random)
+        .add_scope(Scope::new("coffee:read".into()))
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(query(&back, "code").unwrap()))
+        .set_pkce_verifier(verifier)
+        .request_async(&send)
+        .await
+        .unwrap();
+    let listed = cli(&d.config, &["tokens"], "");
+    assert!(
+        listed.contains(&client_id) && listed.contains("alice") && listed.contains("coffee:read"),
+        "{listed}"
+    );
+
+    let refresh = tokens.refresh_token().unwrap().secret().clone();
+    let out = cli(&d.config, &["revoke-token"], &format!("{refresh}\n"));
+    assert!(out.contains("revoked"), "{out}");
+    let refused = client
+        .exchange_refresh_token(tokens.refresh_token().unwrap())
+        .request_async(&send)
+        .await;
+    assert!(
+        refused.is_err(),
+        "the revoked refresh token no longer works"
+    );
+    assert!(!cli(&d.config, &["tokens"], "").contains(&client_id));
+}

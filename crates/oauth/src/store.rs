@@ -112,6 +112,8 @@ pub trait OAuthStore: Send + Sync {
     async fn revoke_family(&self, family: &str) -> Result<(), StoreError>;
     async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), StoreError>;
     async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError>;
+    /// Live refresh-token families: (family, grant, expires_at).
+    async fn active_grants(&self) -> Result<Vec<(String, Grant, i64)>, StoreError>;
     async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), StoreError>;
     /// The user's role when the password is right.
     async fn check_user(
@@ -364,6 +366,26 @@ impl OAuthStore for SqliteStore {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    async fn active_grants(&self) -> Result<Vec<(String, Grant, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT family, grant_json, expires_at FROM oauth_refresh \
+             WHERE revoked = 0 AND used = 0 AND expires_at >= ? ORDER BY expires_at",
+        )
+        .bind(now())
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r.get(0),
+                    serde_json::from_str(r.get::<&str, _>(1)).ok()?,
+                    r.get(2),
+                ))
+            })
+            .collect())
     }
 
     async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError> {
