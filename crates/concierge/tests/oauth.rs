@@ -957,3 +957,59 @@ async fn operators_list_sign_ins_and_revoke_a_refresh_token_from_the_command_lin
     );
     assert!(!cli(&d.config, &["tokens"], "").contains(&client_id));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn password_guessing_stops_after_five_failures() {
+    let d = deploy();
+    let client_id = register_native(&d.issuer).await;
+    let url = format!(
+        "{}/authorize?response_type=code&client_id={client_id}&redirect_uri=http://127.0.0.1:9/callback&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+        d.issuer
+    );
+    let attempt = |password: &'static str| {
+        let url = url.clone();
+        let issuer = d.issuer.clone();
+        async move {
+            let html = http().get(&url).send().await.unwrap().text().await.unwrap();
+            let csrf = html
+                .split("name=\"csrf\" value=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .to_string();
+            http()
+                .post(format!("{issuer}/authorize"))
+                .form(&[
+                    ("csrf", csrf.as_str()),
+                    ("username", "alice"),
+                    ("password", password),
+                    ("decision", "allow"),
+                ])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    for _ in 0..5 {
+        let wrong = attempt("wrong").await;
+        assert!(
+            wrong
+                .text()
+                .await
+                .unwrap()
+                .contains("Wrong user name or password")
+        );
+    }
+    // Now even the right password is not tried: the user is locked for a while.
+    let locked = attempt(PASSWORD).await;
+    assert_eq!(locked.status(), 200);
+    assert!(
+        locked
+            .text()
+            .await
+            .unwrap()
+            .contains("Too many failed sign-ins")
+    );
+}

@@ -42,7 +42,9 @@ async fn provider() -> Provider {
             "/introspect",
             axum::routing::post(|axum::Form(form): axum::Form<std::collections::HashMap<String, String>>| async move {
                 axum::Json(match form.get("token").map(String::as_str) {
-                    Some("opaque-good") => json!({"active": true, "iss": IDP, "scope": "coffee:read", "client_id": "n8n", "sub": "svc"}),
+                    Some("opaque-good") => json!({"active": true, "iss": IDP, "scope": "coffee:read", "client_id": "n8n", "sub": "svc", "aud": "http://mcp.example/coffee/mcp"}),
+                    // Active, but for another API: no audience of ours.
+                    Some("opaque-elsewhere") => json!({"active": true, "iss": IDP, "scope": "coffee:read", "client_id": "n8n"}),
                     _ => json!({"active": false}),
                 })
             }),
@@ -209,6 +211,15 @@ async fn opaque_tokens_by_introspection() {
             .unwrap()
             .is_empty()
     );
+    // Active but for another API (no audience of ours): refused like an inactive one.
+    let elsewhere = http()
+        .post(server.url("/coffee/mcp"))
+        .bearer_auth("opaque-elsewhere")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(elsewhere.status(), 401);
     let refused = http()
         .post(server.url("/coffee/mcp"))
         .bearer_auth("opaque-bad")

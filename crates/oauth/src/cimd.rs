@@ -18,6 +18,7 @@ use crate::store::Client;
 const MAX_DOCUMENT: usize = 5 * 1024;
 const MIN_CACHE: Duration = Duration::from_secs(5 * 60);
 const MAX_CACHE: Duration = Duration::from_secs(24 * 3600);
+const MAX_CACHED: usize = 1000;
 
 pub struct Resolver {
     /// For tests only: accept `http://127.0.0.1…` client ids and loopback addresses.
@@ -74,6 +75,8 @@ impl Resolver {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
+            // A proxy would resolve the host itself and undo the address check.
+            .no_proxy()
             .resolve(&host, address)
             .build()
             .map_err(|e| e.to_string())?;
@@ -82,7 +85,11 @@ impl Resolver {
             .header("accept", "application/json")
             .send()
             .await
-            .map_err(|e| format!("cannot fetch the client's metadata: {}", e.without_url()))?;
+            .map_err(|e| {
+                // The detail stays in the log: on the page it would make a port scanner of us.
+                tracing::info!(error = %e.without_url(), "CIMD fetch failed");
+                "its metadata document cannot be fetched".to_string()
+            })?;
         if response.status().as_u16() != 200 {
             return Err(format!(
                 "the client's metadata answered HTTP {}",
@@ -122,7 +129,15 @@ impl Resolver {
         let document: Value = serde_json::from_slice(&body)
             .map_err(|_| "the client's metadata is not JSON".to_string())?;
         let client = client_of(client_id, &document)?;
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= MAX_CACHED {
+            // Anyone can mint documents under a domain of their own: the cache stays bounded.
+            cache.retain(|_, (_, until)| *until > Instant::now());
+            if cache.len() >= MAX_CACHED {
+                cache.clear();
+            }
+        }
+        cache.insert(
             client_id.to_string(),
             (client.clone(), Instant::now() + max_age),
         );
@@ -147,6 +162,9 @@ fn client_of(client_id: &str, document: &Value) -> Result<Client, String> {
         .unwrap_or_default();
     if redirect_uris.is_empty() {
         return Err("the client's metadata lists no redirect_uris".into());
+    }
+    for uri in &redirect_uris {
+        crate::util::acceptable_redirect(uri)?;
     }
     let method = document
         .get("token_endpoint_auth_method")
@@ -185,7 +203,7 @@ pub fn is_public(ip: IpAddr) -> bool {
 }
 
 fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     !(ip.is_private()
         || ip.is_loopback()
         || ip.is_link_local()
@@ -195,16 +213,33 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || ip.is_multicast()
         || a == 0
         || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 198 && (18..20).contains(&b)) // benchmarking
         || a >= 240)
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let segments = ip.segments();
+    let first = segments[0];
+    // Forms that carry an IPv4 address (IPv4-compatible, NAT64, 6to4) reach what it names.
+    let embedded = |hi: u16, lo: u16| Ipv4Addr::from(((hi as u32) << 16) | lo as u32);
+    if segments[..6] == [0; 6] {
+        return is_public_v4(embedded(segments[6], segments[7]));
+    }
+    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return is_public_v4(embedded(segments[6], segments[7]));
+    }
+    if first == 0x2002 {
+        return is_public_v4(embedded(segments[1], segments[2]));
+    }
     !(ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
         || (first & 0xfe00) == 0xfc00 // unique local
-        || (first & 0xffc0) == 0xfe80) // link-local
+        || (first & 0xffc0) == 0xfe80 // link-local
+        || (first & 0xffc0) == 0xfec0 // site-local
+        || (first == 0x2001 && segments[1] == 0) // Teredo
+        || (first == 0x2001 && segments[1] == 0x0db8)) // documentation
 }
 
 #[cfg(test)]
@@ -232,7 +267,12 @@ mod tests {
         ] {
             assert!(!is_public(blocked.parse().unwrap()), "{blocked}");
         }
-        for open in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"] {
+        for open in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "2606:4700:4700::1111",
+            "64:ff9b::808:808",
+        ] {
             assert!(is_public(open.parse().unwrap()), "{open}");
         }
     }
@@ -244,6 +284,11 @@ mod tests {
         assert_eq!(client_of(id, &good).unwrap().name, "App");
         assert!(client_of("https://other.example/c.json", &good).is_err());
         assert!(client_of(id, &json!({"client_id": id, "redirect_uris": []})).is_err());
+        let plain_http = json!({"client_id": id, "redirect_uris": ["http://attacker.example/cb"]});
+        assert!(
+            client_of(id, &plain_http).is_err(),
+            "codes never travel over plain http"
+        );
         let secret = json!({"client_id": id, "redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "client_secret_post"});
         assert!(client_of(id, &secret).is_err());
     }

@@ -34,6 +34,14 @@ pub fn router(server: Arc<AuthServer>) -> Router {
         .route("/token", post(token))
         .route("/revoke", post(revoke))
         .with_state(server)
+        // Browser clients (the Inspector, the TS SDK in a page) preflight /register, /token and
+        // /revoke; the consent page is a navigation and needs none.
+        .layer(
+            tower_http::cors::CorsLayer::new()
+                .allow_origin(tower_http::cors::Any)
+                .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+                .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE]),
+        )
 }
 
 fn cors(mut response: Response) -> Response {
@@ -441,7 +449,34 @@ async fn decide(
         );
     }
     let username = field("username").trim().to_string();
+    if !server.may_sign_in(&username) {
+        server.audit(
+            "/authorize",
+            "sign_in_locked",
+            Outcome::Rejected,
+            Some(&pending.client_id),
+            None,
+        );
+        let client = match server.client(&pending.client_id).await {
+            Ok(Some(client)) => client,
+            _ => {
+                return pages::error(
+                    StatusCode::BAD_REQUEST,
+                    "This application is no longer registered.",
+                );
+            }
+        };
+        return consent_page(
+            &server,
+            &client,
+            &pending,
+            &username,
+            Some("Too many failed sign-ins for this user. Try again in 15 minutes."),
+        )
+        .await;
+    }
     let role = server.users.sign_in(&username, field("password")).await;
+    server.signed_in(&username, matches!(role, Ok(Some(_))));
     let Ok(Some(_role)) = role else {
         server.audit(
             "/authorize",
@@ -598,7 +633,8 @@ async fn authorization_code(
     if grant.client_id != client.client_id {
         return invalid_grant("the code was issued to another client");
     }
-    if field("redirect_uri") != grant.redirect_uri && !(field("redirect_uri").is_empty()) {
+    // The authorization request always fixed a redirect URI, so the token request must repeat it.
+    if field("redirect_uri") != grant.redirect_uri {
         return invalid_grant("redirect_uri differs from the authorization request's");
     }
     if !pkce_matches(field("code_verifier"), &grant.code_challenge) {
@@ -648,7 +684,8 @@ async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, St
             return invalid_grant("the refresh token was already used; sign in again");
         }
     }
-    let mut grant = state.grant.clone();
+    let grant = state.grant.clone();
+    let mut access_scope = None;
     if let Some(scope) = form.get("scope").filter(|s| !s.trim().is_empty()) {
         let granted: Vec<&str> = grant.scope.split_whitespace().collect();
         if let Some(extra) = scope.split_whitespace().find(|s| !granted.contains(s)) {
@@ -658,20 +695,24 @@ async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, St
                 &format!("`{extra}` was not granted"),
             );
         }
-        grant.scope = scope.split_whitespace().collect::<Vec<_>>().join(" ");
+        // Only this access token is narrowed; the refresh token keeps the grant (RFC 6749 §6).
+        access_scope = Some(scope.split_whitespace().collect::<Vec<_>>().join(" "));
     }
+    let scope = access_scope.as_deref();
     if public {
-        issue(
+        issue_scoped(
             server,
             client,
             &grant,
+            scope,
             Some(&state.family),
             "token_refreshed",
         )
         .await
     } else {
         // Confidential clients keep their refresh token (DeerFlow resends one static token).
-        let mut response = issue(server, client, &grant, None, "token_refreshed").await;
+        let mut response =
+            issue_scoped(server, client, &grant, scope, None, "token_refreshed").await;
         if response.status().is_success() {
             response = with_refresh_token(response, presented).await;
         }
@@ -752,6 +793,19 @@ async fn issue(
     family: Option<&str>,
     event: &str,
 ) -> Response {
+    issue_scoped(server, client, grant, None, family, event).await
+}
+
+/// As [`issue`], with the access token narrowed to `scope` when given.
+async fn issue_scoped(
+    server: &AuthServer,
+    client: &Client,
+    grant: &Grant,
+    scope: Option<&str>,
+    family: Option<&str>,
+    event: &str,
+) -> Response {
+    let scope = scope.unwrap_or(&grant.scope).to_string();
     let now = chrono::Utc::now().timestamp();
     let claims = AccessClaims {
         iss: server.issuer.clone(),
@@ -761,7 +815,7 @@ async fn issue(
             .clone()
             .unwrap_or_else(|| client.client_id.clone()),
         client_id: client.client_id.clone(),
-        scope: grant.scope.clone(),
+        scope: scope.clone(),
         jti: random_token(16),
         iat: now,
         nbf: now,
@@ -771,7 +825,7 @@ async fn issue(
         "access_token": server.key.sign(&claims),
         "token_type": "Bearer",
         "expires_in": server.access_ttl.as_secs(),
-        "scope": grant.scope,
+        "scope": scope,
     });
     if let Some(family) = family {
         let refresh = random_token(32);

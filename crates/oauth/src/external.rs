@@ -74,6 +74,7 @@ impl ExternalIssuer {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .build()
             .map_err(|e| e.to_string())?;
         Ok(Self {
@@ -232,8 +233,9 @@ impl ExternalIssuer {
             return Err("expired".into());
         }
         let canonical = |s: &str| s.trim_end_matches('/').to_string();
+        // No audience, no entry: a token the provider issued for another API is not ours.
         let aud_ok = match claims.get("aud") {
-            None => true,
+            None => false,
             Some(Value::String(a)) => canonical(a) == canonical(audience),
             Some(Value::Array(list)) => list
                 .iter()

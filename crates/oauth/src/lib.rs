@@ -127,7 +127,12 @@ pub struct AuthServer {
     audit: AuditHook,
     /// `None` when metadata-document clients are turned off.
     cimd: Option<cimd::Resolver>,
+    /// Recent failed sign-ins per user name: guessing passwords stops after a few.
+    failures: std::sync::Mutex<std::collections::HashMap<String, Vec<Instant>>>,
 }
+
+const SIGN_IN_WINDOW: Duration = Duration::from_secs(15 * 60);
+const SIGN_IN_ATTEMPTS: usize = 5;
 
 const REVOCATIONS_RELOAD: Duration = Duration::from_secs(10);
 
@@ -173,6 +178,7 @@ impl AuthServer {
             cimd: config
                 .client_id_metadata_documents
                 .then(|| cimd::Resolver::new(config.cimd_test_allow_loopback)),
+            failures: Default::default(),
         }))
     }
 
@@ -188,6 +194,29 @@ impl AuthServer {
                 "the client store is unavailable".to_string()
             }),
         }
+    }
+
+    /// Whether `username` may try a password now (fewer than five failures in 15 minutes).
+    fn may_sign_in(&self, username: &str) -> bool {
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let recent = failures.entry(username.to_lowercase()).or_default();
+        recent.retain(|at| at.elapsed() < SIGN_IN_WINDOW);
+        recent.len() < SIGN_IN_ATTEMPTS
+    }
+
+    fn signed_in(&self, username: &str, ok: bool) {
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if ok {
+            failures.remove(&username.to_lowercase());
+            return;
+        }
+        if failures.len() > 10_000 {
+            failures.retain(|_, times| times.iter().any(|at| at.elapsed() < SIGN_IN_WINDOW));
+        }
+        failures
+            .entry(username.to_lowercase())
+            .or_default()
+            .push(Instant::now());
     }
 
     pub fn supports_metadata_documents(&self) -> bool {

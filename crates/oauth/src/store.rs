@@ -112,6 +112,8 @@ pub trait OAuthStore: Send + Sync {
     async fn revoke_family(&self, family: &str) -> Result<(), StoreError>;
     async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), StoreError>;
     async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError>;
+    /// Deletes expired pending authorizations, codes, refresh tokens and revocations; how many.
+    async fn purge_expired(&self) -> Result<u64, StoreError>;
     /// Live refresh-token families: (family, grant, expires_at).
     async fn active_grants(&self) -> Result<Vec<(String, Grant, i64)>, StoreError>;
     async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), StoreError>;
@@ -141,6 +143,16 @@ impl UserDirectory for SqliteStore {
 pub struct SqliteStore {
     pool: SqlitePool,
 }
+
+/// An argon2 hash no password matches, checked for unknown user names.
+static UNKNOWN_USER_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    use argon2::password_hash::{PasswordHasher, SaltString};
+    let salt = SaltString::encode_b64(&[7u8; 16]).expect("a fixed salt encodes");
+    argon2::Argon2::default()
+        .hash_password(crate::util::random_token(24).as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .unwrap_or_default()
+});
 
 fn now() -> i64 {
     chrono::Utc::now().timestamp()
@@ -236,10 +248,11 @@ impl OAuthStore for SqliteStore {
             .bind(client_id)
             .execute(&self.pool)
             .await?;
-        let pattern = format!("%\"client_id\":\"{client_id}\"%");
-        sqlx::query("UPDATE oauth_refresh SET revoked = 1 WHERE grant_json LIKE ?")
-            .bind(pattern)
-            .execute(&self.pool)
+        sqlx::query(
+            "UPDATE oauth_refresh SET revoked = 1 WHERE json_extract(grant_json, '$.client_id') = ?",
+        )
+        .bind(client_id)
+        .execute(&self.pool)
             .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -312,7 +325,11 @@ impl OAuthStore for SqliteStore {
         grant: &Grant,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO oauth_refresh (token_hash, family, grant_json, expires_at) VALUES (?, ?, ?, ?)")
+        // A token born into a family that reuse detection revoked meanwhile is born revoked.
+        sqlx::query(
+            "INSERT INTO oauth_refresh (token_hash, family, grant_json, expires_at, revoked) \
+             VALUES (?1, ?2, ?3, ?4, COALESCE((SELECT MAX(revoked) FROM oauth_refresh WHERE family = ?2), 0))",
+        )
             .bind(hash(token))
             .bind(family)
             .bind(serde_json::to_string(grant).unwrap_or_default())
@@ -388,6 +405,25 @@ impl OAuthStore for SqliteStore {
             .collect())
     }
 
+    async fn purge_expired(&self) -> Result<u64, StoreError> {
+        let mut removed = 0;
+        for table in [
+            "oauth_pending",
+            "oauth_code",
+            "oauth_refresh",
+            "oauth_revoked_jti",
+        ] {
+            let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DELETE FROM {table} WHERE expires_at < ?"
+            )))
+            .bind(now())
+            .execute(&self.pool)
+            .await?;
+            removed += done.rows_affected();
+        }
+        Ok(removed)
+    }
+
     async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError> {
         let rows = sqlx::query("SELECT jti FROM oauth_revoked_jti WHERE expires_at >= ?")
             .bind(now())
@@ -431,6 +467,11 @@ impl OAuthStore for SqliteStore {
             .fetch_optional(&self.pool)
             .await?;
         let Some(row) = row else {
+            // Same work for an unknown name as for a wrong password: the time it takes must
+            // not tell which user names exist.
+            if let Ok(parsed) = PasswordHash::new(&UNKNOWN_USER_HASH) {
+                let _ = argon2::Argon2::default().verify_password(password.as_bytes(), &parsed);
+            }
             return Ok(None);
         };
         let stored: String = row.get(0);

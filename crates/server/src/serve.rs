@@ -184,6 +184,10 @@ pub async fn serve_http(
                     }
                     Err(error) => tracing::error!(%error, "oauth: client collection failed"),
                 }
+                // Anyone can open /authorize: expired pending sign-ins, codes and tokens go too.
+                if let Err(error) = server.store.purge_expired().await {
+                    tracing::error!(%error, "oauth: purging expired state failed");
+                }
             }
         });
     }
