@@ -450,56 +450,24 @@ async fn decide(
     }
     let username = field("username").trim().to_string();
     if !server.may_sign_in(&username) {
-        server.audit(
-            "/authorize",
-            "sign_in_locked",
-            Outcome::Rejected,
-            Some(&pending.client_id),
-            None,
-        );
-        let client = match server.client(&pending.client_id).await {
-            Ok(Some(client)) => client,
-            _ => {
-                return pages::error(
-                    StatusCode::BAD_REQUEST,
-                    "This application is no longer registered.",
-                );
-            }
-        };
-        return consent_page(
+        return sign_in_again(
             &server,
-            &client,
             &pending,
             &username,
-            Some("Too many failed sign-ins for this user. Try again in 15 minutes."),
+            ("sign_in_locked", Outcome::Rejected),
+            "Too many failed sign-ins for this user. Try again in 15 minutes.",
         )
         .await;
     }
     let role = server.users.sign_in(&username, field("password")).await;
     server.signed_in(&username, matches!(role, Ok(Some(_))));
     let Ok(Some(_role)) = role else {
-        server.audit(
-            "/authorize",
-            "sign_in_failed",
-            Outcome::Unauthorized,
-            Some(&pending.client_id),
-            None,
-        );
-        let client = match server.client(&pending.client_id).await {
-            Ok(Some(client)) => client,
-            _ => {
-                return pages::error(
-                    StatusCode::BAD_REQUEST,
-                    "This application is no longer registered.",
-                );
-            }
-        };
-        return consent_page(
+        return sign_in_again(
             &server,
-            &client,
             &pending,
             &username,
-            Some("Wrong user name or password."),
+            ("sign_in_failed", Outcome::Unauthorized),
+            "Wrong user name or password.",
         )
         .await;
     };
@@ -524,6 +492,24 @@ async fn decide(
         Some(&username),
     );
     answer(&server, &pending.redirect_uri, state, &[("code", &code)])
+}
+
+/// The form again, with why, after a refused sign-in (audited as `event`).
+async fn sign_in_again(
+    server: &AuthServer,
+    pending: &Pending,
+    username: &str,
+    (event, outcome): (&str, Outcome),
+    message: &str,
+) -> Response {
+    server.audit("/authorize", event, outcome, Some(&pending.client_id), None);
+    match server.client(&pending.client_id).await {
+        Ok(Some(client)) => consent_page(server, &client, pending, username, Some(message)).await,
+        _ => pages::error(
+            StatusCode::BAD_REQUEST,
+            "This application is no longer registered.",
+        ),
+    }
 }
 
 // ── Token endpoint ───────────────────────────────────────────────────────────────────────────
