@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use common::{BIN, Server, call, connect, structured};
 use oauth2::basic::BasicClient;
 use oauth2::{
-    AuthUrl, AuthorizationCode, ClientId, CsrfToken, PkceCodeChallenge, RedirectUrl, Scope,
-    TokenResponse, TokenUrl,
+    AuthUrl, AuthorizationCode, ClientId, CsrfToken, EndpointNotSet, EndpointSet,
+    PkceCodeChallenge, RedirectUrl, Scope, TokenResponse, TokenUrl,
 };
 use serde_json::{Value, json};
 
@@ -161,6 +161,18 @@ async fn send(request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, std:
     answer.body(bytes.to_vec()).map_err(std::io::Error::other)
 }
 
+/// The `oauth2` crate's client for `client_id` against our authorization server.
+fn oauth_client(
+    issuer: &str,
+    client_id: &str,
+    redirect: &str,
+) -> BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet> {
+    BasicClient::new(ClientId::new(client_id.to_string()))
+        .set_auth_uri(AuthUrl::new(format!("{issuer}/authorize")).unwrap())
+        .set_token_uri(TokenUrl::new(format!("{issuer}/token")).unwrap())
+        .set_redirect_uri(RedirectUrl::new(redirect.to_string()).unwrap())
+}
+
 /// Registers a client as Claude Code does (public, loopback redirect without a port).
 async fn register_native(issuer: &str) -> String {
     let answer: Value = http()
@@ -290,10 +302,7 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
 
     // The flow, with the oauth2 crate; the loopback redirect on a port it was not registered with.
     let client_id = register_native(&d.issuer).await;
-    let client = BasicClient::new(ClientId::new(client_id.clone()))
-        .set_auth_uri(AuthUrl::new(format!("{}/authorize", d.issuer)).unwrap())
-        .set_token_uri(TokenUrl::new(format!("{}/token", d.issuer)).unwrap())
-        .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:54321/callback".into()).unwrap());
+    let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:54321/callback");
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, state) = client
         .authorize_url(CsrfToken::new_random)
@@ -814,10 +823,7 @@ async fn a_client_id_metadata_document_client_signs_in_without_registration() {
         .unwrap();
     assert_eq!(server["client_id_metadata_document_supported"], true);
 
-    let client = BasicClient::new(ClientId::new(client_id.clone()))
-        .set_auth_uri(AuthUrl::new(format!("{}/authorize", d.issuer)).unwrap())
-        .set_token_uri(TokenUrl::new(format!("{}/token", d.issuer)).unwrap())
-        .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:5555/callback".into()).unwrap());
+    let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:5555/callback");
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, _) = client
         .authorize_url(CsrfToken::new_random)
@@ -921,10 +927,7 @@ async fn browser_preflights_are_answered_before_authentication() {
 async fn operators_list_sign_ins_and_revoke_a_refresh_token_from_the_command_line() {
     let d = deploy();
     let client_id = register_native(&d.issuer).await;
-    let client = BasicClient::new(ClientId::new(client_id.clone()))
-        .set_auth_uri(AuthUrl::new(format!("{}/authorize", d.issuer)).unwrap())
-        .set_token_uri(TokenUrl::new(format!("{}/token", d.issuer)).unwrap())
-        .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:6000/callback".into()).unwrap());
+    let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:6000/callback");
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, _) = client
         .authorize_url(CsrfToken::new_random)
