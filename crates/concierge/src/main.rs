@@ -402,14 +402,7 @@ async fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
 
 async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String> {
     use concierge_oauth::store::{Client, OAuthStore, SqliteStore};
-    let config = Config::load(path).map_err(|errors| {
-        errors
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
-    enter_config_dir(path).map_err(|e| e.to_string())?;
+    let config = load_config(path)?;
     let oauth = config.oauth.ok_or("the config has no [oauth] section")?;
     let database = oauth
         .database
@@ -551,8 +544,9 @@ fn enter_config_dir(path: &std::path::Path) -> Result<(), ConfigError> {
     }
 }
 
-/// The ski app's section of a config, for the commands that work on its content mirror.
-fn trips_config(path: &std::path::Path) -> Result<concierge_trips::TripsConfig, String> {
+/// A config for a command that works on one part of it (no platform is built): loaded, checked,
+/// and its directory entered so relative paths resolve.
+fn load_config(path: &std::path::Path) -> Result<Config, String> {
     let config = Config::load(path).map_err(|errors| {
         errors
             .iter()
@@ -561,6 +555,12 @@ fn trips_config(path: &std::path::Path) -> Result<concierge_trips::TripsConfig, 
             .join("; ")
     })?;
     enter_config_dir(path).map_err(|e| e.to_string())?;
+    Ok(config)
+}
+
+/// The ski app's section of a config, for the commands that work on its content mirror.
+fn trips_config(path: &std::path::Path) -> Result<concierge_trips::TripsConfig, String> {
+    let config = load_config(path)?;
     let trips = config
         .apps
         .get("trips")

@@ -161,6 +161,10 @@ async fn send(request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, std:
     answer.body(bytes.to_vec()).map_err(std::io::Error::other)
 }
 
+async fn get_json(url: &str) -> Value {
+    http().get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// The `oauth2` crate's client for `client_id` against our authorization server.
 fn oauth_client(
     issuer: &str,
@@ -282,17 +286,11 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
         .await
         .unwrap();
     assert_eq!(bare["resource"], endpoint.as_str());
-    let server: Value = http()
-        .get(format!(
-            "{}/.well-known/oauth-authorization-server",
-            d.issuer
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let server: Value = get_json(&format!(
+        "{}/.well-known/oauth-authorization-server",
+        d.issuer
+    ))
+    .await;
     assert_eq!(server["issuer"], d.issuer.as_str());
     assert_eq!(server["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(
@@ -810,17 +808,11 @@ async fn document_client() -> (String, Arc<AtomicUsize>) {
 async fn a_client_id_metadata_document_client_signs_in_without_registration() {
     let d = deploy_with("cimd_test_allow_loopback = true");
     let (client_id, fetched) = document_client().await;
-    let server: Value = http()
-        .get(format!(
-            "{}/.well-known/oauth-authorization-server",
-            d.issuer
-        ))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let server: Value = get_json(&format!(
+        "{}/.well-known/oauth-authorization-server",
+        d.issuer
+    ))
+    .await;
     assert_eq!(server["client_id_metadata_document_supported"], true);
 
     let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:5555/callback");
