@@ -330,21 +330,7 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
         "offline_access is narrowed away"
     );
 
-    // The code works once.
-    let again = http()
-        .post(format!("{}/token", d.issuer))
-        .form(&[
-            ("grant_type", "authorization_code"),
-            ("code", code.as_str()),
-            ("client_id", client_id.as_str()),
-            ("redirect_uri", "http://127.0.0.1:54321/callback"),
-            ("code_verifier", "x".repeat(43).as_str()),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(again.status(), 400);
-
+    // (A second use of the code is `a_code_used_twice_revokes_what_it_bought`.)
     // The token calls tools; all of them are listed for a token with both scopes.
     let access = tokens.access_token().secret().clone();
     let mcp = connect(&endpoint, &access).await;
@@ -1006,5 +992,46 @@ async fn password_guessing_stops_after_five_failures() {
             .await
             .unwrap()
             .contains("Too many failed sign-ins")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_used_twice_revokes_what_it_bought() {
+    let d = deploy();
+    let client_id = register_native(&d.issuer).await;
+    let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:6100/callback");
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, _) = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
+    let code = query(&back, "code").unwrap();
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(code.clone()))
+        .set_pkce_verifier(verifier)
+        .request_async(&send)
+        .await
+        .unwrap();
+    let again = http()
+        .post(format!("{}/token", d.issuer))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", "http://127.0.0.1:6100/callback"),
+            ("code_verifier", "x".repeat(43).as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 400);
+    assert!(
+        client
+            .exchange_refresh_token(tokens.refresh_token().unwrap())
+            .request_async(&send)
+            .await
+            .is_err(),
+        "the refresh token the code bought is revoked"
     );
 }

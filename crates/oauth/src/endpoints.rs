@@ -602,6 +602,12 @@ async fn token(
     }
 }
 
+/// The refresh-token family a code starts: derived from the code, so a second use of the code
+/// finds what the first one bought.
+fn family_of(code: &str) -> String {
+    crate::util::hash(&format!("family:{code}"))
+}
+
 fn invalid_grant(description: &str) -> Response {
     oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", description)
 }
@@ -612,9 +618,23 @@ async fn authorization_code(
     form: &HashMap<String, String>,
 ) -> Response {
     let field = |key: &str| form.get(key).map(String::as_str).unwrap_or("");
-    let grant = match server.store.redeem_code(field("code")).await {
+    let code = field("code");
+    let grant = match server.store.redeem_code(code).await {
         Ok(Some(grant)) => grant,
-        _ => return invalid_grant("the code is unknown, expired or already used"),
+        _ => {
+            // A code used twice leaked: what it bought goes too (OAuth 2.1 §4.1.3).
+            if server.store.code_was_redeemed(code).await.unwrap_or(false) {
+                let _ = server.store.revoke_family(&family_of(code)).await;
+                server.audit(
+                    "/token",
+                    "code_reuse",
+                    Outcome::Rejected,
+                    Some(&client.client_id),
+                    None,
+                );
+            }
+            return invalid_grant("the code is unknown, expired or already used");
+        }
     };
     if grant.client_id != client.client_id {
         return invalid_grant("the code was issued to another client");
@@ -635,8 +655,14 @@ async fn authorization_code(
             "resource differs from the authorization's",
         );
     }
-    let family = random_token(16);
-    issue(server, client, &grant, Some(&family), "token_issued").await
+    issue(
+        server,
+        client,
+        &grant,
+        Some(&family_of(code)),
+        "token_issued",
+    )
+    .await
 }
 
 async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, String>) -> Response {

@@ -99,6 +99,8 @@ pub trait OAuthStore: Send + Sync {
     async fn put_code(&self, code: &str, grant: &Grant, ttl: Duration) -> Result<(), StoreError>;
     /// Redeems a code once: `None` when unknown, expired or already used.
     async fn redeem_code(&self, code: &str) -> Result<Option<Grant>, StoreError>;
+    /// Whether `code` was issued and has been redeemed already.
+    async fn code_was_redeemed(&self, code: &str) -> Result<bool, StoreError>;
     async fn put_refresh(
         &self,
         token: &str,
@@ -316,6 +318,14 @@ impl OAuthStore for SqliteStore {
         .fetch_optional(&self.pool)
         .await?;
         Ok(row.and_then(|r| serde_json::from_str(r.get::<&str, _>(0)).ok()))
+    }
+
+    async fn code_was_redeemed(&self, code: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT used FROM oauth_code WHERE code_hash = ?")
+            .bind(hash(code))
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some_and(|r| r.get::<i64, _>(0) != 0))
     }
 
     async fn put_refresh(
