@@ -197,7 +197,8 @@ async fn register_native(issuer: &str) -> String {
 }
 
 /// Posts the sign-in form the authorize page shows; returns the redirect's query parameters.
-async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest::Url {
+/// Opens the authorize page (checking it cannot be framed) and posts its form as alice.
+async fn post_sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest::Response {
     let page = http().get(authorize_url).send().await.expect("authorize");
     assert_eq!(page.status(), 200);
     let csp = page.headers()["content-security-policy"]
@@ -216,7 +217,7 @@ async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest
         .unwrap()
         .join("authorize")
         .unwrap();
-    let answer = http()
+    http()
         .post(action)
         .form(&[
             ("csrf", csrf.as_str()),
@@ -226,7 +227,12 @@ async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest
         ])
         .send()
         .await
-        .expect("decide");
+        .expect("decide")
+}
+
+/// Signs in and decides; returns where the server sends the browser back to.
+async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest::Url {
+    let answer = post_sign_in(authorize_url, decision, password).await;
     assert!(
         answer.status().is_redirection(),
         "{}: {}",
@@ -234,6 +240,22 @@ async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest
         answer.text().await.unwrap()
     );
     reqwest::Url::parse(answer.headers()["location"].to_str().unwrap()).expect("redirect")
+}
+
+/// An operator-created machine client (`concierge token add-client`): its id and secret.
+fn machine_client(config: &Path, name: &str, scopes: &[&str]) -> (String, String) {
+    let mut args = vec!["add-client", "--name", name];
+    for scope in scopes {
+        args.extend(["--scope", scope]);
+    }
+    let out = cli(config, &args, "");
+    let value = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .expect(key)
+            .to_string()
+    };
+    (value("client_id"), value("client_secret"))
 }
 
 fn query(url: &reqwest::Url, key: &str) -> Option<String> {
@@ -423,18 +445,7 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_credentials_scopes_hide_tools_and_refuse_calls() {
     let d = deploy();
-    let out = cli(
-        &d.config,
-        &["add-client", "--name", "DeerFlow", "--scope", "coffee:read"],
-        "",
-    );
-    let value = |key: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(&format!("{key}=")))
-            .expect(key)
-            .to_string()
-    };
-    let (id, secret) = (value("client_id"), value("client_secret"));
+    let (id, secret) = machine_client(&d.config, "DeerFlow", &["coffee:read"]);
     let token: Value = http()
         .post(format!("{}/token", d.issuer))
         .form(&[
@@ -629,32 +640,12 @@ async fn authorize_refuses_plain_pkce_foreign_redirects_and_reports_denial() {
     assert_eq!(query(&back, "error").as_deref(), Some("access_denied"));
     assert_eq!(query(&back, "iss").as_deref(), Some(d.issuer.as_str()));
     // A wrong password shows the form again, and no code.
-    let page = http()
-        .get(format!(
-            "{base}&code_challenge_method=S256&redirect_uri=http://127.0.0.1:9/callback"
-        ))
-        .send()
-        .await
-        .unwrap();
-    let html = page.text().await.unwrap();
-    let csrf = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap();
-    let wrong = http()
-        .post(format!("{}/authorize", d.issuer))
-        .form(&[
-            ("csrf", csrf),
-            ("username", "alice"),
-            ("password", "wrong"),
-            ("decision", "allow"),
-        ])
-        .send()
-        .await
-        .unwrap();
+    let wrong = post_sign_in(
+        &format!("{base}&code_challenge_method=S256&redirect_uri=http://127.0.0.1:9/callback"),
+        "allow",
+        "wrong",
+    )
+    .await;
     assert_eq!(wrong.status(), 200);
     assert!(
         wrong
@@ -701,26 +692,7 @@ async fn dynamic_registration_answers_what_claude_sends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_count_per_token_with_separate_read_and_write_classes() {
     let d = deploy();
-    let out = cli(
-        &d.config,
-        &[
-            "add-client",
-            "--name",
-            "n8n",
-            "--scope",
-            "coffee:read",
-            "--scope",
-            "coffee:order",
-        ],
-        "",
-    );
-    let value = |key: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(&format!("{key}=")))
-            .expect(key)
-            .to_string()
-    };
-    let (id, secret) = (value("client_id"), value("client_secret"));
+    let (id, secret) = machine_client(&d.config, "n8n", &["coffee:read", "coffee:order"]);
     let token = || async {
         let answer: Value = http()
             .post(format!("{}/token", d.issuer))
@@ -947,32 +919,7 @@ async fn password_guessing_stops_after_five_failures() {
         "{}/authorize?response_type=code&client_id={client_id}&redirect_uri=http://127.0.0.1:9/callback&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
         d.issuer
     );
-    let attempt = |password: &'static str| {
-        let url = url.clone();
-        let issuer = d.issuer.clone();
-        async move {
-            let html = http().get(&url).send().await.unwrap().text().await.unwrap();
-            let csrf = html
-                .split("name=\"csrf\" value=\"")
-                .nth(1)
-                .unwrap()
-                .split('"')
-                .next()
-                .unwrap()
-                .to_string();
-            http()
-                .post(format!("{issuer}/authorize"))
-                .form(&[
-                    ("csrf", csrf.as_str()),
-                    ("username", "alice"),
-                    ("password", password),
-                    ("decision", "allow"),
-                ])
-                .send()
-                .await
-                .unwrap()
-        }
-    };
+    let attempt = |password: &'static str| post_sign_in(&url, "allow", password);
     for _ in 0..5 {
         let wrong = attempt("wrong").await;
         assert!(
