@@ -390,19 +390,7 @@ fn title_of(doc: &Document) -> String {
 
 fn product_description(data: &Value) -> String {
     let mut parts = vec![html_to_markdown(&text(data, "description"))];
-    if let Some(faqs) = data.get("faqs").and_then(Value::as_array)
-        && !faqs.is_empty()
-    {
-        let mut section = String::from("## Häufige Fragen");
-        for faq in faqs {
-            section.push_str(&format!(
-                "\n\n### {}\n\n{}",
-                text(faq, "question").trim(),
-                html_to_markdown(&text(faq, "answer"))
-            ));
-        }
-        parts.push(section);
-    }
+    parts.extend(crate::content::markdown::faq_markdown(data));
     parts.retain(|p| !p.is_empty());
     parts.join("\n\n")
 }

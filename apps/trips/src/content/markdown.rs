@@ -82,18 +82,23 @@ pub fn record_markdown(kind: &str, data: &Value) -> String {
             parts.push(format!("## Ausstattung\n\n{}", lines.join("\n")));
         }
     }
-    if let Some(faqs) = data.get("faqs").and_then(Value::as_array)
-        && !faqs.is_empty()
-    {
-        let mut section = String::from("## Häufige Fragen");
-        for faq in faqs {
-            let question = faq.get("question").and_then(Value::as_str).unwrap_or("");
-            let answer = html_to_markdown(faq.get("answer").and_then(Value::as_str).unwrap_or(""));
-            section.push_str(&format!("\n\n### {}\n\n{answer}", question.trim()));
-        }
-        parts.push(section);
-    }
+    parts.extend(faq_markdown(data));
     parts.join("\n\n")
+}
+
+/// A record's FAQs as a Markdown section ("## Häufige Fragen"), when it has any.
+pub fn faq_markdown(data: &Value) -> Option<String> {
+    let faqs = data.get("faqs").and_then(Value::as_array)?;
+    if faqs.is_empty() {
+        return None;
+    }
+    let mut section = String::from("## Häufige Fragen");
+    for faq in faqs {
+        let question = faq.get("question").and_then(Value::as_str).unwrap_or("");
+        let answer = html_to_markdown(faq.get("answer").and_then(Value::as_str).unwrap_or(""));
+        section.push_str(&format!("\n\n### {}\n\n{answer}", question.trim()));
+    }
+    Some(section)
 }
 
 fn fact_line(key: &str, value: &Value) -> Option<String> {
