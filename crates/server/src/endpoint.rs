@@ -149,6 +149,11 @@ impl Endpoint {
         self
     }
 
+    /// Whether any tool here needs a scope: only then is a call's body read before rmcp's.
+    pub fn has_scoped_tools(&self) -> bool {
+        self.scoped && self.tools.iter().any(|t| !t.tool.spec().scopes.is_empty())
+    }
+
     /// The scopes a call of tool `name` needs that `caller` lacks (empty when none, when the tool
     /// is unknown, or on endpoints without scopes).
     pub fn scopes_missing_for(&self, name: &str, caller: &Caller) -> Vec<String> {

@@ -134,8 +134,10 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     }
     // OAuth step-up: a tools/call the token lacks scopes for is answered 403
     // `insufficient_scope`, naming every scope needed, so the client can ask the user for more.
-    let request = match &guard.auth {
-        Authenticator::OAuth(oauth) if request.method() == http::Method::POST => {
+    let mut request = match &guard.auth {
+        Authenticator::OAuth(oauth)
+            if request.method() == http::Method::POST && guard.endpoint.has_scoped_tools() =>
+        {
             match step_up(&guard, oauth, &caller, request, started).await {
                 Ok(request) => request,
                 Err(refusal) => return refusal,
@@ -143,7 +145,6 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         }
         _ => request,
     };
-    let mut request = request;
     let client = session_owner(&caller);
     let is_delete = request.method() == http::Method::DELETE;
     request.extensions_mut().insert(caller);
