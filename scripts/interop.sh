@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Real third-party MCP clients against the demo: the Python `mcp` SDK and langchain-mcp-adapters
-# (DeerFlow's client). Each gets its own virtualenv with pinned versions under scripts/interop/.
+# Real third-party MCP clients against the demo: the Python `mcp` SDK, langchain-mcp-adapters
+# (DeerFlow's client), and the 1.x SDK's legacy SSE client on /mappy/sse. Each gets its own
+# virtualenv with pinned versions under scripts/interop/.
 # Usage: scripts/interop.sh [path-to-concierge-binary]   (default: target/debug/concierge)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,3 +26,5 @@ start_demo "$bin"
 
 "$here/.venv-mcp/bin/python" "$here/python_mcp.py" "$demo_url"
 "$here/.venv-langchain/bin/python" "$here/langchain_mcp.py" "$demo_url"
+# The legacy HTTP+SSE transport, with the 1.x SDK's SSE client and an OAuth sign-in.
+"$here/.venv-langchain/bin/python" "$here/legacy_sse.py" "$demo_url" examples/mappy/sample.json

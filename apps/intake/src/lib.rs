@@ -67,6 +67,7 @@ impl SubmitTool {
                 annotations: Annotations { read_only: false, destructive: false, idempotent: true, open_world: false },
                 secret_fields: Vec::new(),
                 scopes: Vec::new(),
+                write: None,
                 argument_error: Some(schema_error),
             },
             service,

@@ -163,6 +163,12 @@ fn apps() -> Apps {
             let serving = concierge_kgqa::simulator::start(&config).await?;
             Ok(Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>)
         })
+        .tools("mappy", |config| concierge_mappy::build(&section(config)?))
+        .simulator("mappy", |config| async move {
+            let config: concierge_mappy::simulator::SimulatorConfig = section(&config)?;
+            let serving = concierge_mappy::simulator::start(&config).await?;
+            Ok(Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>)
+        })
         .handler("conformance", concierge_conformance::Fixtures::default)
 }
 

@@ -570,6 +570,7 @@ async fn an_expired_token_is_refused() {
         client_id: "c".into(),
         scope: "coffee:read".into(),
         jti: "old".into(),
+        role: None,
         iat: now - 7200,
         nbf: now - 7200,
         exp: now - 3600,

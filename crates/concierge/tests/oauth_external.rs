@@ -90,6 +90,7 @@ fn claims(aud: &str, jti: &str) -> AccessClaims {
         client_id: "claude".into(),
         scope: "coffee:read".into(),
         jti: jti.into(),
+        role: None,
         iat: now,
         nbf: now,
         exp: now + 600,

@@ -1,6 +1,10 @@
 use std::sync::Arc;
 
-use crate::{Language, Tool};
+use crate::{BoxFuture, Language, Tool};
+
+/// Whether a system an app depends on answers (`/health` reports it). `Err` is a short reason
+/// safe to show anyone: no address, no key.
+pub type HealthCheck = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
 /// What an app hands the platform: its tools, and the language its users read.
 #[derive(Clone)]
@@ -8,6 +12,8 @@ pub struct ToolSet {
     pub app: String,
     pub language: Language,
     pub tools: Vec<Arc<dyn Tool>>,
+    /// The app's upstream, checked by `/health`.
+    pub health: Option<HealthCheck>,
 }
 
 impl ToolSet {
@@ -16,7 +22,14 @@ impl ToolSet {
             app: app.into(),
             language,
             tools,
+            health: None,
         }
+    }
+
+    /// Adds the check `/health` runs for this app's upstream.
+    pub fn with_health(mut self, check: HealthCheck) -> Self {
+        self.health = Some(check);
+        self
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

@@ -10,6 +10,9 @@ pub struct Caller {
     pub scopes: Vec<String>,
     /// The access token's id (OAuth), for limits per token; never the token itself.
     pub token: Option<String>,
+    /// The signed-in user's role as the authorization server vouched for it (Mappy's `MAIN_USER`,
+    /// say); an app passes it to a backend that enforces tenancy, never decides access on it alone.
+    pub role: Option<String>,
 }
 
 impl Caller {
@@ -20,6 +23,7 @@ impl Caller {
             user: None,
             scopes: Vec::new(),
             token: None,
+            role: None,
         }
     }
 }
@@ -34,6 +38,14 @@ impl Caller {
 pub struct CallContext {
     pub caller: Caller,
     pub trace_id: String,
+    /// A write tool called with `dry_run` (or for a confirmation preview): validate and say
+    /// exactly what would change, change nothing. Always false for tools without [`WriteSafety`].
+    ///
+    /// [`WriteSafety`]: crate::WriteSafety
+    pub dry_run: bool,
+    /// The caller's `idempotency_key` for a write: pass it on to a backend that dedupes too, so a
+    /// resend after a timeout cannot write twice there either.
+    pub idempotency_key: Option<String>,
     notes: std::sync::Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>>,
 }
 
@@ -42,6 +54,8 @@ impl CallContext {
         Self {
             caller,
             trace_id: trace_id.into(),
+            dry_run: false,
+            idempotency_key: None,
             notes: Default::default(),
         }
     }

@@ -35,11 +35,13 @@ mod limits;
 mod schema;
 mod tool;
 
-pub use app::ToolSet;
+pub use app::{HealthCheck, ToolSet};
 pub use audit::{AuditEvent, Outcome, redact};
 pub use caller::{CallContext, Caller};
 pub use error::{ErrorKind, ToolError};
 pub use language::Language;
 pub use limits::{RateLimitStore, RetryAfter};
 pub use schema::schema_for;
-pub use tool::{Annotations, BoxFuture, Tool, ToolOutput, ToolSpec, typed_tool, with_spec};
+pub use tool::{
+    Annotations, BoxFuture, Tool, ToolOutput, ToolSpec, WriteSafety, typed_tool, with_spec,
+};

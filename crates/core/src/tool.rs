@@ -43,6 +43,25 @@ impl Annotations {
     }
 }
 
+/// The platform's write safety, declared by a write tool (`ToolSpec::write`).
+///
+/// The platform adds three arguments to the tool's schema and handles them before the tool runs:
+/// - `idempotency_key` (required): the same key from the same caller within the idempotency window
+///   answers the first result again without a second write; the same key with other arguments
+///   is refused;
+/// - `dry_run`: the tool runs with [`CallContext::dry_run`] set and must change nothing;
+/// - `confirm_token` (when `confirm`): the first call answers a dry-run preview and a short-lived
+///   token bound to the caller and the arguments; only a call carrying it executes.
+///
+/// The tool itself only has to honour `dry_run`. The platform never retries a write.
+///
+/// [`CallContext::dry_run`]: crate::CallContext::dry_run
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteSafety {
+    /// Ask for confirmation first (destructive writes). An endpoint's config may override it.
+    pub confirm: bool,
+}
+
 /// Everything the platform publishes about a tool.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
@@ -56,6 +75,9 @@ pub struct ToolSpec {
     pub secret_fields: Vec<String>,
     /// OAuth scopes a caller needs (on endpoints whose tokens carry scopes).
     pub scopes: Vec<String>,
+    /// Set for write tools that want the platform's write safety: a required `idempotency_key`,
+    /// `dry_run`, and (when `confirm`) a confirmation round trip. See [`WriteSafety`].
+    pub write: Option<WriteSafety>,
     /// For apps whose seed fixes an error contract: turns the platform's argument-validation
     /// failure (field, message) into the app's own error document. None: the platform's shape.
     pub argument_error: Option<fn(&str, &str) -> Value>,
@@ -168,6 +190,7 @@ where
             annotations,
             secret_fields: Vec::new(),
             scopes: Vec::new(),
+            write: None,
             argument_error: None,
         },
         function,

@@ -459,9 +459,12 @@ async fn decide(
         )
         .await;
     }
-    let role = server.users.sign_in(&username, field("password")).await;
-    server.signed_in(&username, matches!(role, Ok(Some(_))));
-    let Ok(Some(_role)) = role else {
+    let person = server.users.sign_in(&username, field("password")).await;
+    if let Err(error) = &person {
+        tracing::error!(%error, "oauth: the user directory failed");
+    }
+    server.signed_in(&username, matches!(person, Ok(Some(_))));
+    let Ok(Some(person)) = person else {
         return sign_in_again(
             &server,
             &pending,
@@ -474,11 +477,12 @@ async fn decide(
     let code = random_token(32);
     let grant = Grant {
         client_id: pending.client_id.clone(),
-        user: Some(username.clone()),
+        user: Some(person.subject.clone()),
         scope: pending.scope.clone(),
         resource: pending.resource.clone(),
         redirect_uri: pending.redirect_uri.clone(),
         code_challenge: pending.code_challenge.clone(),
+        role: Some(person.role),
     };
     if let Err(error) = server.store.put_code(&code, &grant, CODE_TTL).await {
         tracing::error!(%error, "oauth: cannot store a code");
@@ -489,7 +493,7 @@ async fn decide(
         "authorization_granted",
         Outcome::Ok,
         Some(&pending.client_id),
-        Some(&username),
+        grant.user.as_deref(),
     );
     answer(&server, &pending.redirect_uri, state, &[("code", &code)])
 }
@@ -793,6 +797,7 @@ async fn client_credentials(
         resource,
         redirect_uri: String::new(),
         code_challenge: String::new(),
+        role: None,
     };
     issue(server, client, &grant, None, "token_issued").await
 }
@@ -829,6 +834,7 @@ async fn issue_scoped(
         client_id: client.client_id.clone(),
         scope: scope.clone(),
         jti: random_token(16),
+        role: grant.role.clone(),
         iat: now,
         nbf: now,
         exp: now + server.access_ttl.as_secs() as i64,

@@ -118,6 +118,7 @@ impl ExternalIssuer {
             user,
             scopes,
             token_id: text("jti").unwrap_or_else(|| crate::util::hash(token)[..16].to_string()),
+            role: text("role"),
         })
     }
 

@@ -21,6 +21,9 @@ pub struct AccessClaims {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub scope: String,
     pub jti: String,
+    /// The user's role from the user directory (not a standard claim; ours).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     pub iat: i64,
     pub nbf: i64,
     pub exp: i64,
@@ -111,6 +114,7 @@ mod tests {
             client_id: "c1".into(),
             scope: "a b".into(),
             jti: "j1".into(),
+            role: None,
             iat: now,
             nbf: now,
             exp: now + exp,

@@ -9,6 +9,7 @@
 //! endpoint calls for every request.
 
 pub mod cimd;
+pub mod directory;
 mod endpoints;
 pub mod external;
 pub mod keys;
@@ -62,6 +63,9 @@ pub struct OAuthConfig {
     /// authorizations and registrations.
     #[serde(default)]
     pub audit: Option<String>,
+    /// Check sign-ins against the deployment's own user API instead of the local users.
+    #[serde(default)]
+    pub users: Option<directory::HttpDirectoryConfig>,
 }
 
 fn yes() -> bool {
@@ -83,6 +87,8 @@ pub struct TokenOwner {
     pub scopes: Vec<String>,
     /// The token's id, for per-token rate limits.
     pub token_id: String,
+    /// The user's role, as the user directory gave it at sign-in.
+    pub role: Option<String>,
 }
 
 pub type AuditHook = Arc<dyn Fn(AuditEvent) + Send + Sync>;
@@ -157,7 +163,10 @@ impl AuthServer {
                 .map_err(|e| format!("oauth.database: {e}"))?,
         );
         let store: Arc<dyn OAuthStore> = sqlite.clone();
-        let users: Arc<dyn store::UserDirectory> = sqlite;
+        let users: Arc<dyn store::UserDirectory> = match &config.users {
+            Some(remote) => Arc::new(directory::HttpDirectory::new(remote)?),
+            None => sqlite,
+        };
         let seed = store
             .signing_seed()
             .await
@@ -249,6 +258,7 @@ impl AuthServer {
             scopes: claims.scopes(),
             client_id: claims.client_id,
             token_id: claims.jti,
+            role: claims.role,
         })
     }
 

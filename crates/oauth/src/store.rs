@@ -59,6 +59,9 @@ pub struct Grant {
     pub redirect_uri: String,
     #[serde(default)]
     pub code_challenge: String,
+    /// The user's role at sign-in (the user directory's word), carried into access tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 /// A store error, in words (never a DSN or a secret).
@@ -131,14 +134,33 @@ pub trait OAuthStore: Send + Sync {
 /// a deployment can check people against its own backend (the Mappy API, say) instead.
 #[async_trait::async_trait]
 pub trait UserDirectory: Send + Sync {
-    /// The user's role when the credentials are right; `None` when they are not.
-    async fn sign_in(&self, username: &str, password: &str) -> Result<Option<String>, StoreError>;
+    /// Who the credentials belong to; `None` when they are wrong.
+    async fn sign_in(&self, username: &str, password: &str)
+    -> Result<Option<SignedIn>, StoreError>;
+}
+
+/// A person the user directory recognised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedIn {
+    /// The token's `sub`: the user name for local users, the backend's user id otherwise.
+    pub subject: String,
+    pub role: String,
 }
 
 #[async_trait::async_trait]
 impl UserDirectory for SqliteStore {
-    async fn sign_in(&self, username: &str, password: &str) -> Result<Option<String>, StoreError> {
-        self.check_user(username, password).await
+    async fn sign_in(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<SignedIn>, StoreError> {
+        Ok(self
+            .check_user(username, password)
+            .await?
+            .map(|role| SignedIn {
+                subject: username.to_string(),
+                role,
+            }))
     }
 }
 
@@ -543,6 +565,7 @@ mod tests {
                 .sign_in("alice", "a long password")
                 .await
                 .unwrap()
+                .map(|s| s.role)
                 .as_deref(),
             Some("admin")
         );

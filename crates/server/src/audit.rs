@@ -25,6 +25,8 @@ enum Message {
 pub struct AuditSink {
     sender: mpsc::Sender<Message>,
     dropped: Arc<AtomicU64>,
+    /// The SQL table's writer, when the sink has a `database`.
+    sql: Option<mpsc::Sender<crate::audit_sql::Message>>,
 }
 
 impl AuditSink {
@@ -44,10 +46,27 @@ impl AuditSink {
         Ok(Self {
             sender,
             dropped: Arc::new(AtomicU64::new(0)),
+            sql: None,
         })
     }
 
+    /// Also writes every event to the `audit_event` table of this SQLite database.
+    pub async fn with_database(mut self, path: &std::path::Path) -> Result<Self, String> {
+        self.sql = Some(crate::audit_sql::open(path).await?);
+        Ok(self)
+    }
+
     pub fn record(&self, event: AuditEvent) {
+        if let Some(sql) = &self.sql
+            && sql
+                .try_send(crate::audit_sql::Message::Event(Box::new(event.clone())))
+                .is_err()
+        {
+            let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(dropped, "audit database queue full; events dropped");
+            }
+        }
         if self
             .sender
             .try_send(Message::Event(Box::new(event)))
@@ -66,6 +85,12 @@ impl AuditSink {
         let (done, wait) = std::sync::mpsc::channel();
         if self.sender.try_send(Message::Flush(done)).is_ok() {
             let _ = wait.recv_timeout(limit);
+        }
+        if let Some(sql) = &self.sql {
+            let (done, wait) = std::sync::mpsc::channel();
+            if sql.try_send(crate::audit_sql::Message::Flush(done)).is_ok() {
+                let _ = wait.recv_timeout(limit);
+            }
         }
     }
 }

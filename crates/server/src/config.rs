@@ -58,6 +58,31 @@ pub struct Config {
     /// The built-in OAuth 2.1 authorization server, for endpoints with `auth = { kind = "oauth" }`.
     #[serde(default)]
     pub oauth: Option<concierge_oauth::OAuthConfig>,
+    /// Write safety for tools that declare it: where idempotency records and the confirm-token
+    /// secret live, and for how long keys and tokens hold.
+    #[serde(default)]
+    pub writes: Option<WritesSection>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WritesSection {
+    /// SQLite file of idempotency records (shared by every endpoint and instance using it).
+    pub database: PathBuf,
+    /// How long an `idempotency_key` answers its first result.
+    #[serde(default = "one_day", with = "humantime_serde_compat")]
+    pub idempotency_window: Duration,
+    /// How long a confirm token is valid.
+    #[serde(default = "five_minutes", with = "humantime_serde_compat")]
+    pub confirm_ttl: Duration,
+}
+
+fn one_day() -> Duration {
+    Duration::from_secs(24 * 3600)
+}
+
+fn five_minutes() -> Duration {
+    Duration::from_secs(5 * 60)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -88,6 +113,10 @@ fn default_body_limit() -> usize {
 pub struct AuditSection {
     /// JSON Lines file; its directory is created.
     pub path: PathBuf,
+    /// Also keep every event in this SQLite database's `audit_event` table, to query by user,
+    /// client, tool and time.
+    #[serde(default)]
+    pub database: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -122,6 +151,19 @@ pub struct EndpointSection {
     pub rate_limit: Option<String>,
     /// The name of a sink from `[audit]`.
     pub audit: Option<String>,
+    /// The write tools that ask for confirmation first (names as served here). Unset: those
+    /// whose app declares it (destructive writes).
+    #[serde(default)]
+    pub confirm: Option<Vec<String>>,
+    /// How a call the token lacks scopes for is refused: `challenge` (HTTP 403 with
+    /// `WWW-Authenticate: … insufficient_scope`, the MCP step-up) or `tool_error` (a tool result
+    /// with `isError: true`, for deployments whose clients expect that).
+    #[serde(default)]
+    pub scope_refusal: ScopeRefusal,
+    /// Also serve the legacy HTTP+SSE transport (protocol 2024-11-05): `GET <sse>` opens a
+    /// session's event stream, `POST <messages>?sessionId=…` carries the client's messages.
+    #[serde(default)]
+    pub legacy_sse: Option<LegacySse>,
     #[serde(default)]
     pub session: SessionMode,
     /// Idle time after which a session is forgotten (`30m`, `90s`).
@@ -144,6 +186,21 @@ mod humantime_serde_compat {
             serde::de::Error::custom(format!("`{text}` is not a duration like `30m` ({e})"))
         })
     }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeRefusal {
+    #[default]
+    Challenge,
+    ToolError,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LegacySse {
+    pub sse: String,
+    pub messages: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -63,6 +63,10 @@ pub struct Endpoint {
     /// Callers hold OAuth scopes here, and tools are checked against them.
     scoped: bool,
     limits: Limits,
+    /// Idempotency records and confirm tokens, for tools that declare write safety.
+    writes: Option<Arc<crate::writes::Writes>>,
+    /// Refuse calls without scopes with the HTTP 403 step-up challenge (else as a tool error).
+    pub scope_challenge: bool,
 }
 
 /// The write class, the per-client limit, and what limits count per.
@@ -101,7 +105,19 @@ impl Endpoint {
             audit,
             scoped: false,
             limits: Limits::default(),
+            writes: None,
+            scope_challenge: true,
         }
+    }
+
+    pub fn scope_challenge(mut self, challenge: bool) -> Self {
+        self.scope_challenge = challenge;
+        self
+    }
+
+    pub fn writes(mut self, writes: Option<Arc<crate::writes::Writes>>) -> Self {
+        self.writes = writes;
+        self
     }
 
     /// Limits beyond `rate_limit`: the write class, per client, what they count per.
@@ -278,6 +294,7 @@ impl Endpoint {
                     missing.join(", ")
                 ),
                 "scopes": missing,
+                "status": 403,
             })));
         }
 
@@ -314,8 +331,25 @@ impl Endpoint {
         };
 
         let context = CallContext::new(caller, trace.clone());
-        let answer = match mounted.tool.call(arguments, context.clone()).await {
+        let (outcome, write_code) = match (spec.write, &self.writes) {
+            (Some(safety), Some(writes)) => {
+                let (outcome, code) = writes
+                    .run(
+                        &self.path,
+                        mounted.tool.as_ref(),
+                        safety,
+                        arguments,
+                        context.clone(),
+                        mounted.language,
+                    )
+                    .await;
+                (outcome, code.audit_code())
+            }
+            _ => (mounted.tool.call(arguments, context.clone()).await, None),
+        };
+        let answer = match outcome {
             Ok(mut output) => {
+                event.code = write_code.map(str::to_string);
                 strip_nulls(&mut output);
                 event.result_count = Some(result_count(&output));
                 let text = output.to_string();

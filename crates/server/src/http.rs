@@ -136,7 +136,9 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     // `insufficient_scope`, naming every scope needed, so the client can ask the user for more.
     let mut request = match &guard.auth {
         Authenticator::OAuth(oauth)
-            if request.method() == http::Method::POST && guard.endpoint.has_scoped_tools() =>
+            if request.method() == http::Method::POST
+                && guard.endpoint.scope_challenge
+                && guard.endpoint.has_scoped_tools() =>
         {
             match step_up(&guard, oauth, &caller, request, started).await {
                 Ok(request) => request,
@@ -307,6 +309,7 @@ async fn authenticate(auth: &Authenticator, presented: Option<&str>) -> Result<C
                     user: owner.user,
                     scopes: owner.scopes,
                     token: Some(owner.token_id),
+                    role: owner.role,
                 }),
                 Err(why) => {
                     tracing::info!(%why, "access token refused");

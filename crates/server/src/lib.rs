@@ -5,15 +5,18 @@
 //! a [`Platform`] and serves it ([`serve_http`], [`serve_stdio`]).
 
 pub mod audit;
+mod audit_sql;
 pub mod config;
 mod endpoint;
 mod handler;
 mod http;
+mod legacy_sse;
 pub mod limits;
 mod platform;
 mod serve;
 pub mod tokens;
 mod validate;
+pub mod writes;
 
 pub use config::{Config, ConfigError, section};
 pub use platform::{Apps, Platform};

@@ -147,6 +147,8 @@ pub struct Platform {
     sinks: BTreeMap<String, AuditSink>,
     /// How OAuth endpoints check tokens, when an endpoint uses OAuth.
     pub oauth: Option<OAuthSetup>,
+    /// The apps' upstream checks, by app name, for `/health`.
+    pub health: Vec<(String, concierge_core::HealthCheck)>,
 }
 
 /// The OAuth side of a deployment.
@@ -222,9 +224,19 @@ impl Platform {
         let mut sinks: BTreeMap<String, AuditSink> = BTreeMap::new();
         for (name, section) in &config.audit {
             match AuditSink::open(section.path.clone()) {
-                Ok(sink) => {
-                    sinks.insert(name.clone(), sink);
-                }
+                Ok(sink) => match &section.database {
+                    Some(database) => match sink.with_database(database).await {
+                        Ok(sink) => {
+                            sinks.insert(name.clone(), sink);
+                        }
+                        Err(message) => {
+                            errors.push(ConfigError::new(format!("audit.{name}.database"), message))
+                        }
+                    },
+                    None => {
+                        sinks.insert(name.clone(), sink);
+                    }
+                },
                 Err(e) => errors.push(ConfigError::new(
                     format!("audit.{name}.path"),
                     format!("cannot open {}: {e}", section.path.display()),
@@ -292,6 +304,27 @@ impl Platform {
             None => None,
         };
 
+        let writes = match &config.writes {
+            Some(section) => match crate::writes::Writes::open(
+                &section.database,
+                section.idempotency_window,
+                section.confirm_ttl,
+            )
+            .await
+            {
+                Ok(writes) => Some(Arc::new(writes)),
+                Err(message) => {
+                    errors.push(ConfigError::new("writes.database", message));
+                    None
+                }
+            },
+            None => None,
+        };
+
+        let health: Vec<_> = tool_sets
+            .iter()
+            .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
+            .collect();
         let mut endpoints = Vec::new();
         for (index, section) in config.endpoints.iter().enumerate() {
             let at = |key: &str| format!("endpoint[{index}].{key}");
@@ -308,6 +341,18 @@ impl Platform {
                 None => {
                     let tools =
                         resolve_tools(section, &tool_sets, &apps, &at("tools"), &mut errors);
+                    if config.writes.is_none()
+                        && let Some(write) = tools.iter().find(|t| t.tool.spec().write.is_some())
+                    {
+                        errors.push(ConfigError::new(
+                            at("tools"),
+                            format!(
+                                "`{}` writes with idempotency keys and confirm tokens: add a \
+                                 [writes] section with a `database` for them",
+                                write.tool.spec().name
+                            ),
+                        ));
+                    }
                     (Mounted::Tools, tools)
                 }
             };
@@ -344,6 +389,8 @@ impl Platform {
                     section.audit.as_ref().and_then(|a| sinks.get(a).cloned()),
                 )
                 .scoped(matches!(section.auth, AuthSection::Oauth { .. }))
+                .writes(writes.clone())
+                .scope_challenge(section.scope_refusal == crate::config::ScopeRefusal::Challenge)
                 .limits(crate::endpoint::Limits {
                     write: section
                         .write_rate_limit
@@ -377,6 +424,7 @@ impl Platform {
                 warnings,
                 sinks,
                 oauth,
+                health,
             })
         } else {
             Err(errors)
@@ -472,6 +520,20 @@ fn resolve_tools(
                     concierge_core::with_spec(found, |spec| spec.name = name.to_string())
                 }
                 _ => found,
+            };
+            let found = match found.spec().write {
+                Some(mut safety) => {
+                    if let Some(listed) = &section.confirm {
+                        safety.confirm = listed.contains(&found.spec().name);
+                    }
+                    concierge_core::with_spec(found, |spec| {
+                        spec.write = Some(safety);
+                        crate::writes::augment_schema(&mut spec.input_schema, safety);
+                        spec.secret_fields
+                            .push(crate::writes::CONFIRM_TOKEN.to_string());
+                    })
+                }
+                None => found,
             };
             let found = match section.tool_scopes.get(&found.spec().name) {
                 Some(extra) => concierge_core::with_spec(found, |spec| {

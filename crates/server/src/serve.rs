@@ -22,7 +22,8 @@ use crate::platform::{BuiltEndpoint, Mounted, Platform};
 /// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
 /// and open stream, so a shutdown does not wait for clients that never hang up.
 pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
-    let mut router = Router::new().route("/health", get(health));
+    let checks = platform.health.clone();
+    let mut router = Router::new().route("/health", get(move || health(checks.clone())));
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));
     }
@@ -81,14 +82,38 @@ fn protected_resources(platform: &Platform, setup: &crate::platform::OAuthSetup)
     router
 }
 
-async fn health() -> Json<serde_json::Value> {
-    Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+/// The server is up; each app's upstream is reported beside it. A down upstream makes the status
+/// `degraded`, still with 200: restarting this server would not bring the upstream back, and a
+/// load balancer that drops every instance would turn one outage into two.
+async fn health(checks: Vec<(String, concierge_core::HealthCheck)>) -> Json<serde_json::Value> {
+    let probes = checks.iter().map(|(name, check)| async move {
+        let started = std::time::Instant::now();
+        let result = tokio::time::timeout(std::time::Duration::from_secs(3), check())
+            .await
+            .unwrap_or_else(|_| Err("no answer within 3 s".into()));
+        let report = match result {
+            Ok(()) => json!({"status": "ok", "latencyMs": started.elapsed().as_millis() as u64}),
+            Err(reason) => json!({"status": "down", "reason": reason}),
+        };
+        (name.clone(), report)
+    });
+    let reports = futures::future::join_all(probes).await;
+    let healthy = reports.iter().all(|(_, r)| r["status"] == "ok");
+    let mut body = json!({
+        "status": if healthy { "ok" } else { "degraded" },
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    if !reports.is_empty() {
+        body["upstreams"] = serde_json::Value::Object(reports.into_iter().collect());
+    }
+    Json(body)
 }
 
 fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: CancellationToken) -> Router {
     let section = &built.section;
     let server = &platform.config.server;
     let stateful = section.session == SessionMode::Stateful;
+    let stop_legacy = stop.child_token();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(server.allowed_hosts.clone())
         .with_allowed_origins(server.allowed_origins.clone())
@@ -113,6 +138,18 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
             Some(mount) => mount(&section.path, config, sessions),
             None => Router::new(),
         },
+    };
+    let router = match (&section.legacy_sse, &built.mounted) {
+        (Some(legacy), Mounted::Tools) => router.merge(crate::legacy_sse::routes(
+            built.guard.endpoint.clone(),
+            &legacy.sse,
+            &legacy.messages,
+            section.idle_timeout,
+            server.max_body_bytes,
+            server.allowed_hosts.clone(),
+            stop_legacy,
+        )),
+        _ => router,
     };
     let router = router.layer(axum::middleware::from_fn_with_state(
         built.guard.clone(),

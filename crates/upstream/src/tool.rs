@@ -249,6 +249,7 @@ fn spec(
         },
         secret_fields: tool.secret_arguments.clone(),
         scopes: Vec::new(),
+        write: None,
         argument_error: None,
     })
 }

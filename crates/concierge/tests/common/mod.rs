@@ -87,6 +87,7 @@ impl Server {
             ("CONCIERGE_VAR", &var),
             ("BXH_SIMULATOR_LISTEN", "127.0.0.1:0"),
             ("APP_CMS_SIMULATOR_LISTEN", "127.0.0.1:0"),
+            ("MAPPY_SIMULATOR_LISTEN", "127.0.0.1:0"),
         ];
         all.extend_from_slice(env);
         Self::spawn(dir, &config, &all)
@@ -106,6 +107,9 @@ impl Server {
             .env_remove("BXH_MCP_TIMEOUT_SECONDS")
             .env_remove("APP_CMS_API_BASE_URL")
             .env_remove("APP_CMS_API_KEY")
+            .env_remove("MAPPY_API_BASE_URL")
+            .env_remove("MAPPY_API_KEY")
+            .env_remove("CONCIERGE_PUBLIC_URL")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -1,0 +1,65 @@
+//! Mappy: Google Business Profile tools over Mappy's Laravel API (seed `mappy-mcp-design.vi.md`).
+//!
+//! concierge never touches Mappy's database: every read and write is a request to the API's
+//! `/api/mcp/*` endpoints (`docs/contracts/mappy-api.md`), which own tenancy, validation and the
+//! job queue. Each request names the acting user (the OAuth token's subject and role), so the
+//! API applies its tenancy table itself.
+//!
+//! - [`tools`]: the catalog — reads, writes (with the platform's write safety: `dry_run`,
+//!   `idempotency_key`, confirm tokens) and `batch_status`;
+//! - `laravel`: the client — timeouts (10 s read, 30 s write), error classes, no retries;
+//! - [`simulator`]: a SIMULATOR of the API for the demo and the tests.
+
+mod laravel;
+pub mod simulator;
+pub mod tools;
+
+use std::sync::Arc;
+
+use concierge_core::{Language, ToolSet};
+use serde::Deserialize;
+
+/// The `[apps.mappy]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MappyConfig {
+    /// The Laravel app's base URL; the API is under `/api/mcp`.
+    pub base_url: String,
+    /// concierge's service key for the API (`Authorization: Bearer`).
+    pub api_key: String,
+    #[serde(default = "ten")]
+    pub read_timeout_seconds: f64,
+    #[serde(default = "thirty")]
+    pub write_timeout_seconds: f64,
+}
+
+fn ten() -> f64 {
+    10.0
+}
+
+fn thirty() -> f64 {
+    30.0
+}
+
+/// The `[apps.mappy]` section to tools, with the API's reachability for `/health`.
+pub fn build(config: &MappyConfig) -> Result<ToolSet, String> {
+    for (name, value) in [
+        ("read_timeout_seconds", config.read_timeout_seconds),
+        ("write_timeout_seconds", config.write_timeout_seconds),
+    ] {
+        if !(0.05..=300.0).contains(&value) {
+            return Err(format!("{name} must be between 0.05 and 300"));
+        }
+    }
+    let api = Arc::new(laravel::Laravel::new(config)?);
+    let probe = api.clone();
+    // Platform messages in English: the seed asks for English beside Vietnamese (§6.1).
+    Ok(
+        ToolSet::new("mappy", Language::English, tools::all(api)).with_health(Arc::new(
+            move || {
+                let probe = probe.clone();
+                Box::pin(async move { probe.health().await })
+            },
+        )),
+    )
+}

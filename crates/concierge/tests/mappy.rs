@@ -1,0 +1,1197 @@
+//! Mappy end to end: a real `concierge` process with the built-in authorization server, people
+//! signing in with their Mappy accounts (checked by the Laravel API), a real MCP client calling
+//! the tools with their tokens, and the SIMULATOR of Mappy's Laravel API on 127.0.0.1 — which
+//! owns tenancy, validation and the job queue, as the real one does.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Client, Server, call, connect, structured};
+use concierge_mappy::simulator::{Laravel, Sample};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+const API_KEY: &str = "test-mappy-key";
+const READ_SCOPES: &[&str] = &[
+    "mappy:location:read",
+    "mappy:review:read",
+    "mappy:insight:read",
+    "mappy:post:read",
+    "mappy:batch:read",
+];
+const ALL_SCOPES: &[&str] = &[
+    "mappy:location:read",
+    "mappy:review:read",
+    "mappy:insight:read",
+    "mappy:post:read",
+    "mappy:batch:read",
+    "mappy:review:write",
+    "mappy:post:write",
+    "mappy:location:write",
+];
+
+struct Mappy {
+    server: Server,
+    laravel: Laravel,
+    issuer: String,
+}
+
+/// What a deployment varies in: limits, timeouts, the confirm token's lifetime.
+struct Settings {
+    read: &'static str,
+    write: &'static str,
+    per_client: &'static str,
+    timeout_seconds: f64,
+    confirm_ttl: &'static str,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            read: "1000/minute",
+            write: "1000/minute",
+            per_client: "100000/hour",
+            timeout_seconds: 1.0,
+            confirm_ttl: "5m",
+        }
+    }
+}
+
+fn sample_path() -> std::path::PathBuf {
+    common::examples().join("mappy/sample.json")
+}
+
+async fn deploy(settings: Settings) -> Mappy {
+    let sample = Sample::load(&sample_path()).expect("sample");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let laravel =
+        concierge_mappy::simulator::serve(listener, sample, API_KEY, Duration::ZERO).await;
+    let api = format!("http://{}", laravel.addr());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let scopes = serde_json::to_string(ALL_SCOPES).unwrap();
+    let make = |dir: &Path| {
+        format!(
+            r#"
+[server]
+listen = "127.0.0.1:{port}"
+
+[limits]
+read = "{read}"
+write = "{write}"
+per_client = "{per_client}"
+
+[audit.mappy]
+path = "{dir}/log/mappy.log"
+database = "{dir}/audit.sqlite"
+
+[oauth]
+issuer = "{issuer}"
+database = "{dir}/oauth.sqlite"
+scopes = {scopes}
+audit = "mappy"
+
+[oauth.users]
+url = "{api}/api/mcp/auth/sign-in"
+headers = {{ Authorization = "Bearer {API_KEY}" }}
+
+[writes]
+database = "{dir}/writes.sqlite"
+confirm_ttl = "{confirm_ttl}"
+
+[apps.mappy]
+base_url = "{api}"
+api_key = "{API_KEY}"
+read_timeout_seconds = {timeout}
+write_timeout_seconds = {timeout}
+
+[[endpoint]]
+path = "/mappy/mcp"
+tools = ["mappy.*"]
+auth = {{ kind = "oauth", scopes = {scopes} }}
+scope_refusal = "tool_error"
+rate_limit_key = "token"
+rate_limit = "read"
+write_rate_limit = "write"
+client_rate_limit = "per_client"
+audit = "mappy"
+legacy_sse = {{ sse = "/mappy/sse", messages = "/mappy/messages" }}
+"#,
+            dir = dir.display(),
+            read = settings.read,
+            write = settings.write,
+            per_client = settings.per_client,
+            timeout = settings.timeout_seconds,
+            confirm_ttl = settings.confirm_ttl,
+        )
+    };
+    let server = Server::start(make, &[]);
+    Mappy {
+        server,
+        laravel,
+        issuer,
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// A sample user's sign-in (email and password) by id, from the simulator's data.
+fn credentials(id: u64) -> (String, String) {
+    let sample: Value =
+        serde_json::from_str(&std::fs::read_to_string(sample_path()).unwrap()).unwrap();
+    let user = sample["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["id"] == id)
+        .unwrap_or_else(|| panic!("user {id} in the sample"));
+    (
+        user["email"].as_str().unwrap().to_string(),
+        user["password"].as_str().unwrap().to_string(),
+    )
+}
+
+impl Mappy {
+    fn endpoint(&self) -> String {
+        self.server.url("/mappy/mcp")
+    }
+
+    /// Signs in as sample user `id` through the consent page (a public client, PKCE), as a
+    /// browser would, and answers the access token; `client` names the registered client.
+    async fn token_for(&self, id: u64, scopes: &[&str], client: Option<&str>) -> String {
+        let (email, password) = credentials(id);
+        let client_id = match client {
+            Some(client) => client.to_string(),
+            None => self.register().await,
+        };
+        let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
+        let redirect = "http://127.0.0.1:5000/callback";
+        let authorize = reqwest::Url::parse_with_params(
+            &format!("{}/authorize", self.issuer),
+            &[
+                ("response_type", "code"),
+                ("client_id", &client_id),
+                ("redirect_uri", redirect),
+                ("scope", &scopes.join(" ")),
+                ("state", "s1"),
+                ("code_challenge", challenge.as_str()),
+                ("code_challenge_method", "S256"),
+                ("resource", &self.endpoint()),
+            ],
+        )
+        .unwrap();
+        let html = http()
+            .get(authorize.clone())
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let csrf = html
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("a CSRF field")
+            .to_string();
+        let decided = http()
+            .post(format!("{}/authorize", self.issuer))
+            .form(&[
+                ("csrf", csrf.as_str()),
+                ("username", &email),
+                ("password", &password),
+                ("decision", "allow"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            decided.status().is_redirection(),
+            "sign-in as {email} failed"
+        );
+        let back = reqwest::Url::parse(decided.headers()["location"].to_str().unwrap()).unwrap();
+        let code = back
+            .query_pairs()
+            .find(|(k, _)| k == "code")
+            .map(|(_, v)| v.into_owned())
+            .expect("a code");
+        let answer: Value = http()
+            .post(format!("{}/token", self.issuer))
+            .form(&[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", redirect),
+                ("client_id", &client_id),
+                ("code_verifier", verifier.secret()),
+                ("resource", &self.endpoint()),
+            ])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token: {answer}"))
+            .to_string()
+    }
+
+    async fn token(&self, id: u64) -> String {
+        self.token_for(id, ALL_SCOPES, None).await
+    }
+
+    /// Registers a public client as Claude does; answers its id.
+    async fn register(&self) -> String {
+        let answer: Value = http()
+            .post(format!("{}/register", self.issuer))
+            .json(&json!({"redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
+                          "grant_types": ["authorization_code", "refresh_token"], "client_name": "Claude"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["client_id"].as_str().unwrap().to_string()
+    }
+
+    async fn client(&self, id: u64) -> Client {
+        connect(&self.endpoint(), &self.token(id).await).await
+    }
+
+    /// The audit table's rows so far (waits for the writer to catch up with `at_least`).
+    async fn audit_rows(&self, at_least: usize) -> Vec<Value> {
+        let url = format!(
+            "sqlite://{}?mode=ro",
+            self.server.dir.path().join("audit.sqlite").display()
+        );
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows: Vec<AuditRow> = sqlx::query_as(
+                "SELECT user_id, client_id, tool, outcome, code FROM audit_event ORDER BY id",
+            )
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+            if rows.len() >= at_least || std::time::Instant::now() > deadline {
+                return rows
+                    .into_iter()
+                    .map(|(user, client, tool, outcome, code)| {
+                        json!({"user": user, "client": client, "tool": tool, "outcome": outcome, "code": code})
+                    })
+                    .collect();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until the audit table has a row with `outcome` and `code` (of `tool`, when given).
+    async fn audited(&self, outcome: &str, code: Option<&str>, tool: Option<&str>) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows = self.audit_rows(0).await;
+            if let Some(row) = rows.into_iter().find(|r| {
+                r["outcome"] == outcome
+                    && code.is_none_or(|c| r["code"] == c)
+                    && tool.is_none_or(|t| r["tool"] == t)
+            }) {
+                return row;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no audit row {outcome}/{code:?}/{tool:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// user, client, tool, outcome, code.
+type AuditRow = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+);
+
+/// The ids of a listing's results.
+fn ids(result: &CallToolResult) -> Vec<u64> {
+    assert_ne!(result.is_error, Some(true), "{:?}", result.content);
+    structured(result)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// A failed call's Mappy error document.
+fn failure(result: &CallToolResult) -> Value {
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected an error: {:?}",
+        result.content
+    );
+    let text = result.content[0].as_text().expect("text").text.clone();
+    serde_json::from_str::<Value>(&text).expect("JSON")["error"].clone()
+}
+
+/// Nothing from Laravel's debug page — stack, paths, SQL, addresses — reaches a client.
+fn assert_no_leak(result: &CallToolResult) {
+    let text = format!("{:?}", result);
+    for secret in ["SQLSTATE", "/var/www", "10.0.3.17", "Stack trace", "#0 "] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenancy_holds_for_every_role_and_is_the_apis() {
+    let m = deploy(Settings::default()).await;
+    // (user, role, the locations its own tenancy shows)
+    let cases: &[(u64, &str, &[u64])] = &[
+        (1, "ADMIN supervisor", &[101, 102, 103, 104, 105, 201, 202]),
+        (2, "ADMIN previewing user 10", &[101, 102, 103, 104, 105]),
+        (10, "MAIN_USER", &[101, 102, 103, 104, 105]),
+        (11, "MASTER_USER", &[101, 102, 103, 104, 105]),
+        (12, "GROUP_USER of Hà Nội", &[101, 102, 103]),
+        (13, "GROUP_USER of TP. Hồ Chí Minh", &[104, 105]),
+        (20, "MAIN_USER of the other account", &[201, 202]),
+    ];
+    for (user, role, expected) in cases {
+        let client = m.client(*user).await;
+        let listed = ids(&call(&client, "location_list", json!({})).await);
+        assert_eq!(&listed, expected, "{role} (user {user})");
+        client.cancel().await.unwrap();
+    }
+
+    // A GROUP_USER never sees another group's location, by list, by id, or by its reviews.
+    let group_user = m.client(12).await;
+    let other = call(&group_user, "location_get", json!({"location_id": 104})).await;
+    let error = failure(&other);
+    assert_eq!(
+        (error["code"].clone(), error["status"].clone()),
+        (json!("not_found"), json!(404))
+    );
+    let reviews = call(&group_user, "review_list", json!({"location_id": 201})).await;
+    assert_eq!(failure(&reviews)["status"], 404);
+    let own = call(&group_user, "location_get", json!({"location_id": 101})).await;
+    assert_eq!(structured(&own)["id"], 101);
+    // Viewing as a user outside the tenancy: the API's 403, passed through with its message.
+    let as_owner = call(&group_user, "location_list", json!({"user_id": 10})).await;
+    let error = failure(&as_owner);
+    assert_eq!(
+        (error["code"].clone(), error["status"].clone()),
+        (json!("forbidden"), json!(403))
+    );
+    assert!(
+        error["message"].as_str().unwrap().contains("tenancy"),
+        "{error}"
+    );
+
+    // The supervisor may view any user; the previewing admin only its preview user.
+    let supervisor = m.client(1).await;
+    let as_other = call(&supervisor, "location_list", json!({"user_id": 20})).await;
+    assert_eq!(ids(&as_other), vec![201, 202]);
+    let preview = m.client(2).await;
+    assert_eq!(
+        ids(&call(&preview, "location_list", json!({"user_id": 10})).await),
+        vec![101, 102, 103, 104, 105]
+    );
+    assert_eq!(
+        failure(&call(&preview, "location_list", json!({"user_id": 20})).await)["status"],
+        403
+    );
+    // Groups narrow within the tenancy; another account's group is refused by the API.
+    let owner = m.client(10).await;
+    let groups = structured(&call(&owner, "group_list", json!({})).await);
+    assert_eq!(groups["results"].as_array().unwrap().len(), 2, "{groups}");
+    let other_group = call(&owner, "location_list", json!({"group_id": 3})).await;
+    assert_eq!(failure(&other_group)["status"], 403);
+
+    // Every call was audited with the acting user (the token's subject: the Mappy user id).
+    let row = m.audited("ok", None, Some("location_list")).await;
+    assert!(row["user"].is_string(), "{row}");
+    let forbidden = m
+        .audited("rejected", Some("forbidden"), Some("location_list"))
+        .await;
+    assert_eq!(forbidden["user"], "12");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scopes_decide_what_a_token_sees_and_may_call() {
+    let m = deploy(Settings::default()).await;
+    let token = m.token_for(10, READ_SCOPES, None).await;
+    let reader = connect(&m.endpoint(), &token).await;
+    let tools = reader.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(
+        names.contains(&"location_list") && names.contains(&"batch_status"),
+        "{names:?}"
+    );
+    for write in ["review_reply", "post_create", "location_hours_update"] {
+        assert!(
+            !names.contains(&write),
+            "{write} listed for a read-only token"
+        );
+    }
+    // Seed §7.1: a missing scope is a tool result with isError (403 / -32604), not HTTP 403.
+    let refused = call(
+        &reader,
+        "review_reply",
+        json!({"review_id": 1001, "comment": "Cảm ơn bạn!", "idempotency_key": "k-scope"}),
+    )
+    .await;
+    let text = refused.content[0].as_text().unwrap().text.clone();
+    let error = serde_json::from_str::<Value>(&text).unwrap()["error"].clone();
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        (error["code"].clone(), error["status"].clone()),
+        (json!("insufficient_scope"), json!(403))
+    );
+    assert_eq!(error["scopes"], json!(["mappy:review:write"]));
+    assert_eq!(m.laravel.write_requests(), 0);
+    m.audited(
+        "forbidden",
+        Some("insufficient_scope"),
+        Some("review_reply"),
+    )
+    .await;
+
+    // The schemas a model sees carry the platform's write arguments.
+    let writer = m.client(10).await;
+    let tools = writer.list_all_tools().await.unwrap();
+    let hours = tools
+        .iter()
+        .find(|t| t.name == "location_hours_update")
+        .unwrap();
+    let schema = serde_json::to_value(&*hours.input_schema).unwrap();
+    assert!(
+        schema["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("idempotency_key"))
+    );
+    assert!(schema["properties"]["confirm_token"].is_object());
+    assert_eq!(
+        hours.annotations.as_ref().unwrap().destructive_hint,
+        Some(true)
+    );
+    let reply = tools.iter().find(|t| t.name == "review_reply").unwrap();
+    let schema = serde_json::to_value(&*reply.input_schema).unwrap();
+    assert!(schema["properties"]["dry_run"].is_object());
+    assert!(schema["properties"].get("confirm_token").is_none());
+}
+
+/// The first review of `location` in the sample (newest first), through the tool.
+async fn a_review(client: &Client, location: u64) -> Value {
+    let reviews = structured(&call(client, "review_list", json!({"location_id": location})).await);
+    reviews["results"][0].clone()
+}
+
+/// Polls `batch_status` until the batch has finished (the simulator's queue runs at once).
+async fn finished(client: &Client, batch: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = structured(&call(client, "batch_status", json!({"batch_id": batch})).await);
+        let state = status["status"].as_str().unwrap_or_default().to_string();
+        if !["queued", "running"].contains(&state.as_str()) {
+            return status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "batch {batch} never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_dry_run_replay_and_async_batches() {
+    let m = deploy(Settings::default()).await;
+    let owner = m.client(10).await;
+    let review = a_review(&owner, 101).await;
+    let review_id = review["id"].as_u64().unwrap();
+
+    // Dry run: exactly what would change, and nothing written.
+    let dry = structured(
+        &call(
+            &owner,
+            "review_reply",
+            json!({"review_id": review_id, "comment": "Cảm ơn anh chị đã ghé quán!", "idempotency_key": "reply-1", "dry_run": true}),
+        )
+        .await,
+    );
+    assert_eq!(dry["dryRun"], true);
+    assert_eq!(dry["changes"][0]["review_id"], review_id);
+    assert_eq!(dry["changes"][0]["to"], "Cảm ơn anh chị đã ghé quán!");
+    assert_eq!(m.laravel.batches_created(), 0);
+
+    // The write: accepted at once with a batch, held in the queue until released.
+    m.laravel.hold_jobs(true);
+    let arguments = json!({"review_id": review_id, "comment": "Cảm ơn anh chị đã ghé quán!", "idempotency_key": "reply-1"});
+    let accepted = structured(&call(&owner, "review_reply", arguments.clone()).await);
+    let batch = accepted["batch_id"].as_str().unwrap().to_string();
+    assert_eq!(accepted["status"], "queued");
+    let queued = structured(&call(&owner, "batch_status", json!({"batch_id": batch})).await);
+    assert_eq!(queued["status"], "queued");
+
+    // A replay with the same key answers the first result; nothing is written twice.
+    let again = structured(&call(&owner, "review_reply", arguments).await);
+    assert_eq!(again["batch_id"], batch.as_str());
+    assert_eq!(again["idempotentReplay"], true);
+    assert_eq!(m.laravel.batches_created(), 1);
+    let writes_so_far = m.laravel.write_requests();
+
+    // The same key with other arguments is refused, and reaches no one.
+    let other = call(
+        &owner,
+        "review_reply",
+        json!({"review_id": review_id, "comment": "Một câu khác", "idempotency_key": "reply-1"}),
+    )
+    .await;
+    let text = other.content[0].as_text().unwrap().text.clone();
+    assert_eq!(other.is_error, Some(true));
+    assert!(text.contains("idempotency_key_reused"), "{text}");
+    assert_eq!(m.laravel.write_requests(), writes_so_far);
+
+    // Without a key a write is an input error naming the field.
+    let keyless = call(
+        &owner,
+        "review_reply",
+        json!({"review_id": review_id, "comment": "x"}),
+    )
+    .await;
+    let text = keyless.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("idempotency_key"), "{text}");
+
+    // Released, the batch succeeds and the reply is on the review.
+    m.laravel.hold_jobs(false);
+    let done = finished(&owner, &batch).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let after = a_review(&owner, 101).await;
+    assert_eq!(after["reply"]["comment"], "Cảm ơn anh chị đã ghé quán!");
+
+    // A post on two locations, one of them suspended at Google: partially failed, explained.
+    let post = structured(
+        &call(
+            &owner,
+            "post_create",
+            json!({"location_ids": [104, 105], "summary": "Phở bò tái lăn — giảm 20% tuần này", "topic_type": "OFFER", "idempotency_key": "post-1"}),
+        )
+        .await,
+    );
+    let status = finished(&owner, post["batch_id"].as_str().unwrap()).await;
+    assert_eq!(status["status"], "partially_failed", "{status}");
+    let failed = status["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["status"] == "failed")
+        .expect("a failed item");
+    assert_eq!(failed["location_id"], 105);
+    assert!(
+        failed["error"].as_str().unwrap().contains("suspended"),
+        "{failed}"
+    );
+
+    // A job queue told to fail: the batch fails, and says why.
+    m.laravel.fail_jobs(true);
+    let post = structured(
+        &call(
+            &owner,
+            "post_create",
+            json!({"location_ids": [101], "summary": "Khai trương chi nhánh mới", "topic_type": "STANDARD", "idempotency_key": "post-2"}),
+        )
+        .await,
+    );
+    let status = finished(&owner, post["batch_id"].as_str().unwrap()).await;
+    assert_eq!(status["status"], "failed", "{status}");
+    m.laravel.fail_jobs(false);
+
+    // Another user cannot read someone else's batch.
+    let stranger = m.client(20).await;
+    let foreign = call(&stranger, "batch_status", json!({"batch_id": batch})).await;
+    assert_eq!(failure(&foreign)["status"], 404);
+
+    for code in ["dry_run", "idempotent_replay"] {
+        m.audited("ok", Some(code), Some("review_reply")).await;
+    }
+    m.audited(
+        "rejected",
+        Some("idempotency_key_reused"),
+        Some("review_reply"),
+    )
+    .await;
+    m.audited(
+        "invalid_argument",
+        Some("invalid_argument"),
+        Some("review_reply"),
+    )
+    .await;
+    let executed = m.audited("ok", None, Some("post_create")).await;
+    assert_eq!(executed["user"], "10");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destructive_writes_need_a_confirm_token_bound_to_caller_and_arguments() {
+    let m = deploy(Settings::default()).await;
+    let owner = m.client(10).await;
+    let hours = json!({"monday": [{"open": "06:00", "close": "14:00"}, {"open": "17:00", "close": "22:00"}], "sunday": [{"open": "07:00", "close": "12:00"}]});
+    let arguments =
+        json!({"location_id": 102, "regular_hours": hours, "idempotency_key": "hours-1"});
+
+    // First call: a preview (old and new hours) and a token; nothing written.
+    let preview = structured(&call(&owner, "location_hours_update", arguments.clone()).await);
+    assert_eq!(preview["confirmationRequired"], true, "{preview}");
+    let change = &preview["preview"]["changes"][0];
+    assert_eq!(change["field"], "regular_hours");
+    assert_eq!(change["to"], hours);
+    assert!(change["from"].is_object(), "{change}");
+    let token = preview["confirmToken"].as_str().unwrap().to_string();
+    assert_eq!(m.laravel.batches_created(), 0);
+
+    // The token for other arguments, or from another user, confirms nothing.
+    let mut changed = arguments.clone();
+    changed["regular_hours"]["monday"][0]["open"] = json!("05:00");
+    changed["confirm_token"] = json!(token);
+    let refused = call(&owner, "location_hours_update", changed).await;
+    let text = refused.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("confirm_token_invalid"), "{text}");
+    let master = m.client(11).await;
+    let mut borrowed = arguments.clone();
+    borrowed["confirm_token"] = json!(token);
+    let refused = call(&master, "location_hours_update", borrowed.clone()).await;
+    let text = refused.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("confirm_token_invalid"), "{text}");
+    assert_eq!(m.laravel.batches_created(), 0);
+
+    // With its token, the call executes; the audit line never holds the token.
+    let done = structured(&call(&owner, "location_hours_update", borrowed).await);
+    let status = finished(&owner, done["batch_id"].as_str().unwrap()).await;
+    assert_eq!(status["status"], "succeeded");
+    let location = structured(&call(&owner, "location_get", json!({"location_id": 102})).await);
+    assert_eq!(location["regular_hours"], hours);
+    assert_eq!(m.laravel.batches_created(), 1);
+    let log = std::fs::read_to_string(m.server.dir.path().join("log/mappy.log")).unwrap();
+    assert!(
+        !log.contains(&token),
+        "the confirm token reached the audit log"
+    );
+
+    m.audited(
+        "ok",
+        Some("confirmation_required"),
+        Some("location_hours_update"),
+    )
+    .await;
+    m.audited(
+        "rejected",
+        Some("confirm_token_invalid"),
+        Some("location_hours_update"),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_confirm_token_is_refused() {
+    // Tokens that expire the moment they are made: every confirmation is too late.
+    let m = deploy(Settings {
+        confirm_ttl: "0s",
+        ..Settings::default()
+    })
+    .await;
+    let owner = m.client(10).await;
+    let mut arguments = json!({"location_id": 101, "regular_hours": {"monday": [{"open": "08:00", "close": "20:00"}]}, "idempotency_key": "hours-x"});
+    let preview = structured(&call(&owner, "location_hours_update", arguments.clone()).await);
+    arguments["confirm_token"] = preview["confirmToken"].clone();
+    let refused = call(&owner, "location_hours_update", arguments).await;
+    let text = refused.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("confirm_token_expired"), "{text}");
+    assert_eq!(m.laravel.batches_created(), 0);
+    m.audited(
+        "rejected",
+        Some("confirm_token_expired"),
+        Some("location_hours_update"),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_parallel_replays_of_one_write_write_once() {
+    let m = deploy(Settings::default()).await;
+    let owner = std::sync::Arc::new(m.client(10).await);
+    let review_id = a_review(&owner, 103).await["id"].as_u64().unwrap();
+    let arguments = json!({"review_id": review_id, "comment": "Xin lỗi anh chị, quán sẽ cải thiện.", "idempotency_key": "storm-1"});
+    let calls = (0..50).map(|_| {
+        let owner = owner.clone();
+        let arguments = arguments.clone();
+        tokio::spawn(async move { structured(&call(&owner, "review_reply", arguments).await) })
+    });
+    let answers = futures::future::join_all(calls).await;
+    let batches: std::collections::BTreeSet<String> = answers
+        .into_iter()
+        .map(|a| {
+            a.unwrap()["batch_id"]
+                .as_str()
+                .expect("a batch id")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    assert_eq!(m.laravel.batches_created(), 1);
+    assert_eq!(
+        m.laravel.write_requests(),
+        1,
+        "the API saw more than one write"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_are_never_retried_by_us_and_a_resend_with_the_key_is_safe() {
+    let m = deploy(Settings::default()).await;
+    let owner = m.client(10).await;
+    let review_id = a_review(&owner, 102).await["id"].as_u64().unwrap();
+    let arguments =
+        json!({"review_id": review_id, "comment": "Cảm ơn!", "idempotency_key": "retry-1"});
+
+    // Laravel fails with its debug page: one request, a 502 for the model, nothing leaked.
+    m.laravel.fail_next(1, 500);
+    let before = m.laravel.write_requests();
+    let failed = call(&owner, "review_reply", arguments.clone()).await;
+    assert_no_leak(&failed);
+    let error = failure(&failed);
+    assert_eq!(
+        (error["code"].clone(), error["status"].clone()),
+        (json!("backend_error"), json!(502))
+    );
+    assert_eq!(
+        error["retryable"], false,
+        "writes are resent by the caller, with the key"
+    );
+    assert_eq!(
+        m.laravel.write_requests(),
+        before + 1,
+        "concierge retried a write"
+    );
+
+    // The caller resends with the same key: now it is written, once.
+    let sent = structured(&call(&owner, "review_reply", arguments).await);
+    assert!(sent["batch_id"].is_string(), "{sent}");
+    assert_eq!(m.laravel.batches_created(), 1);
+
+    // A write that outlives its timeout (1 s here, 30 s in the seed): 504, follow the batch.
+    m.laravel.hang_next(1, Duration::from_millis(1500));
+    let before = m.laravel.write_requests();
+    let slow = json!({"location_ids": [101], "summary": "Giờ mở cửa Tết", "topic_type": "STANDARD", "idempotency_key": "slow-1"});
+    let timed_out = call(&owner, "post_create", slow.clone()).await;
+    let error = failure(&timed_out);
+    assert_eq!(
+        (error["code"].clone(), error["status"].clone()),
+        (json!("upstream_timeout"), json!(504))
+    );
+    assert!(
+        error["message"].as_str().unwrap().contains("batch_status"),
+        "{error}"
+    );
+    assert_eq!(m.laravel.write_requests(), before + 1);
+    // Resending with the same key cannot create a second batch, whether or not the slow one
+    // went through: the API dedupes on the key too.
+    let resent = structured(&call(&owner, "post_create", slow).await);
+    assert!(resent["batch_id"].is_string(), "{resent}");
+    assert_eq!(m.laravel.batches_created(), 2, "one reply, one post");
+
+    m.audited(
+        "internal_error",
+        Some("backend_error"),
+        Some("review_reply"),
+    )
+    .await;
+    m.audited(
+        "internal_error",
+        Some("upstream_timeout"),
+        Some("post_create"),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_class_of_the_seed() {
+    let m = deploy(Settings::default()).await;
+
+    // 401: no token, and a token that is not ours; both name the metadata for re-auth.
+    for token in [None, Some("not-a-token")] {
+        let mut request = http().post(m.endpoint()).json(&json!({}));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let answer = request.send().await.unwrap();
+        assert_eq!(answer.status(), 401);
+        let challenge = answer.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(challenge.contains("resource_metadata="), "{challenge}");
+    }
+    m.audited("unauthorized", None, None).await;
+
+    let owner = m.client(10).await;
+    // 400 / -32602: our validation, with the field and what is allowed.
+    let invalid = call(&owner, "location_list", json!({"limit": 500})).await;
+    let text = invalid.content[0].as_text().unwrap().text.clone();
+    assert_eq!(invalid.is_error, Some(true));
+    let error = serde_json::from_str::<Value>(&text).unwrap()["error"].clone();
+    assert_eq!(
+        (error["code"].clone(), error["field"].clone()),
+        (json!("invalid_argument"), json!("limit"))
+    );
+    assert!(
+        error["message"].as_str().unwrap().contains("100"),
+        "{error}"
+    );
+    let unknown = call(&owner, "location_list", json!({"color": "blue"})).await;
+    assert_eq!(unknown.is_error, Some(true));
+
+    // Mappy's 4xx, passed through: a missing record (404) and the API's own validation (422).
+    let missing = failure(&call(&owner, "location_get", json!({"location_id": 999})).await);
+    assert_eq!(
+        (missing["code"].clone(), missing["status"].clone()),
+        (json!("not_found"), json!(404))
+    );
+    assert_eq!(missing["message"], "Location not found.");
+    let range = failure(
+        &call(
+            &owner,
+            "insight_get",
+            json!({"location_id": 101, "from": "2024-01-01", "to": "2026-11-30"}),
+        )
+        .await,
+    );
+    assert_eq!(range["status"], 422);
+    assert!(range["fields"].is_object(), "{range}");
+
+    // Mappy's 5xx: 502, retryable for a read, and nothing of Laravel's debug page.
+    m.laravel.fail_next(1, 500);
+    let broken = call(&owner, "location_list", json!({})).await;
+    assert_no_leak(&broken);
+    let error = failure(&broken);
+    assert_eq!(
+        (
+            error["code"].clone(),
+            error["status"].clone(),
+            error["retryable"].clone()
+        ),
+        (json!("backend_error"), json!(502), json!(true))
+    );
+    // Google failing behind Laravel: Google's message for the model.
+    let insights = call(
+        &owner,
+        "insight_get",
+        json!({"location_id": 104, "from": "2026-11-01", "to": "2026-11-30"}),
+    )
+    .await;
+    let ok = structured(&insights);
+    assert!(ok["metrics"]["calls"].is_number(), "{ok}");
+    let supervisor = m.client(1).await;
+    let down = call(
+        &supervisor,
+        "insight_get",
+        json!({"location_id": 202, "from": "2026-11-01", "to": "2026-11-30"}),
+    )
+    .await;
+    let error = failure(&down);
+    assert_eq!(
+        (error["code"].clone(), error["status"].clone()),
+        (json!("gbp_error"), json!(502))
+    );
+    assert!(
+        error["message"].as_str().unwrap().contains("Google"),
+        "{error}"
+    );
+
+    // 504: a read the API does not answer in time (1 s here, 10 s in the seed).
+    m.laravel.hang_next(1, Duration::from_millis(1500));
+    let slow = failure(&call(&owner, "location_list", json!({})).await);
+    assert_eq!(
+        (
+            slow["code"].clone(),
+            slow["status"].clone(),
+            slow["retryable"].clone()
+        ),
+        (json!("upstream_timeout"), json!(504), json!(true))
+    );
+
+    for code in [
+        "invalid_argument",
+        "backend_error",
+        "gbp_error",
+        "upstream_timeout",
+    ] {
+        let outcome = if code == "invalid_argument" {
+            "invalid_argument"
+        } else {
+            "internal_error"
+        };
+        m.audited(outcome, Some(code), None).await;
+    }
+    m.audited("not_found", Some("not_found"), Some("location_get"))
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_per_token_read_and_write_and_per_client_hour() {
+    let m = deploy(Settings {
+        read: "3/minute",
+        write: "1/minute",
+        per_client: "6/hour",
+        ..Settings::default()
+    })
+    .await;
+    let client_id = m.register().await;
+    let first = connect(
+        &m.endpoint(),
+        &m.token_for(10, ALL_SCOPES, Some(&client_id)).await,
+    )
+    .await;
+    for _ in 0..3 {
+        ids(&call(&first, "location_list", json!({})).await);
+    }
+    let limited = call(&first, "location_list", json!({})).await;
+    let text = limited.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("rate_limited"), "{text}");
+    // Writes count on their own budget.
+    let write = json!({"location_ids": [101], "summary": "Tuần lễ phở", "topic_type": "STANDARD", "idempotency_key": "limit-1"});
+    assert!(structured(&call(&first, "post_create", write).await)["batch_id"].is_string());
+    let write = json!({"location_ids": [101], "summary": "Tuần lễ phở 2", "topic_type": "STANDARD", "idempotency_key": "limit-2"});
+    let text = call(&first, "post_create", write).await.content[0]
+        .as_text()
+        .unwrap()
+        .text
+        .clone();
+    assert!(text.contains("rate_limited"), "{text}");
+    assert_eq!(m.laravel.batches_created(), 1);
+
+    // A second token of the same client has fresh minute budgets, but the client's hour is
+    // shared: 6 calls an hour in all, and the 6 above (refusals count too) used it.
+    let second = connect(
+        &m.endpoint(),
+        &m.token_for(11, ALL_SCOPES, Some(&client_id)).await,
+    )
+    .await;
+    let text = call(&second, "location_list", json!({})).await.content[0]
+        .as_text()
+        .unwrap()
+        .text
+        .clone();
+    assert!(
+        text.contains("rate_limited") && text.contains("6/hour"),
+        "{text}"
+    );
+    // Another client is not affected.
+    let other = m.client(11).await;
+    ids(&call(&other, "location_list", json!({})).await);
+
+    let row = m
+        .audited("rate_limited", Some("rate_limited"), Some("post_create"))
+        .await;
+    assert_eq!(row["user"], "10");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_reports_whether_the_mappy_api_answers() {
+    let m = deploy(Settings::default()).await;
+    let health: Value = http()
+        .get(m.server.url("/health"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["upstreams"]["mappy"]["status"], "ok");
+    m.laravel.set_down(true);
+    let answer = http().get(m.server.url("/health")).send().await.unwrap();
+    assert_eq!(answer.status(), 200);
+    let health: Value = answer.json().await.unwrap();
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["upstreams"]["mappy"]["status"], "down");
+    let text = health.to_string();
+    assert!(
+        !text.contains("127.0.0.1"),
+        "an address reached /health: {text}"
+    );
+}
+
+/// A legacy SSE session read event by event.
+struct SseStream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl SseStream {
+    /// The next event's (name, data).
+    async fn next(&mut self) -> (String, String) {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut name = String::from("message");
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(value) = line.strip_prefix("event:") {
+                        name = value.trim().to_string();
+                    } else if let Some(value) = line.strip_prefix("data:") {
+                        data.push_str(value.trim_start());
+                    }
+                }
+                if data.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return (name, data);
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), self.response.chunk())
+                .await
+                .expect("an event within 10 s")
+                .unwrap()
+                .expect("the stream is open");
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_legacy_sse_transport_serves_the_same_tools_auth_and_audit() {
+    let m = deploy(Settings::default()).await;
+    let token = m.token(12).await;
+    let unauthorized = http().get(m.server.url("/mappy/sse")).send().await.unwrap();
+    assert_eq!(unauthorized.status(), 401);
+
+    let response = http()
+        .get(m.server.url("/mappy/sse"))
+        .bearer_auth(&token)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut events = SseStream {
+        response,
+        buffer: String::new(),
+    };
+    let (name, path) = events.next().await;
+    assert_eq!(name, "endpoint");
+    assert!(path.starts_with("/mappy/messages?sessionId="), "{path}");
+    let messages = m.server.url(&path);
+    let post =
+        |body: Value, token: &str| http().post(&messages).bearer_auth(token).json(&body).send();
+
+    let accepted = post(common::initialize(1), &token).await.unwrap();
+    assert_eq!(accepted.status(), 202);
+    let (_, data) = events.next().await;
+    let initialized: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(initialized["id"], 1);
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "concierge");
+    post(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        &token,
+    )
+    .await
+    .unwrap();
+    post(common::tools_call(2, "location_list", json!({})), &token)
+        .await
+        .unwrap();
+    let (_, data) = events.next().await;
+    let listed: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(listed["id"], 2);
+    let ids: Vec<u64> = listed["result"]["structuredContent"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![101, 102, 103],
+        "the GROUP_USER's tenancy holds here too"
+    );
+
+    // Another user's token cannot post into this session; an unknown session is gone.
+    let other = m.token(13).await;
+    let refused = post(common::tools_call(3, "location_list", json!({})), &other)
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    let lost = http()
+        .post(m.server.url("/mappy/messages?sessionId=nope"))
+        .bearer_auth(&token)
+        .json(&common::tools_call(4, "location_list", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lost.status(), 404);
+
+    let row = m.audited("ok", None, Some("location_list")).await;
+    assert_eq!(row["user"], "12");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_table_answers_by_user_client_tool_and_time() {
+    let m = deploy(Settings::default()).await;
+    let token = m.token(13).await;
+    let client = connect(&m.endpoint(), &token).await;
+    ids(&call(&client, "location_list", json!({})).await);
+    call(&client, "location_get", json!({"location_id": 101})).await;
+    m.audited("not_found", Some("not_found"), Some("location_get"))
+        .await;
+
+    let url = format!(
+        "sqlite://{}?mode=ro",
+        m.server.dir.path().join("audit.sqlite").display()
+    );
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    // The OAuth side is in the same table: the sign-in and the token.
+    let (granted,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM audit_event WHERE code = 'authorization_granted' AND user_id = '13'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(granted, 1);
+    let (issued,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM audit_event WHERE code = 'token_issued'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(issued, 1);
+    // Tool calls by user and tool within a time range, with arguments and duration.
+    let since = chrono::Utc::now() - chrono::Duration::minutes(5);
+    let rows: Vec<(String, String, String, Option<String>, f64)> = sqlx::query_as(
+        "SELECT client_id, tool, outcome, arguments, duration_ms FROM audit_event \
+         WHERE user_id = ? AND tool IS NOT NULL AND ts >= ? ORDER BY ts",
+    )
+    .bind("13")
+    .bind(since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let summary: Vec<(&str, &str)> = rows.iter().map(|r| (r.1.as_str(), r.2.as_str())).collect();
+    assert_eq!(
+        summary,
+        vec![("location_list", "ok"), ("location_get", "not_found")]
+    );
+    assert_eq!(rows[1].3.as_deref(), Some(r#"{"location_id":101}"#));
+    assert!(rows.iter().all(|r| r.4 >= 0.0 && !r.0.is_empty()));
+}

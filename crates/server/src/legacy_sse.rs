@@ -1,0 +1,278 @@
+//! The legacy HTTP+SSE transport (MCP 2024-11-05), for clients that still speak it.
+//!
+//! `GET <sse>` opens a session: the answer is an event stream whose first event (`endpoint`)
+//! names the URL to post to, `<messages>?sessionId=…`; every server message follows as a
+//! `message` event. `POST <messages>?sessionId=…` carries one client message and is answered
+//! `202 Accepted`; its reply comes on the stream. One connection is one session: when the
+//! stream closes the session ends, and a session idle longer than the endpoint's
+//! `idle_timeout` is closed.
+//!
+//! rmcp dropped this transport, so it is ours, and small: the session is an rmcp service over a
+//! pair of channels, served by the same [`EndpointHandler`] (tools, scopes, limits, audit) as
+//! the Streamable HTTP endpoint. The guard in front authenticates both requests; a post is
+//! accepted only from the caller that opened the session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use concierge_core::Caller;
+use futures::StreamExt;
+use http::StatusCode;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::{RoleServer, ServiceExt};
+use rmcp::transport::Transport;
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::endpoint::Endpoint;
+use crate::handler::EndpointHandler;
+
+struct Session {
+    owner: String,
+    inbox: mpsc::Sender<ClientJsonRpcMessage>,
+    last_seen: Arc<Mutex<Instant>>,
+}
+
+pub struct LegacySse {
+    endpoint: Arc<Endpoint>,
+    messages: String,
+    idle: Duration,
+    max_body: usize,
+    sessions: Mutex<HashMap<String, Session>>,
+    stop: CancellationToken,
+    /// Host names accepted (DNS-rebinding protection, as rmcp does for Streamable HTTP).
+    hosts: Vec<String>,
+}
+
+/// The two routes, sharing the endpoint's dispatcher; `guard` must be layered on them.
+pub fn routes(
+    endpoint: Arc<Endpoint>,
+    sse: &str,
+    messages: &str,
+    idle: Duration,
+    max_body: usize,
+    hosts: Vec<String>,
+    stop: CancellationToken,
+) -> Router {
+    let state = Arc::new(LegacySse {
+        endpoint,
+        messages: messages.to_string(),
+        idle,
+        max_body,
+        sessions: Mutex::new(HashMap::new()),
+        stop,
+        hosts,
+    });
+    Router::new()
+        .route(sse, get(open))
+        .route(messages, post(deliver))
+        .with_state(state)
+}
+
+/// The principal a session belongs to: the client, and the signed-in user when there is one.
+fn owner_of(caller: &Caller) -> String {
+    format!(
+        "{}\u{0}{}",
+        caller.client,
+        caller.user.as_deref().unwrap_or("")
+    )
+}
+
+/// Whether the request's Host is one the deployment serves.
+fn host_allowed(state: &LegacySse, request: &Request) -> bool {
+    let Some(host) = request
+        .headers()
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+    else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    state
+        .hosts
+        .iter()
+        .any(|allowed| allowed.eq_ignore_ascii_case(name))
+}
+
+async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response {
+    if !host_allowed(&state, &request) {
+        return plain(StatusCode::FORBIDDEN, "this host name is not served here");
+    }
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let (inbox, from_client) = mpsc::channel(32);
+    let (to_client, outbox) = mpsc::channel::<ServerJsonRpcMessage>(32);
+    let last_seen = Arc::new(Mutex::new(Instant::now()));
+    state
+        .sessions
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(
+            id.clone(),
+            Session {
+                owner: owner_of(&caller),
+                inbox,
+                last_seen: last_seen.clone(),
+            },
+        );
+
+    // Ends the session when the client hangs up (the stream is dropped), when it idles, or at
+    // shutdown.
+    let ended = state.stop.child_token();
+    let handler = EndpointHandler::local(state.endpoint.clone(), caller);
+    let transport = Channels {
+        to_client,
+        from_client,
+    };
+    let task_state = state.clone();
+    let task_ended = ended.clone();
+    let task_id = id.clone();
+    tokio::spawn(async move {
+        let serving = async move {
+            if let Ok(running) = handler.serve(transport).await {
+                let _ = running.waiting().await;
+            }
+        };
+        let idle = watch_idle(last_seen, task_state.idle);
+        tokio::select! {
+            _ = serving => {}
+            _ = idle => {}
+            _ = task_ended.cancelled() => {}
+        }
+        task_state
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&task_id);
+    });
+
+    let first = Event::default()
+        .event("endpoint")
+        .data(format!("{}?sessionId={id}", state.messages));
+    let hang_up = ended.drop_guard();
+    let messages = futures::stream::unfold((outbox, hang_up), |(mut outbox, hang_up)| async {
+        let message = outbox.recv().await?;
+        let data = serde_json::to_string(&message).unwrap_or_default();
+        Some((
+            Ok::<_, std::convert::Infallible>(Event::default().event("message").data(data)),
+            (outbox, hang_up),
+        ))
+    });
+    let stream = futures::stream::once(async { Ok(first) }).chain(messages);
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
+}
+
+/// Resolves once the session saw no message for `idle`.
+async fn watch_idle(last_seen: Arc<Mutex<Instant>>, idle: Duration) {
+    loop {
+        let seen = *last_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let due = seen + idle;
+        if Instant::now() >= due {
+            return;
+        }
+        tokio::time::sleep_until(due.into()).await;
+    }
+}
+
+#[derive(Deserialize)]
+struct Target {
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+}
+
+async fn deliver(
+    State(state): State<Arc<LegacySse>>,
+    Query(target): Query<Target>,
+    request: Request,
+) -> Response {
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    if !host_allowed(&state, &request) {
+        return plain(StatusCode::FORBIDDEN, "this host name is not served here");
+    }
+    let Some(id) = target.session_id else {
+        return plain(StatusCode::BAD_REQUEST, "sessionId is missing from the URL");
+    };
+    let (inbox, last_seen) = {
+        let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        match sessions.get(&id) {
+            None => return plain(StatusCode::NOT_FOUND, "no such session; open a new one"),
+            Some(session) if session.owner != owner_of(&caller) => {
+                return plain(
+                    StatusCode::FORBIDDEN,
+                    "this session belongs to another client; open a session of your own",
+                );
+            }
+            Some(session) => (session.inbox.clone(), session.last_seen.clone()),
+        }
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), state.max_body).await else {
+        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
+    };
+    let message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(_) => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "the body is not a JSON-RPC message",
+            );
+        }
+    };
+    *last_seen.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    if inbox.send(message).await.is_err() {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "the session has ended; open a new one",
+        );
+    }
+    StatusCode::ACCEPTED.into_response()
+}
+
+fn plain(status: StatusCode, message: &'static str) -> Response {
+    let mut response = Response::new(Body::from(message));
+    *response.status_mut() = status;
+    response
+}
+
+/// An rmcp transport over two channels: what the POSTs deliver, and what the stream sends.
+struct Channels {
+    to_client: mpsc::Sender<ServerJsonRpcMessage>,
+    from_client: mpsc::Receiver<ClientJsonRpcMessage>,
+}
+
+impl Transport<RoleServer> for Channels {
+    type Error = mpsc::error::SendError<ServerJsonRpcMessage>;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let to_client = self.to_client.clone();
+        async move { to_client.send(item).await }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        self.from_client.recv().await
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.from_client.close();
+        std::future::ready(Ok(()))
+    }
+}

@@ -1,0 +1,477 @@
+//! Write safety, the same for every write tool that declares it ([`WriteSafety`]):
+//! `dry_run`, a required `idempotency_key`, confirm tokens for destructive writes, and never a
+//! retry of our own.
+//!
+//! The order for one call: split off the three platform arguments → dry run? run the tool with
+//! `dry_run` set and stop → confirmation needed and no token? run a dry run as the preview and
+//! answer it with a token → token present? verify it → idempotency: the first call with a key
+//! runs the tool once; concurrent calls with the same key share that one run; later calls within
+//! the window answer its stored result; the same key with other arguments is refused.
+//!
+//! A failed write releases its key (the error is answered to everyone waiting on that run): the
+//! caller may send it again, and a backend that dedupes on the key (Mappy's does) makes that
+//! resend safe even when the failure was a timeout after the backend had accepted it.
+
+mod confirm;
+mod store;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use concierge_core::{CallContext, Language, Tool, ToolError, WriteSafety};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::OnceCell;
+
+pub use confirm::{ConfirmTokens, Refused};
+pub use store::{Claim, WriteStore};
+
+pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
+pub const DRY_RUN: &str = "dry_run";
+pub const CONFIRM_TOKEN: &str = "confirm_token";
+
+/// How a write call ended, for the audit line's `code` (besides the tool's own error codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteCode {
+    Executed,
+    DryRun,
+    ConfirmationRequired,
+    Replayed,
+}
+
+impl WriteCode {
+    pub fn audit_code(self) -> Option<&'static str> {
+        match self {
+            WriteCode::Executed => None,
+            WriteCode::DryRun => Some("dry_run"),
+            WriteCode::ConfirmationRequired => Some("confirmation_required"),
+            WriteCode::Replayed => Some("idempotent_replay"),
+        }
+    }
+}
+
+/// One run's answer: the result and whether it came from an earlier run's record.
+type Shared = Arc<OnceCell<Result<(Value, bool), ToolError>>>;
+
+pub struct Writes {
+    store: WriteStore,
+    tokens: ConfirmTokens,
+    window: Duration,
+    confirm_ttl: Duration,
+    /// Runs in progress in this process, by record key: (fingerprint, the run's answer).
+    running: Mutex<HashMap<String, (String, Shared)>>,
+}
+
+impl Writes {
+    pub async fn open(
+        path: &Path,
+        window: Duration,
+        confirm_ttl: Duration,
+    ) -> Result<Self, String> {
+        let store = WriteStore::open(path).await?;
+        let tokens = ConfirmTokens::new(store.secret().await?);
+        Ok(Self {
+            store,
+            tokens,
+            window,
+            confirm_ttl,
+            running: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Runs one validated call of a write tool on `endpoint`.
+    pub async fn run(
+        &self,
+        endpoint: &str,
+        tool: &dyn Tool,
+        safety: WriteSafety,
+        arguments: Value,
+        mut context: CallContext,
+        language: Language,
+    ) -> (Result<Value, ToolError>, WriteCode) {
+        let Value::Object(mut arguments) = arguments else {
+            return (
+                Err(ToolError::invalid("", "arguments must be an object")),
+                WriteCode::Executed,
+            );
+        };
+        let key = match arguments.remove(IDEMPOTENCY_KEY) {
+            Some(Value::String(key)) if !key.trim().is_empty() => key,
+            _ => {
+                let error = ToolError::invalid(IDEMPOTENCY_KEY, text(language, Text::KeyMissing));
+                return (Err(error), WriteCode::Executed);
+            }
+        };
+        let dry_run = matches!(arguments.remove(DRY_RUN), Some(Value::Bool(true)));
+        let confirm_token = match arguments.remove(CONFIRM_TOKEN) {
+            Some(Value::String(token)) => Some(token),
+            _ => None,
+        };
+        let name = &tool.spec().name;
+        let fingerprint = fingerprint(name, &arguments);
+        let owner = format!(
+            "{}\u{0}{}",
+            context.caller.client,
+            context.caller.user.as_deref().unwrap_or("")
+        );
+        let arguments = Value::Object(arguments);
+
+        if dry_run {
+            context.dry_run = true;
+            let answer = tool
+                .call(arguments, context)
+                .await
+                .map(|out| with_field(out, "dryRun", json!(true)));
+            return (answer, WriteCode::DryRun);
+        }
+
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let binding = format!("{endpoint}\u{0}{name}\u{0}{owner}\u{0}{fingerprint}");
+        if safety.confirm {
+            match confirm_token {
+                None => {
+                    let expires = now_ms + self.confirm_ttl.as_millis() as i64;
+                    let mut preview_context = context.clone();
+                    preview_context.dry_run = true;
+                    let answer = tool.call(arguments, preview_context).await.map(|preview| {
+                        json!({
+                            "confirmationRequired": true,
+                            "preview": preview,
+                            "confirmToken": self.tokens.mint(&binding, expires),
+                            "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
+                                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                            "message": text(language, Text::ConfirmFirst),
+                        })
+                    });
+                    return (answer, WriteCode::ConfirmationRequired);
+                }
+                Some(token) => {
+                    if let Err(refused) = self.tokens.verify(&token, &binding, now_ms) {
+                        let (code, message) = match refused {
+                            Refused::Expired => {
+                                ("confirm_token_expired", text(language, Text::TokenExpired))
+                            }
+                            Refused::Invalid => {
+                                ("confirm_token_invalid", text(language, Text::TokenInvalid))
+                            }
+                        };
+                        let mut error = ToolError::rejected(code, message);
+                        error.field = Some(CONFIRM_TOKEN.into());
+                        return (Err(error), WriteCode::Executed);
+                    }
+                }
+            }
+        }
+
+        let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{owner}\u{0}{key}"));
+        let shared = {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            match running.get(&record) {
+                Some((other, _)) if *other != fingerprint => {
+                    return (Err(reused(language)), WriteCode::Executed);
+                }
+                Some((_, shared)) => shared.clone(),
+                None => {
+                    let shared: Shared = Arc::default();
+                    running.insert(record.clone(), (fingerprint.clone(), shared.clone()));
+                    shared
+                }
+            }
+        };
+        let mut ran_here = false;
+        context.idempotency_key = Some(key);
+        let answer = shared
+            .get_or_init(|| {
+                ran_here = true;
+                self.execute(&record, &fingerprint, tool, arguments, context, language)
+            })
+            .await
+            .clone();
+        {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            if running
+                .get(&record)
+                .is_some_and(|(_, s)| Arc::ptr_eq(s, &shared))
+            {
+                running.remove(&record);
+            }
+        }
+        match answer {
+            Ok((result, replayed)) => {
+                let code = if replayed || !ran_here {
+                    WriteCode::Replayed
+                } else {
+                    WriteCode::Executed
+                };
+                let result = if code == WriteCode::Replayed {
+                    with_field(result, "idempotentReplay", json!(true))
+                } else {
+                    result
+                };
+                (Ok(result), code)
+            }
+            Err(error) => (Err(error), WriteCode::Executed),
+        }
+    }
+
+    /// The one run behind a key: claim it, write, record the result (or free the key).
+    async fn execute(
+        &self,
+        record: &str,
+        fingerprint: &str,
+        tool: &dyn Tool,
+        arguments: Value,
+        context: CallContext,
+        language: Language,
+    ) -> Result<(Value, bool), ToolError> {
+        let now = chrono::Utc::now().timestamp();
+        let claim = self
+            .store
+            .claim(record, fingerprint, now, self.window)
+            .await
+            .map_err(|e| ToolError::internal("idempotency_store", e.to_string()))?;
+        match claim {
+            Claim::Done {
+                fingerprint: stored,
+                result,
+            } => {
+                if stored == fingerprint {
+                    Ok((result, true))
+                } else {
+                    Err(reused(language))
+                }
+            }
+            Claim::Running {
+                fingerprint: stored,
+            } => Err(if stored == fingerprint {
+                ToolError::rejected("write_in_progress", text(language, Text::InProgress))
+            } else {
+                reused(language)
+            }),
+            Claim::Claimed => match tool.call(arguments, context).await {
+                Ok(result) => {
+                    if let Err(error) = self.store.complete(record, &result).await {
+                        // The write happened; answer it. A replay may reach the backend again,
+                        // which dedupes on the same key.
+                        tracing::error!(%error, "idempotency: cannot record a write's result");
+                    }
+                    Ok((result, false))
+                }
+                Err(error) => {
+                    if let Err(store_error) = self.store.release(record).await {
+                        tracing::error!(error = %store_error, "idempotency: cannot free a key");
+                    }
+                    Err(error)
+                }
+            },
+        }
+    }
+}
+
+/// The platform's arguments, added to a write tool's input schema.
+pub fn augment_schema(schema: &mut Map<String, Value>, safety: WriteSafety) {
+    let properties = schema.entry("properties").or_insert_with(|| json!({}));
+    if let Value::Object(properties) = properties {
+        properties.insert(
+            IDEMPOTENCY_KEY.into(),
+            json!({
+                "type": "string", "minLength": 1, "maxLength": 255,
+                "description": "A key you choose for this one change (a UUID, say). Sending the same key again within 24 hours answers the first result and never writes twice; use a new key for a new change."
+            }),
+        );
+        properties.insert(
+            DRY_RUN.into(),
+            json!({
+                "type": "boolean", "default": false,
+                "description": "true: check the change and answer exactly what would change, without changing anything."
+            }),
+        );
+        if safety.confirm {
+            properties.insert(
+                CONFIRM_TOKEN.into(),
+                json!({
+                    "type": "string",
+                    "description": "Leave out at first: the answer is a preview and a confirmToken. Show the preview to the user and, once they agree, call again with the same arguments and this token."
+                }),
+            );
+        }
+    }
+    let required = schema.entry("required").or_insert_with(|| json!([]));
+    if let Value::Array(required) = required
+        && !required.iter().any(|r| r == IDEMPOTENCY_KEY)
+    {
+        required.push(json!(IDEMPOTENCY_KEY));
+    }
+}
+
+/// The arguments' identity: the tool and its business arguments, keys in a fixed order.
+fn fingerprint(tool: &str, arguments: &Map<String, Value>) -> String {
+    let mut canonical = String::new();
+    canonical_json(&Value::Object(arguments.clone()), &mut canonical);
+    hex_sha256(&format!("{tool}\u{0}{canonical}"))
+}
+
+fn canonical_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(object) => {
+            let mut keys: Vec<&String> = object.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical_json(&object[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn hex_sha256(text: &str) -> String {
+    confirm::hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn with_field(mut output: Value, name: &str, value: Value) -> Value {
+    if let Value::Object(object) = &mut output {
+        object.insert(name.into(), value);
+    }
+    output
+}
+
+fn reused(language: Language) -> ToolError {
+    let mut error = ToolError::rejected("idempotency_key_reused", text(language, Text::KeyReused));
+    error.field = Some(IDEMPOTENCY_KEY.into());
+    error
+}
+
+enum Text {
+    KeyMissing,
+    KeyReused,
+    InProgress,
+    ConfirmFirst,
+    TokenExpired,
+    TokenInvalid,
+}
+
+/// Messages for the model. English unless the app's users read another language.
+fn text(language: Language, which: Text) -> &'static str {
+    match (language, which) {
+        (Language::Russian, Text::KeyMissing) => {
+            "Нужен idempotency_key: ключ этого изменения (например, UUID)."
+        }
+        (Language::Russian, Text::KeyReused) => {
+            "Этот idempotency_key уже использован с другими аргументами. Для нового изменения нужен новый ключ."
+        }
+        (Language::Russian, Text::InProgress) => {
+            "Запись с этим idempotency_key ещё выполняется. Повторите тот же вызов чуть позже."
+        }
+        (Language::Russian, Text::ConfirmFirst) => {
+            "Ничего не изменено. Покажите пользователю preview; после его согласия вызовите инструмент снова с теми же аргументами и confirm_token."
+        }
+        (Language::Russian, Text::TokenExpired) => {
+            "Срок confirm_token истёк. Вызовите инструмент без confirm_token, чтобы получить новый preview."
+        }
+        (Language::Russian, Text::TokenInvalid) => {
+            "confirm_token не подходит к этому вызову (другие аргументы, инструмент или пользователь). Вызовите без confirm_token, чтобы получить новый."
+        }
+        (Language::Chinese, Text::KeyMissing) => {
+            "写操作必须提供 idempotency_key（例如一个 UUID）。"
+        }
+        (Language::Chinese, Text::KeyReused) => {
+            "该 idempotency_key 已用于不同的参数；新的修改请使用新的 key。"
+        }
+        (Language::Chinese, Text::InProgress) => {
+            "使用该 idempotency_key 的写操作仍在执行，请稍后用相同参数重试。"
+        }
+        (Language::Chinese, Text::ConfirmFirst) => {
+            "尚未修改任何内容。请向用户展示 preview，用户同意后用相同参数和 confirm_token 再次调用。"
+        }
+        (Language::Chinese, Text::TokenExpired) => {
+            "confirm_token 已过期。请不带 confirm_token 再次调用以获取新的预览。"
+        }
+        (Language::Chinese, Text::TokenInvalid) => {
+            "confirm_token 与本次调用不符（参数、工具或用户不同）。请不带 confirm_token 调用以获取新的。"
+        }
+        (Language::German, Text::KeyMissing) => {
+            "Schreibende Aufrufe brauchen einen idempotency_key (z. B. eine UUID)."
+        }
+        (Language::German, Text::KeyReused) => {
+            "Dieser idempotency_key wurde schon mit anderen Argumenten benutzt; für eine neue Änderung einen neuen Schlüssel wählen."
+        }
+        (Language::German, Text::InProgress) => {
+            "Ein Aufruf mit diesem idempotency_key läuft noch; gleich mit denselben Argumenten wiederholen."
+        }
+        (Language::German, Text::ConfirmFirst) => {
+            "Nichts geändert. Zeige dem Nutzer die Vorschau (preview); wenn er zustimmt, rufe das Tool mit denselben Argumenten und confirm_token erneut auf."
+        }
+        (Language::German, Text::TokenExpired) => {
+            "Der confirm_token ist abgelaufen. Ohne confirm_token aufrufen, um eine neue Vorschau zu bekommen."
+        }
+        (Language::German, Text::TokenInvalid) => {
+            "Der confirm_token passt nicht zu diesem Aufruf (andere Argumente, anderes Tool oder anderer Nutzer). Ohne confirm_token aufrufen, um einen neuen zu bekommen."
+        }
+        (_, Text::KeyMissing) => {
+            "Writes need an idempotency_key: a key you choose for this one change (a UUID, say)."
+        }
+        (_, Text::KeyReused) => {
+            "This idempotency_key was already used with other arguments. Use a new key for a new change."
+        }
+        (_, Text::InProgress) => {
+            "A write with this idempotency_key is still running. Send the same call again in a moment."
+        }
+        (_, Text::ConfirmFirst) => {
+            "Nothing was changed. Show the preview to the user; once they agree, call again with the same arguments and confirm_token."
+        }
+        (_, Text::TokenExpired) => {
+            "The confirm_token has expired. Call without confirm_token to get a new preview and token."
+        }
+        (_, Text::TokenInvalid) => {
+            "The confirm_token does not belong to this call (other arguments, tool or user). Call without confirm_token to get a new one."
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_ignore_key_order_but_not_values() {
+        let a = json!({"b": 1, "a": {"y": [1, 2], "x": "s"}});
+        let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        let c = json!({"a": {"x": "s", "y": [2, 1]}, "b": 1});
+        let f = |v: &Value| fingerprint("t", v.as_object().unwrap());
+        assert_eq!(f(&a), f(&b));
+        assert_ne!(f(&a), f(&c));
+        assert_ne!(f(&a), fingerprint("u", a.as_object().unwrap()));
+    }
+
+    #[test]
+    fn the_schema_gains_the_platform_arguments() {
+        let mut schema = json!({"type": "object", "properties": {"comment": {"type": "string"}}, "required": ["comment"]})
+            .as_object()
+            .unwrap()
+            .clone();
+        augment_schema(&mut schema, WriteSafety { confirm: true });
+        assert_eq!(schema["required"], json!(["comment", "idempotency_key"]));
+        for name in [IDEMPOTENCY_KEY, DRY_RUN, CONFIRM_TOKEN] {
+            assert!(schema["properties"].get(name).is_some(), "{name}");
+        }
+    }
+}
