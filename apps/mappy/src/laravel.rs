@@ -192,7 +192,14 @@ impl Laravel {
             {
                 Err(google(&body))
             }
-            _ => Err(backend(kind, format!("the Mappy API answered {status}"))),
+            // The log (never the client) gets the start of the body, to find the failure.
+            _ => Err(backend(
+                kind,
+                format!(
+                    "the Mappy API answered {status}: {}",
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+                ),
+            )),
         }
     }
 }

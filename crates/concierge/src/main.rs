@@ -309,7 +309,25 @@ async fn run(command: Command) -> ExitCode {
             let endpoints: Vec<(String, Option<String>)> = platform
                 .endpoints
                 .iter()
-                .map(|e| (e.section.path.clone(), e.demo_hint.clone()))
+                .map(|e| {
+                    let mut hint = e.demo_hint.clone();
+                    if matches!(
+                        e.section.auth,
+                        concierge_server::config::AuthSection::Oauth { .. }
+                    ) {
+                        hint = Some(
+                            "OAuth 2.1: clients discover the sign-in page from the endpoint".into(),
+                        );
+                    }
+                    if let Some(legacy) = &e.section.legacy_sse {
+                        let line = format!("legacy HTTP+SSE transport at {}", legacy.sse);
+                        hint = Some(match hint {
+                            Some(hint) => format!("{hint}\n               {line}"),
+                            None => line,
+                        });
+                    }
+                    (e.section.path.clone(), hint)
+                })
                 .collect();
             let served = concierge_server::serve_http(&platform, |addr| {
                 // Written without panicking: whoever started us may have closed stdout already.

@@ -758,6 +758,20 @@ async fn fifty_parallel_replays_of_one_write_write_once() {
         1,
         "the API saw more than one write"
     );
+    // One executed call and 49 answered from it, each with its own audit row.
+    // registration, sign-in, token, review_list, then the 50 calls.
+    let rows = m.audit_rows(54).await;
+    let replies: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["tool"] == "review_reply")
+        .collect();
+    assert_eq!(replies.len(), 50);
+    let replayed = replies
+        .iter()
+        .filter(|r| r["code"] == "idempotent_replay")
+        .count();
+    assert_eq!(replayed, 49);
+    assert!(replies.iter().all(|r| r["outcome"] == "ok"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
