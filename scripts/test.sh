@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every Rust test, real third-party clients against the
 # demo, a smoke run of the benchmark harness, the official MCP conformance runs (server and
-# authorization server), and the OAuth consent page in headless Chromium.
+# authorization server), and the OAuth consent page in headless Chromium. Needs root or sudo for
+# Debian's chromium and postgresql on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# A throwaway PostgreSQL for the audit table's PostgreSQL test (installed from Debian if missing).
+. scripts/postgres.sh
+start_postgres
 cargo test --workspace --locked
 scripts/interop.sh target/debug/concierge
 bench/run.sh --smoke

@@ -51,8 +51,8 @@ impl AuditSink {
     }
 
     /// Also writes every event to the `audit_event` table of this SQLite database.
-    pub async fn with_database(mut self, path: &std::path::Path) -> Result<Self, String> {
-        self.sql = Some(crate::audit_sql::open(path).await?);
+    pub async fn with_database(mut self, target: &str) -> Result<Self, String> {
+        self.sql = Some(crate::audit_sql::open(target).await?);
         Ok(self)
     }
 

@@ -2,12 +2,15 @@
 //! queryable by user, client, tool and time (each has an index with `ts`).
 //!
 //! Like the file, it is written off the request path: events queue, and a task inserts them in
-//! batches, one transaction per batch. SQLite by default; the table uses only portable types.
+//! batches, one transaction per batch. SQLite by default (a path); a `postgres://` URL puts the
+//! table in PostgreSQL, where several instances can share it (`ts` is a `timestamptz` there and
+//! `arguments` / `notes` are `jsonb`).
 
 use std::path::Path;
 use std::time::Duration;
 
 use concierge_core::AuditEvent;
+use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use tokio::sync::mpsc;
 
@@ -20,56 +23,90 @@ pub(crate) enum Message {
     Flush(std::sync::mpsc::Sender<()>),
 }
 
-const SCHEMA: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS audit_event (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        ts TEXT NOT NULL,
-        endpoint TEXT NOT NULL,
-        client_id TEXT,
-        user_id TEXT,
-        tool TEXT,
-        trace_id TEXT NOT NULL,
-        rpc_id TEXT,
-        outcome TEXT NOT NULL,
-        code TEXT,
-        duration_ms REAL NOT NULL,
-        result_count INTEGER,
-        arguments TEXT,
-        notes TEXT
-    )",
+const COLUMNS: &str = "ts, endpoint, client_id, user_id, tool, trace_id, rpc_id, outcome, code, \
+                       duration_ms, result_count, arguments, notes";
+
+const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS audit_event_ts ON audit_event (ts)",
     "CREATE INDEX IF NOT EXISTS audit_event_user ON audit_event (user_id, ts)",
     "CREATE INDEX IF NOT EXISTS audit_event_client ON audit_event (client_id, ts)",
     "CREATE INDEX IF NOT EXISTS audit_event_tool ON audit_event (tool, ts)",
 ];
 
-/// Opens (creating) the database and its table, and starts the writer task.
-pub(crate) async fn open(path: &Path) -> Result<mpsc::Sender<Message>, String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let options = SqliteConnectOptions::new()
-        .filename(path)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(Duration::from_secs(10));
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .connect_with(options)
-        .await
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    for statement in SCHEMA {
-        sqlx::query(*statement)
-            .execute(&pool)
+const SQLITE_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_event (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, endpoint TEXT NOT NULL,
+    client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
+    outcome TEXT NOT NULL, code TEXT, duration_ms REAL NOT NULL, result_count INTEGER,
+    arguments TEXT, notes TEXT)";
+
+const POSTGRES_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_event (
+    id BIGSERIAL PRIMARY KEY, ts TIMESTAMPTZ NOT NULL, endpoint TEXT NOT NULL,
+    client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
+    outcome TEXT NOT NULL, code TEXT, duration_ms DOUBLE PRECISION NOT NULL, result_count BIGINT,
+    arguments JSONB, notes JSONB)";
+
+enum Database {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Opens (creating) the database and its table, and starts the writer task. `target` is a
+/// `postgres://` URL or a SQLite file path.
+pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> {
+    let database = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        // The URL may hold a password: errors name the kind of failure only.
+        let pool = PgPoolOptions::new()
+            .max_connections(2)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(target)
+            .await
+            .map_err(|e| format!("cannot connect to PostgreSQL ({})", kind(&e)))?;
+        for statement in std::iter::once(&POSTGRES_TABLE).chain(INDEXES) {
+            sqlx::query(*statement)
+                .execute(&pool)
+                .await
+                .map_err(|e| format!("cannot create the audit table ({})", kind(&e)))?;
+        }
+        Database::Postgres(pool)
+    } else {
+        let path = Path::new(target.strip_prefix("sqlite://").unwrap_or(target));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
             .await
             .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
+        for statement in std::iter::once(&SQLITE_TABLE).chain(INDEXES) {
+            sqlx::query(*statement)
+                .execute(&pool)
+                .await
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Database::Sqlite(pool)
+    };
     let (sender, receiver) = mpsc::channel(QUEUE);
-    tokio::spawn(write_events(pool, receiver));
+    tokio::spawn(write_events(database, receiver));
     Ok(sender)
 }
 
-async fn write_events(pool: SqlitePool, mut receiver: mpsc::Receiver<Message>) {
+/// What went wrong, without the URL (and its password) that sqlx may quote.
+fn kind(error: &sqlx::Error) -> &'static str {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut => "unreachable",
+        sqlx::Error::Database(_) => "refused by the database",
+        sqlx::Error::Configuration(_) => "a malformed URL",
+        _ => "failed",
+    }
+}
+
+async fn write_events(database: Database, mut receiver: mpsc::Receiver<Message>) {
     let mut events = Vec::with_capacity(BATCH);
     let mut flushed = Vec::new();
     while let Some(first) = receiver.recv().await {
@@ -83,8 +120,18 @@ async fn write_events(pool: SqlitePool, mut receiver: mpsc::Receiver<Message>) {
                 next = receiver.try_recv().ok();
             }
         }
-        if let Err(error) = insert(&pool, &events).await {
-            tracing::error!(%error, lost = events.len(), "cannot write audit events to the database");
+        if !events.is_empty() {
+            let written = match &database {
+                Database::Sqlite(pool) => insert_sqlite(pool, &events).await,
+                Database::Postgres(pool) => insert_postgres(pool, &events).await,
+            };
+            if let Err(error) = written {
+                tracing::error!(
+                    error = kind(&error),
+                    lost = events.len(),
+                    "cannot write audit events to the database"
+                );
+            }
         }
         events.clear();
         for done in flushed.drain(..) {
@@ -93,41 +140,84 @@ async fn write_events(pool: SqlitePool, mut receiver: mpsc::Receiver<Message>) {
     }
 }
 
-async fn insert(pool: &SqlitePool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let mut transaction = pool.begin().await?;
-    for event in events {
-        let outcome = serde_json::to_value(event.outcome)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        sqlx::query(
-            "INSERT INTO audit_event (ts, endpoint, client_id, user_id, tool, trace_id, rpc_id, \
-             outcome, code, duration_ms, result_count, arguments, notes) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&event.ts)
-        .bind(&event.endpoint)
-        .bind(&event.client)
-        .bind(&event.user)
-        .bind(&event.tool)
-        .bind(&event.trace_id)
-        .bind(event.rpc_id.as_ref().map(|v| v.to_string()))
-        .bind(outcome)
-        .bind(&event.code)
-        .bind(event.duration_ms)
-        .bind(event.result_count.map(|n| n as i64))
-        .bind(event.arguments.as_ref().map(|v| v.to_string()))
-        .bind(
-            event
+/// The row of an event, as text and numbers both databases take.
+struct Row<'a> {
+    event: &'a AuditEvent,
+    outcome: String,
+    rpc_id: Option<String>,
+    arguments: Option<String>,
+    notes: Option<String>,
+}
+
+impl<'a> Row<'a> {
+    fn of(event: &'a AuditEvent) -> Self {
+        Self {
+            event,
+            outcome: serde_json::to_value(event.outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            rpc_id: event.rpc_id.as_ref().map(|v| v.to_string()),
+            arguments: event.arguments.as_ref().map(|v| v.to_string()),
+            notes: event
                 .notes
                 .as_ref()
                 .map(|v| serde_json::Value::Object(v.clone()).to_string()),
-        )
-        .execute(&mut *transaction)
-        .await?;
+        }
+    }
+}
+
+async fn insert_sqlite(pool: &SqlitePool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
+    let statement = format!(
+        "INSERT INTO audit_event ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    );
+    let mut transaction = pool.begin().await?;
+    for event in events {
+        let row = Row::of(event);
+        sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
+            .bind(&row.event.ts)
+            .bind(&row.event.endpoint)
+            .bind(&row.event.client)
+            .bind(&row.event.user)
+            .bind(&row.event.tool)
+            .bind(&row.event.trace_id)
+            .bind(&row.rpc_id)
+            .bind(&row.outcome)
+            .bind(&row.event.code)
+            .bind(row.event.duration_ms)
+            .bind(row.event.result_count.map(|n| n as i64))
+            .bind(&row.arguments)
+            .bind(&row.notes)
+            .execute(&mut *transaction)
+            .await?;
+    }
+    transaction.commit().await
+}
+
+async fn insert_postgres(pool: &PgPool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
+    let statement = format!(
+        "INSERT INTO audit_event ({COLUMNS}) VALUES ($1::timestamptz, $2, $3, $4, $5, $6, $7, $8, \
+         $9, $10, $11, $12::jsonb, $13::jsonb)"
+    );
+    let mut transaction = pool.begin().await?;
+    for event in events {
+        let row = Row::of(event);
+        sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
+            .bind(&row.event.ts)
+            .bind(&row.event.endpoint)
+            .bind(&row.event.client)
+            .bind(&row.event.user)
+            .bind(&row.event.tool)
+            .bind(&row.event.trace_id)
+            .bind(&row.rpc_id)
+            .bind(&row.outcome)
+            .bind(&row.event.code)
+            .bind(row.event.duration_ms)
+            .bind(row.event.result_count.map(|n| n as i64))
+            .bind(&row.arguments)
+            .bind(&row.notes)
+            .execute(&mut *transaction)
+            .await?;
     }
     transaction.commit().await
 }

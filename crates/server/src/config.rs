@@ -113,10 +113,10 @@ fn default_body_limit() -> usize {
 pub struct AuditSection {
     /// JSON Lines file; its directory is created.
     pub path: PathBuf,
-    /// Also keep every event in this SQLite database's `audit_event` table, to query by user,
-    /// client, tool and time.
+    /// Also keep every event in an `audit_event` table, to query by user, client, tool and
+    /// time: a SQLite file path, or a `postgres://` URL (from the environment: it holds a password).
     #[serde(default)]
-    pub database: Option<PathBuf>,
+    pub database: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
