@@ -58,6 +58,32 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         max_age: u64,
     },
+    /// Read back audit events from a sink's table (`[audit.<name>] database`), one JSON object per
+    /// line, oldest first: who called what, when, and how it ended.
+    Audit {
+        #[arg(long, default_value = "concierge.toml")]
+        config: PathBuf,
+        /// The sink's name; may be left out when only one sink has a database.
+        #[arg(long)]
+        sink: Option<String>,
+        /// The user (an OAuth token's subject).
+        #[arg(long)]
+        user: Option<String>,
+        /// The client (a token list's name, an OAuth client id).
+        #[arg(long)]
+        client: Option<String>,
+        #[arg(long)]
+        tool: Option<String>,
+        /// From this time on (RFC 3339, e.g. 2026-12-01T08:00:00Z).
+        #[arg(long)]
+        since: Option<String>,
+        /// Before this time (RFC 3339).
+        #[arg(long)]
+        until: Option<String>,
+        /// At most this many events (the newest).
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+    },
     /// Operator helpers for the built-in OAuth server (`[oauth]`): users, clients, revocation.
     Token {
         #[arg(long, default_value = "concierge.toml")]
@@ -195,6 +221,34 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> ExitCode {
     match command {
         Command::Chat { bot } => chat(&bot).await,
+        Command::Audit {
+            config,
+            sink,
+            user,
+            client,
+            tool,
+            since,
+            until,
+            limit,
+        } => {
+            let filter = concierge_server::audit::AuditQuery {
+                user,
+                client,
+                tool,
+                since,
+                until,
+                limit,
+            };
+            match audit(&config, sink.as_deref(), &filter).await {
+                Ok(events) => {
+                    for event in events {
+                        println!("{event}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(error) => fail(&config, &error),
+            }
+        }
         Command::Token { config, action } => match token(&config, action).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => fail(&config, &error),
@@ -580,6 +634,54 @@ fn load_config(path: &std::path::Path) -> Result<Config, String> {
     })?;
     enter_config_dir(path).map_err(|e| e.to_string())?;
     Ok(config)
+}
+
+/// The audit events of the sink with a table that `sink` names (or the only one).
+async fn audit(
+    path: &std::path::Path,
+    sink: Option<&str>,
+    filter: &concierge_server::audit::AuditQuery,
+) -> Result<Vec<serde_json::Value>, String> {
+    let config = load_config(path)?;
+    for time in [&filter.since, &filter.until].into_iter().flatten() {
+        chrono::DateTime::parse_from_rfc3339(time)
+            .map_err(|_| format!("`{time}` is not a time like 2026-12-01T08:00:00Z"))?;
+    }
+    let with_table: Vec<(&String, &String)> = config
+        .audit
+        .iter()
+        .filter_map(|(name, section)| section.database.as_ref().map(|db| (name, db)))
+        .collect();
+    let names = || {
+        with_table
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let database = match sink {
+        Some(sink) => with_table
+            .iter()
+            .find(|(name, _)| name.as_str() == sink)
+            .map(|(_, db)| db.as_str())
+            .ok_or_else(|| {
+                format!(
+                    "no sink `{sink}` with a database; sinks with one: {}",
+                    names()
+                )
+            })?,
+        None => match with_table.as_slice() {
+            [(_, db)] => db.as_str(),
+            [] => return Err("no [audit.<name>] sink has a database".into()),
+            _ => {
+                return Err(format!(
+                    "several sinks have a database; choose one with --sink: {}",
+                    names()
+                ));
+            }
+        },
+    };
+    concierge_server::audit::query(database, filter).await
 }
 
 /// The ski app's section of a config, for the commands that work on its content mirror.

@@ -45,6 +45,7 @@ struct Settings {
     per_client: &'static str,
     timeout_seconds: f64,
     confirm_ttl: &'static str,
+    idle: &'static str,
 }
 
 impl Default for Settings {
@@ -55,6 +56,7 @@ impl Default for Settings {
             per_client: "100000/hour",
             timeout_seconds: 1.0,
             confirm_ttl: "5m",
+            idle: "30m",
         }
     }
 }
@@ -121,6 +123,7 @@ write_rate_limit = "write"
 client_rate_limit = "per_client"
 audit = "mappy"
 legacy_sse = {{ sse = "/mappy/sse", messages = "/mappy/messages" }}
+idle_timeout = "{idle}"
 "#,
             dir = dir.display(),
             read = settings.read,
@@ -128,6 +131,7 @@ legacy_sse = {{ sse = "/mappy/sse", messages = "/mappy/messages" }}
             per_client = settings.per_client,
             timeout = settings.timeout_seconds,
             confirm_ttl = settings.confirm_ttl,
+            idle = settings.idle,
         )
     };
     let server = Server::start(make, &[]);
@@ -1208,4 +1212,79 @@ async fn the_audit_table_answers_by_user_client_tool_and_time() {
     );
     assert_eq!(rows[1].3.as_deref(), Some(r#"{"location_id":101}"#));
     assert!(rows.iter().all(|r| r.4 >= 0.0 && !r.0.is_empty()));
+
+    // The operator's way in: `concierge audit`, filtered the same way, one JSON object a line.
+    let out = std::process::Command::new(common::BIN)
+        .arg("audit")
+        .arg("--config")
+        .arg(m.server.dir.path().join("concierge.toml"))
+        .args(["--user", "13", "--tool", "location_get", "--since"])
+        .arg(since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["outcome"], "not_found");
+    assert_eq!(lines[0]["arguments"], json!({"location_id": 101}));
+    assert_eq!(lines[0]["notes"]["acting_role"], "GROUP_USER");
+    let refused = std::process::Command::new(common::BIN)
+        .arg("audit")
+        .arg("--config")
+        .arg(m.server.dir.path().join("concierge.toml"))
+        .args(["--since", "yesterday"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("2026-12-01T08:00:00Z"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_legacy_sse_session_is_closed_and_a_new_connection_is_a_new_session() {
+    // 30 minutes in the seed; 300 ms here, so the test waits for the close, not for a clock.
+    let m = deploy(Settings {
+        idle: "300ms",
+        ..Settings::default()
+    })
+    .await;
+    let token = m.token(12).await;
+    let open = || async {
+        let response = http()
+            .get(m.server.url("/mappy/sse"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        let mut events = SseStream {
+            response,
+            buffer: String::new(),
+        };
+        let (_, path) = events.next().await;
+        (events, path)
+    };
+    let (mut events, path) = open().await;
+    // Nothing is sent: the server ends the stream once the session has idled.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(Some(_)) = events.response.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the idle session's stream stayed open");
+    let gone = http()
+        .post(m.server.url(&path))
+        .bearer_auth(&token)
+        .json(&common::initialize(1))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    // Reconnecting opens a new session with its own id.
+    let (_, again) = open().await;
+    assert_ne!(again, path);
 }

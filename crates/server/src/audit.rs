@@ -13,6 +13,8 @@ use std::time::Duration;
 use concierge_core::AuditEvent;
 use tokio::sync::mpsc;
 
+pub use crate::audit_sql::{AuditQuery, query};
+
 const QUEUE: usize = 16 * 1024;
 
 enum Message {

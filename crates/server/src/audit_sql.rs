@@ -221,3 +221,125 @@ async fn insert_postgres(pool: &PgPool, events: &[Box<AuditEvent>]) -> Result<()
     }
     transaction.commit().await
 }
+
+/// Which events to read back (`concierge audit`): every filter given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct AuditQuery {
+    pub user: Option<String>,
+    pub client: Option<String>,
+    pub tool: Option<String>,
+    /// RFC 3339 times, inclusive from, exclusive until.
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub limit: u32,
+}
+
+/// The events matching `filter`, oldest first, as JSON objects.
+pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::Value>, String> {
+    let postgres = target.starts_with("postgres://") || target.starts_with("postgresql://");
+    let conditions = [
+        ("user_id = ", &filter.user, ""),
+        ("client_id = ", &filter.client, ""),
+        ("tool = ", &filter.tool, ""),
+        ("ts >= ", &filter.since, "::timestamptz"),
+        ("ts < ", &filter.until, "::timestamptz"),
+    ];
+    let mut clauses = Vec::new();
+    let mut values = Vec::new();
+    for (clause, value, cast) in conditions {
+        if let Some(value) = value {
+            values.push(value.clone());
+            clauses.push(if postgres {
+                format!("{clause}${}{cast}", values.len())
+            } else {
+                format!("{clause}?")
+            });
+        }
+    }
+    let select = if postgres {
+        "to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS ts, endpoint, \
+         client_id, user_id, tool, trace_id, outcome, code, duration_ms, result_count, \
+         arguments::text AS arguments, notes::text AS notes"
+    } else {
+        "ts, endpoint, client_id, user_id, tool, trace_id, outcome, code, duration_ms, \
+         result_count, arguments, notes"
+    };
+    let mut statement = format!("SELECT {select} FROM audit_event");
+    if !clauses.is_empty() {
+        statement.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
+    }
+    // The newest `limit`, shown oldest first.
+    statement = format!(
+        "SELECT * FROM ({statement} ORDER BY id DESC LIMIT {}) AS newest ORDER BY ts",
+        filter.limit.max(1)
+    );
+    if postgres {
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .connect(target)
+            .await
+            .map_err(|e| format!("cannot connect to PostgreSQL ({})", kind(&e)))?;
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(statement.as_str()));
+        for value in &values {
+            query = query.bind(value);
+        }
+        let rows = query
+            .fetch_all(&pool)
+            .await
+            .map_err(|e| format!("cannot read the audit table ({})", kind(&e)))?;
+        Ok(rows.iter().map(pg_row).collect())
+    } else {
+        let path = target.strip_prefix("sqlite://").unwrap_or(target);
+        let options = SqliteConnectOptions::new().filename(path).read_only(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .map_err(|e| format!("{path}: {e}"))?;
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(statement.as_str()));
+        for value in &values {
+            query = query.bind(value);
+        }
+        let rows = query
+            .fetch_all(&pool)
+            .await
+            .map_err(|e| format!("{path}: {e}"))?;
+        Ok(rows.iter().map(sqlite_row).collect())
+    }
+}
+
+macro_rules! event_json {
+    ($row:expr) => {{
+        use sqlx::Row;
+        let row = $row;
+        let json = |text: Option<String>| {
+            text.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        };
+        let mut event = serde_json::json!({
+            "ts": row.get::<String, _>("ts"),
+            "endpoint": row.get::<String, _>("endpoint"),
+            "client": row.get::<Option<String>, _>("client_id"),
+            "user": row.get::<Option<String>, _>("user_id"),
+            "tool": row.get::<Option<String>, _>("tool"),
+            "trace_id": row.get::<String, _>("trace_id"),
+            "outcome": row.get::<String, _>("outcome"),
+            "code": row.get::<Option<String>, _>("code"),
+            "duration_ms": row.get::<f64, _>("duration_ms"),
+            "result_count": row.get::<Option<i64>, _>("result_count"),
+            "arguments": json(row.get::<Option<String>, _>("arguments")),
+            "notes": json(row.get::<Option<String>, _>("notes")),
+        });
+        if let serde_json::Value::Object(fields) = &mut event {
+            fields.retain(|_, v| !v.is_null());
+        }
+        event
+    }};
+}
+
+fn sqlite_row(row: &sqlx::sqlite::SqliteRow) -> serde_json::Value {
+    event_json!(row)
+}
+
+fn pg_row(row: &sqlx::postgres::PgRow) -> serde_json::Value {
+    event_json!(row)
+}
