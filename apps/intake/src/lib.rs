@@ -68,6 +68,7 @@ impl SubmitTool {
                 secret_fields: Vec::new(),
                 scopes: Vec::new(),
                 write: None,
+                follow_up: None,
                 argument_error: Some(schema_error),
             },
             service,

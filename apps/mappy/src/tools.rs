@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use concierge_core::{
-    Annotations, CallContext, Tool, ToolError, WriteSafety, typed_tool, with_spec,
+    Annotations, CallContext, FollowUp, Tool, ToolError, WriteSafety, typed_tool, with_spec,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -439,6 +439,14 @@ fn write(tool: Arc<dyn Tool>, scope: &str, confirm: bool) -> Arc<dyn Tool> {
     with_spec(tool, |spec| {
         spec.scopes = vec![scope.to_string()];
         spec.write = Some(WriteSafety { confirm });
+        // Clients with MCP Tasks follow the batch as a task instead of polling batch_status.
+        spec.follow_up = Some(FollowUp {
+            id_field: "batch_id".into(),
+            status_tool: "batch_status".into(),
+            state_field: "status".into(),
+            pending: vec!["queued".into(), "running".into()],
+            failed: vec!["failed".into()],
+        });
     })
 }
 

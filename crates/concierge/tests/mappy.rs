@@ -626,6 +626,19 @@ async fn writes_dry_run_replay_and_async_batches() {
     assert_eq!(status["status"], "failed", "{status}");
     m.laravel.fail_jobs(false);
 
+    // Keys are each user's own: another user's "reply-1" is a write of its own, not a conflict.
+    let master = m.client(11).await;
+    let theirs = structured(
+        &call(
+            &master,
+            "review_reply",
+            json!({"review_id": review_id, "comment": "Quản lý cảm ơn bạn!", "idempotency_key": "reply-1"}),
+        )
+        .await,
+    );
+    assert!(theirs["batch_id"].is_string(), "{theirs}");
+    assert_ne!(theirs["batch_id"], batch.as_str());
+
     // Another user cannot read someone else's batch.
     let stranger = m.client(20).await;
     let foreign = call(&stranger, "batch_status", json!({"batch_id": batch})).await;
@@ -1287,4 +1300,96 @@ async fn an_idle_legacy_sse_session_is_closed_and_a_new_connection_is_a_new_sess
     // Reconnecting opens a new session with its own id.
     let (_, again) = open().await;
     assert_ne!(again, path);
+}
+
+/// The batch a completed task's result reports.
+fn created_batch(result: &Value) -> Value {
+    result["structuredContent"]["batch_id"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_with_mcp_tasks_follows_a_write_as_a_task() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams,
+        TaskPayload, TaskStatus,
+    };
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let m = deploy(Settings::default()).await;
+    let token = m.token(10).await;
+    let mut config = ClientConfig::default();
+    config.capabilities = ClientCapabilities::builder().enable_tasks().build();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(m.endpoint()).auth_header(token),
+    );
+    let client = config
+        .serve(transport)
+        .await
+        .expect("a tasks client connects");
+
+    m.laravel.hold_jobs(true);
+    let arguments = json!({"location_ids": [101, 102], "summary": "Tết này quán mở cửa mùng 3", "topic_type": "STANDARD", "idempotency_key": "task-1"});
+    let answer = client
+        .call_tool_once(
+            CallToolRequestParams::new("post_create")
+                .with_arguments(arguments.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = answer else {
+        panic!("a write for a tasks client answers a task: {answer:?}");
+    };
+    let task_id = created.task.task_id.clone();
+    assert_eq!(created.task.status, TaskStatus::Working);
+    let working = client.get_task(GetTaskParams::new(&task_id)).await.unwrap();
+    assert_eq!(working.task.status(), TaskStatus::Working);
+
+    // Another user cannot follow it; a made-up id is unknown.
+    let stranger = m.token(11).await;
+    let mut other = ClientConfig::default();
+    other.capabilities = ClientCapabilities::builder().enable_tasks().build();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(m.endpoint()).auth_header(stranger),
+    );
+    let other = other.serve(transport).await.unwrap();
+    assert!(other.get_task(GetTaskParams::new(&task_id)).await.is_err());
+    assert!(
+        client
+            .get_task(GetTaskParams::new("batch_status~b_1~ct1.1.00"))
+            .await
+            .is_err()
+    );
+
+    m.laravel.hold_jobs(false);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let result = loop {
+        let state = client.get_task(GetTaskParams::new(&task_id)).await.unwrap();
+        if let TaskPayload::Completed { result } = state.task.payload {
+            break Value::Object(result);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task never completed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        result["structuredContent"]["status"], "succeeded",
+        "{result}"
+    );
+    assert_ne!(result["isError"], true);
+    assert_eq!(m.laravel.batches_created(), 1);
+    // A client without tasks gets the plain answer: here a replay, since keys are the user's
+    // (claude.ai registers a new client on every connect).
+    let plain = m.client(10).await;
+    let replay = structured(&call(&plain, "post_create", arguments.clone()).await);
+    assert_eq!(replay["idempotentReplay"], true, "{replay}");
+    assert_eq!(replay["batch_id"], created_batch(&result));
+    let mut fresh = arguments;
+    fresh["idempotency_key"] = json!("task-2");
+    let answer = structured(&call(&plain, "post_create", fresh).await);
+    assert!(answer["batch_id"].is_string(), "{answer}");
+    assert_eq!(m.laravel.batches_created(), 2);
 }

@@ -43,5 +43,6 @@ pub use language::Language;
 pub use limits::{RateLimitStore, RetryAfter};
 pub use schema::schema_for;
 pub use tool::{
-    Annotations, BoxFuture, Tool, ToolOutput, ToolSpec, WriteSafety, typed_tool, with_spec,
+    Annotations, BoxFuture, FollowUp, Tool, ToolOutput, ToolSpec, WriteSafety, typed_tool,
+    with_spec,
 };

@@ -62,6 +62,26 @@ pub struct WriteSafety {
     pub confirm: bool,
 }
 
+/// How the background job a write starts is followed (Mappy: `batch_id` → `batch_status`).
+///
+/// With it, a client that declared the MCP Tasks extension gets the write as a task: the call
+/// answers a task handle, and `tasks/get` calls `status_tool` (as the same caller, audited and
+/// rate limited like any call) until the job's state is no longer pending; the task's result is
+/// the status tool's last answer, an error when the state is one of `failed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowUp {
+    /// The write result's field naming the job; also the status tool's argument.
+    pub id_field: String,
+    /// The read tool reporting on the job, served on the same endpoint.
+    pub status_tool: String,
+    /// The status result's field holding the job's state.
+    pub state_field: String,
+    /// States in which the job is still running.
+    pub pending: Vec<String>,
+    /// States in which the job failed.
+    pub failed: Vec<String>,
+}
+
 /// Everything the platform publishes about a tool.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
@@ -78,6 +98,9 @@ pub struct ToolSpec {
     /// Set for write tools that want the platform's write safety: a required `idempotency_key`,
     /// `dry_run`, and (when `confirm`) a confirmation round trip. See [`WriteSafety`].
     pub write: Option<WriteSafety>,
+    /// For writes that answer at once and finish in the background: how to follow the job, so
+    /// clients that support MCP Tasks get the call as a task. See [`FollowUp`].
+    pub follow_up: Option<FollowUp>,
     /// For apps whose seed fixes an error contract: turns the platform's argument-validation
     /// failure (field, message) into the app's own error document. None: the platform's shape.
     pub argument_error: Option<fn(&str, &str) -> Value>,
@@ -191,6 +214,7 @@ where
             secret_fields: Vec::new(),
             scopes: Vec::new(),
             write: None,
+            follow_up: None,
             argument_error: None,
         },
         function,

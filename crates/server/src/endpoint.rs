@@ -466,3 +466,137 @@ fn trace_id() -> String {
 fn elapsed_ms(started: Instant) -> f64 {
     (started.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0
 }
+
+/// MCP Tasks for writes that declare a [`FollowUp`]: the task id names the job and the status
+/// tool, sealed to the caller (`<status tool>~<job id>~<seal>`), so nothing is stored and only the
+/// caller that started the job can follow it.
+///
+/// [`FollowUp`]: concierge_core::FollowUp
+mod tasks {
+    use std::time::Duration;
+
+    use rmcp::model::{CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskPayload};
+    use serde_json::{Value, json};
+
+    use super::{CallAnswer, Caller, Endpoint};
+
+    const TTL: Duration = Duration::from_secs(24 * 3600);
+    const POLL: u64 = 2000;
+    const SEPARATOR: char = '~';
+
+    fn binding(endpoint: &str, caller: &Caller, status_tool: &str, job: &str) -> String {
+        format!(
+            "task\u{0}{endpoint}\u{0}{}\u{0}{}\u{0}{status_tool}\u{0}{job}",
+            caller.client,
+            caller.user.as_deref().unwrap_or("")
+        )
+    }
+
+    fn now() -> String {
+        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    }
+
+    impl Endpoint {
+        /// Whether a client that supports tasks may get some call here as a task.
+        pub fn offers_tasks(&self) -> bool {
+            self.writes.is_some() && self.tools.iter().any(|t| t.tool.spec().follow_up.is_some())
+        }
+
+        /// The task handle for a finished call of `tool` whose result names a background job.
+        pub fn task_for(
+            &self,
+            tool: &str,
+            caller: &Caller,
+            result: &rmcp::model::CallToolResult,
+        ) -> Option<CreateTaskResult> {
+            let writes = self.writes.as_ref()?;
+            let follow = self
+                .by_name
+                .get(tool)
+                .and_then(|i| self.tools[*i].tool.spec().follow_up.clone())?;
+            if result.is_error == Some(true) || !self.by_name.contains_key(&follow.status_tool) {
+                return None;
+            }
+            let job = result
+                .structured_content
+                .as_ref()?
+                .get(&follow.id_field)?
+                .as_str()?;
+            if job.contains(SEPARATOR) || follow.status_tool.contains(SEPARATOR) {
+                return None;
+            }
+            let seal = writes.seal(&binding(&self.path, caller, &follow.status_tool, job), TTL);
+            let id = format!("{}{SEPARATOR}{job}{SEPARATOR}{seal}", follow.status_tool);
+            let task = Task::new(id, rmcp::model::TaskStatus::Working, now(), now())
+                .with_ttl_ms(TTL.as_millis() as u64)
+                .with_poll_interval_ms(POLL)
+                .with_status_message(format!("{} {job} accepted", follow.id_field));
+            Some(CreateTaskResult::new(task))
+        }
+
+        /// `tasks/get`: asks the status tool, as the caller, and reports the job's state.
+        pub async fn task_state(
+            &self,
+            task_id: &str,
+            caller: Caller,
+            rpc_id: Value,
+        ) -> Result<GetTaskResult, rmcp::ErrorData> {
+            let unknown = || rmcp::ErrorData::invalid_params("unknown task", None);
+            let writes = self.writes.as_ref().ok_or_else(unknown)?;
+            let mut parts = task_id.splitn(3, SEPARATOR);
+            let (Some(status_tool), Some(job), Some(seal)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(unknown());
+            };
+            writes
+                .unseal(seal, &binding(&self.path, &caller, status_tool, job))
+                .map_err(|_| unknown())?;
+            let follow = self
+                .tools
+                .iter()
+                .filter_map(|t| t.tool.spec().follow_up.clone())
+                .find(|f| f.status_tool == status_tool)
+                .ok_or_else(unknown)?;
+            let mut arguments = serde_json::Map::new();
+            arguments.insert(follow.id_field.clone(), json!(job));
+            let CallAnswer::Result(mut result) = self
+                .call(status_tool, Some(arguments), caller, rpc_id)
+                .await
+            else {
+                return Err(unknown());
+            };
+            if result.is_error == Some(true) {
+                // The status is unavailable for now (the backend failing, a rate limit): the
+                // client polls again; the job itself is not known to have failed.
+                return Err(rmcp::ErrorData::internal_error(
+                    "the job's status is unavailable right now; poll again later",
+                    result.structured_content.clone(),
+                ));
+            }
+            let state = result
+                .structured_content
+                .as_ref()
+                .and_then(|s| s.get(&follow.state_field))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let task = Task::new(task_id, rmcp::model::TaskStatus::Working, now(), now())
+                .with_ttl_ms(TTL.as_millis() as u64)
+                .with_poll_interval_ms(POLL)
+                .with_status_message(state.clone());
+            let payload = if follow.pending.contains(&state) {
+                TaskPayload::Working
+            } else {
+                if follow.failed.contains(&state) {
+                    result.is_error = Some(true);
+                }
+                let value = serde_json::to_value(&result).unwrap_or_default();
+                TaskPayload::Completed {
+                    result: value.as_object().cloned().unwrap_or_default(),
+                }
+            };
+            Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
+        }
+    }
+}

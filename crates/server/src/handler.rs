@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use concierge_core::Caller;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, GetTaskParams, GetTaskResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -50,8 +50,30 @@ pub fn server_identity() -> Implementation {
 }
 
 impl ServerHandler for EndpointHandler {
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = self
+            .caller(&context)
+            .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))?;
+        let rpc_id = context.id.clone().into_json_value();
+        self.endpoint
+            .task_state(&request.task_id, caller, rpc_id)
+            .await
+    }
+
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let capabilities = if self.endpoint.offers_tasks() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        let mut config = ServerConfig::new(capabilities);
         config.server_info = server_identity();
         config.instructions = self.endpoint.instructions.clone();
         config
@@ -78,11 +100,21 @@ impl ServerHandler for EndpointHandler {
             .caller(&context)
             .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))?;
         let rpc_id = context.id.clone().into_json_value();
+        let tasks = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
         match self
             .endpoint
-            .call(&request.name, request.arguments, caller, rpc_id)
+            .call(&request.name, request.arguments, caller.clone(), rpc_id)
             .await
         {
+            // A write that started a background job, for a client that follows tasks.
+            CallAnswer::Result(result) if tasks => {
+                match self.endpoint.task_for(&request.name, &caller, &result) {
+                    Some(task) => Ok(CallToolResponse::Task(task)),
+                    None => Ok(result.into()),
+                }
+            }
             CallAnswer::Result(result) => Ok(result.into()),
             CallAnswer::UnknownTool(message) => Err(ErrorData::invalid_params(message, None)),
         }

@@ -250,6 +250,7 @@ fn spec(
         secret_fields: tool.secret_arguments.clone(),
         scopes: Vec::new(),
         write: None,
+        follow_up: None,
         argument_error: None,
     })
 }

@@ -6,7 +6,8 @@
 //! `dry_run` set and stop → confirmation needed and no token? run a dry run as the preview and
 //! answer it with a token → token present? verify it → idempotency: the first call with a key
 //! runs the tool once; concurrent calls with the same key share that one run; later calls within
-//! the window answer its stored result; the same key with other arguments is refused.
+//! the window answer its stored result; the same key with other arguments is refused. Keys are
+//! the user's (the client's when there is no user); confirm tokens are bound to client and user.
 //!
 //! A failed write releases its key (the error is answered to everyone waiting on that run): the
 //! caller may send it again, and a backend that dedupes on the key (Mappy's does) makes that
@@ -79,6 +80,18 @@ impl Writes {
             confirm_ttl,
             running: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// A token for `binding` valid for `ttl` (task ids, bound to their caller like confirm tokens).
+    pub fn seal(&self, binding: &str, ttl: Duration) -> String {
+        let expires = chrono::Utc::now().timestamp_millis() + ttl.as_millis() as i64;
+        self.tokens.mint(binding, expires)
+    }
+
+    /// Whether `token` was sealed for `binding` and has not expired.
+    pub fn unseal(&self, token: &str, binding: &str) -> Result<(), Refused> {
+        self.tokens
+            .verify(token, binding, chrono::Utc::now().timestamp_millis())
     }
 
     /// Runs one validated call of a write tool on `endpoint`.
@@ -165,7 +178,13 @@ impl Writes {
             }
         }
 
-        let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{owner}\u{0}{key}"));
+        // Keys belong to the person when there is one: a client that registers anew on every
+        // connect (claude.ai does) still replays its user's key; without a user, to the client.
+        let actor = match &context.caller.user {
+            Some(user) => format!("user\u{0}{user}"),
+            None => format!("client\u{0}{}", context.caller.client),
+        };
+        let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{actor}\u{0}{key}"));
         let shared = {
             let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
             match running.get(&record) {
