@@ -165,13 +165,12 @@ impl Laravel {
         };
         let status = response.status().as_u16();
         context.note("upstream_status", status);
-        // Read whole bodies only up to a bound: no Mappy answer is larger.
-        let bytes = match response.bytes().await {
-            Ok(bytes) if bytes.len() <= 8 * 1024 * 1024 => bytes,
-            Ok(_) => {
+        let bytes = match read_bounded(response).await {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
                 return Err(backend(
                     kind,
-                    "the Mappy API answered more than 8 MiB".into(),
+                    format!("the Mappy API answered more than {MAX_BODY} bytes"),
                 ));
             }
             Err(failure) => return Err(unreachable(failure, kind, self.timeout(kind))),
@@ -180,9 +179,19 @@ impl Laravel {
         match status {
             200..=299 if body.is_object() => Ok(Answer { status, body }),
             200..=299 => Err(backend(kind, format!("{status} without a JSON object"))),
-            401 => Err(backend(
-                kind,
-                "the Mappy API refused concierge's service key".into(),
+            // Our own service key refused: nothing was accepted, and retrying cannot help.
+            401 => Err(error(
+                ToolError::internal(
+                    "backend_misconfigured",
+                    "the Mappy API refused concierge's service key",
+                )
+                .with_message(
+                    "concierge is not allowed into the Mappy API right now (an operator must fix its \
+                     service key); nothing was read or changed.",
+                ),
+                502,
+                false,
+                None,
             )),
             400..=499 => Err(passed_through(status, &body)),
             502 if body
@@ -202,6 +211,27 @@ impl Laravel {
             )),
         }
     }
+}
+
+/// No Mappy answer is larger; a body beyond it is not read.
+const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// The body, read chunk by chunk up to [`MAX_BODY`] (`None` beyond it).
+async fn read_bounded(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_BODY as u64)
+    {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// The Mappy error document every failure answers (`isError: true`).
@@ -242,7 +272,10 @@ fn passed_through(status: u16, body: &Value) -> ToolError {
         429 => ToolError::rejected("rate_limited", message),
         _ => ToolError::rejected("rejected", message),
     };
-    let fields = body.get("errors").filter(|e| e.is_object());
+    // Laravel's field errors, unless something answered a novel instead.
+    let fields = body
+        .get("errors")
+        .filter(|e| e.is_object() && e.to_string().len() <= 8 * 1024);
     error(base, status, status == 429, fields)
 }
 

@@ -82,6 +82,8 @@ async fn deploy(settings: Settings) -> Mappy {
             r#"
 [server]
 listen = "127.0.0.1:{port}"
+# Every /health call probes the simulator (5 s of caching by default).
+health_cache = "0s"
 
 [limits]
 read = "{read}"
@@ -697,6 +699,7 @@ async fn destructive_writes_need_a_confirm_token_bound_to_caller_and_arguments()
     assert_eq!(m.laravel.batches_created(), 0);
 
     // With its token, the call executes; the audit line never holds the token.
+    let borrowed_again = borrowed.clone();
     let done = structured(&call(&owner, "location_hours_update", borrowed).await);
     let status = finished(&owner, done["batch_id"].as_str().unwrap()).await;
     assert_eq!(status["status"], "succeeded");
@@ -708,6 +711,17 @@ async fn destructive_writes_need_a_confirm_token_bound_to_caller_and_arguments()
         !log.contains(&token),
         "the confirm token reached the audit log"
     );
+
+    // One preview confirms one change: the token with a fresh key is refused, while resending
+    // the confirmed call (same key) answers its result.
+    let mut another = borrowed_again.clone();
+    another["idempotency_key"] = json!("hours-2");
+    let refused = call(&owner, "location_hours_update", another).await;
+    let text = refused.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("confirm_token_invalid"), "{text}");
+    let resent = structured(&call(&owner, "location_hours_update", borrowed_again).await);
+    assert_eq!(resent["idempotentReplay"], true, "{resent}");
+    assert_eq!(m.laravel.batches_created(), 1);
 
     m.audited(
         "ok",
@@ -1106,7 +1120,8 @@ impl SseStream {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_legacy_sse_transport_serves_the_same_tools_auth_and_audit() {
     let m = deploy(Settings::default()).await;
-    let token = m.token(12).await;
+    let client_id = m.register().await;
+    let token = m.token_for(12, ALL_SCOPES, Some(&client_id)).await;
     let unauthorized = http().get(m.server.url("/mappy/sse")).send().await.unwrap();
     assert_eq!(unauthorized.status(), 401);
 
@@ -1158,6 +1173,29 @@ async fn the_legacy_sse_transport_serves_the_same_tools_auth_and_audit() {
         vec![101, 102, 103],
         "the GROUP_USER's tenancy holds here too"
     );
+
+    // Each message runs with its own request's token: a read-only token of the same user and
+    // client, posted into this session, may not write.
+    let narrow = m.token_for(12, READ_SCOPES, Some(&client_id)).await;
+    post(
+        common::tools_call(
+            5,
+            "review_reply",
+            json!({"review_id": 1001, "comment": "Cảm ơn!", "idempotency_key": "sse-1"}),
+        ),
+        &narrow,
+    )
+    .await
+    .unwrap();
+    let (_, data) = events.next().await;
+    let refused: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(refused["id"], 5);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        refused.to_string().contains("insufficient_scope"),
+        "{refused}"
+    );
+    assert_eq!(m.laravel.write_requests(), 0);
 
     // Another user's token cannot post into this session; an unknown session is gone.
     let other = m.token(13).await;

@@ -26,6 +26,16 @@ impl Caller {
             role: None,
         }
     }
+
+    /// Who this is, as one key: the client, and the signed-in user when there is one (one OAuth
+    /// client — Claude Code's metadata document, say — serves many people). Sessions and confirm
+    /// tokens are bound to it.
+    pub fn principal(&self) -> String {
+        match &self.user {
+            Some(user) => format!("{}\u{0}{user}", self.client),
+            None => self.client.clone(),
+        }
+    }
 }
 
 /// Everything a tool learns about the call it serves, besides its arguments.

@@ -54,7 +54,10 @@ impl HttpDirectory {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
-        let timeout = Duration::from_secs_f64(config.timeout_seconds.clamp(0.1, 60.0));
+        if !(0.1..=60.0).contains(&config.timeout_seconds) {
+            return Err("oauth.users.timeout_seconds must be between 0.1 and 60".into());
+        }
+        let timeout = Duration::from_secs_f64(config.timeout_seconds);
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use concierge_core::AuditEvent;
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use tokio::sync::mpsc;
 
 const QUEUE: usize = 16 * 1024;
@@ -70,25 +70,10 @@ pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> 
         Database::Postgres(pool)
     } else {
         let path = Path::new(target.strip_prefix("sqlite://").unwrap_or(target));
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
-            .await
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        for statement in std::iter::once(&SQLITE_TABLE).chain(INDEXES) {
-            sqlx::query(*statement)
-                .execute(&pool)
-                .await
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-        }
+        let schema: Vec<&'static str> = std::iter::once(SQLITE_TABLE)
+            .chain(INDEXES.iter().copied())
+            .collect();
+        let pool = crate::sqlite::open(path, 1, &schema).await?;
         Database::Sqlite(pool)
     };
     let (sender, receiver) = mpsc::channel(QUEUE);
@@ -167,31 +152,38 @@ impl<'a> Row<'a> {
     }
 }
 
+/// Inserts a batch in one transaction; the same for both databases but for the statement.
+macro_rules! insert_events {
+    ($pool:expr, $statement:expr, $events:expr) => {{
+        let mut transaction = $pool.begin().await?;
+        for event in $events {
+            let row = Row::of(event);
+            sqlx::query(sqlx::AssertSqlSafe($statement))
+                .bind(&row.event.ts)
+                .bind(&row.event.endpoint)
+                .bind(&row.event.client)
+                .bind(&row.event.user)
+                .bind(&row.event.tool)
+                .bind(&row.event.trace_id)
+                .bind(&row.rpc_id)
+                .bind(&row.outcome)
+                .bind(&row.event.code)
+                .bind(row.event.duration_ms)
+                .bind(row.event.result_count.map(|n| n as i64))
+                .bind(&row.arguments)
+                .bind(&row.notes)
+                .execute(&mut *transaction)
+                .await?;
+        }
+        transaction.commit().await
+    }};
+}
+
 async fn insert_sqlite(pool: &SqlitePool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
     let statement = format!(
         "INSERT INTO audit_event ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     );
-    let mut transaction = pool.begin().await?;
-    for event in events {
-        let row = Row::of(event);
-        sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
-            .bind(&row.event.ts)
-            .bind(&row.event.endpoint)
-            .bind(&row.event.client)
-            .bind(&row.event.user)
-            .bind(&row.event.tool)
-            .bind(&row.event.trace_id)
-            .bind(&row.rpc_id)
-            .bind(&row.outcome)
-            .bind(&row.event.code)
-            .bind(row.event.duration_ms)
-            .bind(row.event.result_count.map(|n| n as i64))
-            .bind(&row.arguments)
-            .bind(&row.notes)
-            .execute(&mut *transaction)
-            .await?;
-    }
-    transaction.commit().await
+    insert_events!(pool, statement.as_str(), events)
 }
 
 async fn insert_postgres(pool: &PgPool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
@@ -199,27 +191,7 @@ async fn insert_postgres(pool: &PgPool, events: &[Box<AuditEvent>]) -> Result<()
         "INSERT INTO audit_event ({COLUMNS}) VALUES ($1::timestamptz, $2, $3, $4, $5, $6, $7, $8, \
          $9, $10, $11, $12::jsonb, $13::jsonb)"
     );
-    let mut transaction = pool.begin().await?;
-    for event in events {
-        let row = Row::of(event);
-        sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
-            .bind(&row.event.ts)
-            .bind(&row.event.endpoint)
-            .bind(&row.event.client)
-            .bind(&row.event.user)
-            .bind(&row.event.tool)
-            .bind(&row.event.trace_id)
-            .bind(&row.rpc_id)
-            .bind(&row.outcome)
-            .bind(&row.event.code)
-            .bind(row.event.duration_ms)
-            .bind(row.event.result_count.map(|n| n as i64))
-            .bind(&row.arguments)
-            .bind(&row.notes)
-            .execute(&mut *transaction)
-            .await?;
-    }
-    transaction.commit().await
+    insert_events!(pool, statement.as_str(), events)
 }
 
 /// Which events to read back (`concierge audit`): every filter given must hold.
@@ -237,12 +209,27 @@ pub struct AuditQuery {
 /// The events matching `filter`, oldest first, as JSON objects.
 pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::Value>, String> {
     let postgres = target.starts_with("postgres://") || target.starts_with("postgresql://");
+    // Stored times are UTC with milliseconds; filters are brought to the same form, so SQLite's
+    // text comparison and PostgreSQL's timestamptz agree for any offset a user types.
+    let utc = |time: &Option<String>| -> Result<Option<String>, String> {
+        time.as_ref()
+            .map(|t| {
+                chrono::DateTime::parse_from_rfc3339(t)
+                    .map(|t| {
+                        t.with_timezone(&chrono::Utc)
+                            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                    })
+                    .map_err(|_| format!("`{t}` is not a time like 2026-12-01T08:00:00Z"))
+            })
+            .transpose()
+    };
+    let (since, until) = (utc(&filter.since)?, utc(&filter.until)?);
     let conditions = [
         ("user_id = ", &filter.user, ""),
         ("client_id = ", &filter.client, ""),
         ("tool = ", &filter.tool, ""),
-        ("ts >= ", &filter.since, "::timestamptz"),
-        ("ts < ", &filter.until, "::timestamptz"),
+        ("ts >= ", &since, "::timestamptz"),
+        ("ts < ", &until, "::timestamptz"),
     ];
     let mut clauses = Vec::new();
     let mut values = Vec::new();

@@ -98,6 +98,14 @@ pub struct ServerSection {
     /// Largest request body accepted, in bytes.
     #[serde(default = "default_body_limit")]
     pub max_body_bytes: usize,
+    /// How long one round of upstream probes answers `/health` (anyone may call it; it must not
+    /// become load on the upstreams).
+    #[serde(default = "five_seconds", with = "humantime_serde_compat")]
+    pub health_cache: Duration,
+}
+
+fn five_seconds() -> Duration {
+    Duration::from_secs(5)
 }
 
 fn loopback_hosts() -> Vec<String> {
@@ -347,6 +355,22 @@ impl Config {
         for (name, rate) in &self.limits {
             if let Err(message) = Rate::parse(rate) {
                 errors.push(ConfigError::new(format!("limits.{name}"), message));
+            }
+        }
+        if let Some(writes) = &self.writes {
+            // Longer than a write may take to be abandoned (10 min), and bounded so times stay sane.
+            let day = 24 * 3600;
+            if !(15 * 60..=30 * day).contains(&writes.idempotency_window.as_secs()) {
+                errors.push(ConfigError::new(
+                    "writes.idempotency_window",
+                    "must be between 15m and 30d (the seed's is 24h)",
+                ));
+            }
+            if writes.confirm_ttl > Duration::from_secs(3600) {
+                errors.push(ConfigError::new(
+                    "writes.confirm_ttl",
+                    "must be at most 1h: a confirmation is for the change just shown",
+                ));
             }
         }
         let mut paths = std::collections::HashSet::new();

@@ -121,7 +121,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         .map(String::from);
     if let Some(session) = &session
         && let Some(owner) = guard.sessions.owner(session)
-        && owner != session_owner(&caller)
+        && owner != caller.principal()
     {
         tracing::warn!(endpoint = %guard.endpoint.path, client = %caller.client, "session presented by a client that did not open it");
         guard
@@ -147,7 +147,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         }
         _ => request,
     };
-    let client = session_owner(&caller);
+    let client = caller.principal();
     let is_delete = request.method() == http::Method::DELETE;
     request.extensions_mut().insert(caller);
     let mut response = next.run(request).await;
@@ -223,15 +223,6 @@ async fn step_up(
         }
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
-}
-
-/// Who owns a session: the client, and the signed-in user when there is one (one OAuth client,
-/// Claude Code's metadata document say, serves many people).
-fn session_owner(caller: &Caller) -> String {
-    match &caller.user {
-        Some(user) => format!("{}\u{0}{user}", caller.client),
-        None => caller.client.clone(),
-    }
 }
 
 enum Refusal {

@@ -10,7 +10,8 @@
 //! rmcp dropped this transport, so it is ours, and small: the session is an rmcp service over a
 //! pair of channels, served by the same [`EndpointHandler`] (tools, scopes, limits, audit) as
 //! the Streamable HTTP endpoint. The guard in front authenticates both requests; a post is
-//! accepted only from the caller that opened the session.
+//! accepted only from the principal that opened the session, and each message runs with the
+//! caller of the request that carried it (its token's scopes and limits, not the opener's).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,10 +23,10 @@ use axum::extract::{Query, Request, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use concierge_core::Caller;
+use concierge_core::{Caller, Outcome};
 use futures::StreamExt;
 use http::StatusCode;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
 use rmcp::service::{RoleServer, ServiceExt};
 use rmcp::transport::Transport;
 use serde::Deserialize;
@@ -50,44 +51,47 @@ pub struct LegacySse {
     stop: CancellationToken,
     /// Host names accepted (DNS-rebinding protection, as rmcp does for Streamable HTTP).
     hosts: Vec<String>,
+    /// Browser origins accepted; empty: not checked (requests without Origin always pass).
+    origins: Vec<String>,
 }
 
-/// The two routes, sharing the endpoint's dispatcher; `guard` must be layered on them.
+/// The two routes of `paths`, sharing the endpoint's dispatcher (sessions idle out after
+/// `idle`); `guard` must be layered on them.
 pub fn routes(
     endpoint: Arc<Endpoint>,
-    sse: &str,
-    messages: &str,
+    paths: &crate::config::LegacySse,
+    server: &crate::config::ServerSection,
     idle: Duration,
-    max_body: usize,
-    hosts: Vec<String>,
     stop: CancellationToken,
 ) -> Router {
     let state = Arc::new(LegacySse {
         endpoint,
-        messages: messages.to_string(),
+        messages: paths.messages.clone(),
         idle,
-        max_body,
+        max_body: server.max_body_bytes,
         sessions: Mutex::new(HashMap::new()),
         stop,
-        hosts,
+        hosts: server.allowed_hosts.clone(),
+        origins: server.allowed_origins.clone(),
     });
     Router::new()
-        .route(sse, get(open))
-        .route(messages, post(deliver))
+        .route(&paths.sse, get(open))
+        .route(&paths.messages, post(deliver))
         .with_state(state)
 }
 
-/// The principal a session belongs to: the client, and the signed-in user when there is one.
-fn owner_of(caller: &Caller) -> String {
-    format!(
-        "{}\u{0}{}",
-        caller.client,
-        caller.user.as_deref().unwrap_or("")
-    )
-}
-
-/// Whether the request's Host is one the deployment serves.
+/// Whether the request's Host is one the deployment serves, and its Origin (when a browser sent
+/// one and origins are configured) one it accepts.
 fn host_allowed(state: &LegacySse, request: &Request) -> bool {
+    if let Some(origin) = request
+        .headers()
+        .get(http::header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        && !state.origins.is_empty()
+        && !state.origins.iter().any(|allowed| allowed == origin)
+    {
+        return false;
+    }
     let Some(host) = request
         .headers()
         .get(http::header::HOST)
@@ -123,7 +127,7 @@ async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response
         .insert(
             id.clone(),
             Session {
-                owner: owner_of(&caller),
+                owner: caller.principal(),
                 inbox,
                 last_seen: last_seen.clone(),
             },
@@ -213,7 +217,13 @@ async fn deliver(
         let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
         match sessions.get(&id) {
             None => return plain(StatusCode::NOT_FOUND, "no such session; open a new one"),
-            Some(session) if session.owner != owner_of(&caller) => {
+            Some(session) if session.owner != caller.principal() => {
+                tracing::warn!(endpoint = %state.endpoint.path, client = %caller.client, "legacy SSE session posted to by a client that did not open it");
+                state.endpoint.audit_refusal(
+                    Some(&caller.client),
+                    Outcome::SessionRefused,
+                    Instant::now(),
+                );
                 return plain(
                     StatusCode::FORBIDDEN,
                     "this session belongs to another client; open a session of your own",
@@ -222,10 +232,11 @@ async fn deliver(
             Some(session) => (session.inbox.clone(), session.last_seen.clone()),
         }
     };
-    let Ok(body) = axum::body::to_bytes(request.into_body(), state.max_body).await else {
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, state.max_body).await else {
         return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
     };
-    let message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
+    let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(_) => {
             return plain(
@@ -234,14 +245,30 @@ async fn deliver(
             );
         }
     };
+    // The message runs as the caller of this request (the guard put it into the parts), as the
+    // Streamable HTTP transport does: a narrower or newer token is judged by its own scopes.
+    match &mut message {
+        ClientJsonRpcMessage::Request(request) => {
+            request.request.extensions_mut().insert(parts);
+        }
+        ClientJsonRpcMessage::Notification(notification) => {
+            notification.notification.extensions_mut().insert(parts);
+        }
+        _ => {}
+    }
     *last_seen.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
-    if inbox.send(message).await.is_err() {
-        return plain(
+    // A client that stops reading its stream fills the session's queue: refuse, never hang.
+    match inbox.try_send(message) {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(mpsc::error::TrySendError::Full(_)) => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the session's queue is full; read the event stream, then send again",
+        ),
+        Err(mpsc::error::TrySendError::Closed(_)) => plain(
             StatusCode::NOT_FOUND,
             "the session has ended; open a new one",
-        );
+        ),
     }
-    StatusCode::ACCEPTED.into_response()
 }
 
 fn plain(status: StatusCode, message: &'static str) -> Response {

@@ -14,6 +14,7 @@ mod legacy_sse;
 pub mod limits;
 mod platform;
 mod serve;
+mod sqlite;
 pub mod tokens;
 mod validate;
 pub mod writes;

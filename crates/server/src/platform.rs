@@ -341,6 +341,17 @@ impl Platform {
                 None => {
                     let tools =
                         resolve_tools(section, &tool_sets, &apps, &at("tools"), &mut errors);
+                    for name in section.confirm.iter().flatten() {
+                        if !tools
+                            .iter()
+                            .any(|t| t.tool.spec().name == *name && t.tool.spec().write.is_some())
+                        {
+                            errors.push(ConfigError::new(
+                                at("confirm"),
+                                format!("`{name}` is not a write tool served here"),
+                            ));
+                        }
+                    }
                     if config.writes.is_none()
                         && let Some(write) = tools.iter().find(|t| t.tool.spec().write.is_some())
                     {

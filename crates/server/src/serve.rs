@@ -22,8 +22,12 @@ use crate::platform::{BuiltEndpoint, Mounted, Platform};
 /// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
 /// and open stream, so a shutdown does not wait for clients that never hang up.
 pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
-    let checks = platform.health.clone();
-    let mut router = Router::new().route("/health", get(move || health(checks.clone())));
+    let health_state = Arc::new(Health {
+        checks: platform.health.clone(),
+        cache: platform.config.server.health_cache,
+        last: tokio::sync::Mutex::new(None),
+    });
+    let mut router = Router::new().route("/health", get(move || health(health_state.clone())));
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));
     }
@@ -82,11 +86,26 @@ fn protected_resources(platform: &Platform, setup: &crate::platform::OAuthSetup)
     router
 }
 
+/// The apps' upstream checks, and their last report.
+struct Health {
+    checks: Vec<(String, concierge_core::HealthCheck)>,
+    /// How long one round of probes answers (`[server] health_cache`).
+    cache: std::time::Duration,
+    last: tokio::sync::Mutex<Option<(std::time::Instant, serde_json::Value)>>,
+}
+
 /// The server is up; each app's upstream is reported beside it. A down upstream makes the status
 /// `degraded`, still with 200: restarting this server would not bring the upstream back, and a
 /// load balancer that drops every instance would turn one outage into two.
-async fn health(checks: Vec<(String, concierge_core::HealthCheck)>) -> Json<serde_json::Value> {
-    let probes = checks.iter().map(|(name, check)| async move {
+async fn health(state: Arc<Health>) -> Json<serde_json::Value> {
+    // One probe round at a time; callers meanwhile wait for it and share its report.
+    let mut last = state.last.lock().await;
+    if let Some((at, report)) = last.as_ref()
+        && at.elapsed() < state.cache
+    {
+        return Json(report.clone());
+    }
+    let probes = state.checks.iter().map(|(name, check)| async move {
         let started = std::time::Instant::now();
         let result = tokio::time::timeout(std::time::Duration::from_secs(3), check())
             .await
@@ -106,6 +125,7 @@ async fn health(checks: Vec<(String, concierge_core::HealthCheck)>) -> Json<serd
     if !reports.is_empty() {
         body["upstreams"] = serde_json::Value::Object(reports.into_iter().collect());
     }
+    *last = Some((std::time::Instant::now(), body.clone()));
     Json(body)
 }
 
@@ -142,11 +162,9 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
     let router = match (&section.legacy_sse, &built.mounted) {
         (Some(legacy), Mounted::Tools) => router.merge(crate::legacy_sse::routes(
             built.guard.endpoint.clone(),
-            &legacy.sse,
-            &legacy.messages,
+            legacy,
+            server,
             section.idle_timeout,
-            server.max_body_bytes,
-            server.allowed_hosts.clone(),
             stop_legacy,
         )),
         _ => router,

@@ -7,7 +7,10 @@
 //! answer it with a token → token present? verify it → idempotency: the first call with a key
 //! runs the tool once; concurrent calls with the same key share that one run; later calls within
 //! the window answer its stored result; the same key with other arguments is refused. Keys are
-//! the user's (the client's when there is no user); confirm tokens are bound to client and user.
+//! the user's (the client's when there is no user) and the endpoint's: records are kept per
+//! endpoint and tool as the client sees them. A key that already wrote answers its result before
+//! any confirmation is asked. A confirm token is bound to the caller (client and user), the tool,
+//! the key and the arguments: one preview confirms one change.
 //!
 //! A failed write releases its key (the error is answered to everyone waiting on that run): the
 //! caller may send it again, and a backend that dedupes on the key (Mappy's does) makes that
@@ -124,11 +127,6 @@ impl Writes {
         };
         let name = &tool.spec().name;
         let fingerprint = fingerprint(name, &arguments);
-        let owner = format!(
-            "{}\u{0}{}",
-            context.caller.client,
-            context.caller.user.as_deref().unwrap_or("")
-        );
         let arguments = Value::Object(arguments);
 
         if dry_run {
@@ -140,8 +138,46 @@ impl Writes {
             return (answer, WriteCode::DryRun);
         }
 
+        // Keys belong to the person when there is one: a client that registers anew on every
+        // connect (claude.ai does) still replays its user's key; without a user, to the client.
+        let actor = match &context.caller.user {
+            Some(user) => format!("user\u{0}{user}"),
+            None => format!("client\u{0}{}", context.caller.client),
+        };
+        let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{actor}\u{0}{key}"));
+        // A key that already wrote answers its result, whatever else the call carries: a resend
+        // of a confirmed write after its token expired is still that write.
+        match self
+            .store
+            .peek(&record, chrono::Utc::now().timestamp())
+            .await
+        {
+            Ok(Some(Claim::Done {
+                fingerprint: stored,
+                result,
+            })) => {
+                return if stored == fingerprint {
+                    (
+                        Ok(with_field(result, "idempotentReplay", json!(true))),
+                        WriteCode::Replayed,
+                    )
+                } else {
+                    (Err(reused(language)), WriteCode::Executed)
+                };
+            }
+            Ok(_) => {}
+            Err(error) => {
+                let error = ToolError::internal("idempotency_store", error.to_string());
+                return (Err(error), WriteCode::Executed);
+            }
+        }
+
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let binding = format!("{endpoint}\u{0}{name}\u{0}{owner}\u{0}{fingerprint}");
+        // One token confirms one change: this caller, tool, key and arguments.
+        let binding = format!(
+            "{endpoint}\u{0}{name}\u{0}{}\u{0}{key}\u{0}{fingerprint}",
+            context.caller.principal()
+        );
         if safety.confirm {
             match confirm_token {
                 None => {
@@ -178,13 +214,6 @@ impl Writes {
             }
         }
 
-        // Keys belong to the person when there is one: a client that registers anew on every
-        // connect (claude.ai does) still replays its user's key; without a user, to the client.
-        let actor = match &context.caller.user {
-            Some(user) => format!("user\u{0}{user}"),
-            None => format!("client\u{0}{}", context.caller.client),
-        };
-        let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{actor}\u{0}{key}"));
         let shared = {
             let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
             match running.get(&record) {
@@ -199,6 +228,12 @@ impl Writes {
                 }
             }
         };
+        // Leaves the map however this call ends (an answer, a panic, a cancelled request).
+        let _entry = RunningEntry {
+            running: &self.running,
+            record: &record,
+            shared: shared.clone(),
+        };
         let mut ran_here = false;
         context.idempotency_key = Some(key);
         let answer = shared
@@ -208,15 +243,6 @@ impl Writes {
             })
             .await
             .clone();
-        {
-            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-            if running
-                .get(&record)
-                .is_some_and(|(_, s)| Arc::ptr_eq(s, &shared))
-            {
-                running.remove(&record);
-            }
-        }
         match answer {
             Ok((result, replayed)) => {
                 let code = if replayed || !ran_here {
@@ -285,6 +311,25 @@ impl Writes {
                     Err(error)
                 }
             },
+        }
+    }
+}
+
+/// A run's place in the map of runs in progress, given up when the run's caller is done.
+struct RunningEntry<'a> {
+    running: &'a Mutex<HashMap<String, (String, Shared)>>,
+    record: &'a str,
+    shared: Shared,
+}
+
+impl Drop for RunningEntry<'_> {
+    fn drop(&mut self) {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if running
+            .get(self.record)
+            .is_some_and(|(_, s)| Arc::ptr_eq(s, &self.shared))
+        {
+            running.remove(self.record);
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sqlx::Row;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePool;
 
 /// What a claim found.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,8 +22,17 @@ pub enum Claim {
 }
 
 /// A claim older than this whose write never finished was abandoned (a crash mid-write): the key
-/// may be claimed again. Longer than any write timeout, so a live write is never taken over.
-const ABANDONED: Duration = Duration::from_secs(120);
+/// may be claimed again. Write tools must give up sooner (Mappy's write timeout is at most 5
+/// minutes), and the idempotency window must be longer (the config check says so), so a live
+/// write is never taken over.
+pub const ABANDONED: Duration = Duration::from_secs(10 * 60);
+
+const SCHEMA: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS write_idempotency (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, \
+     state TEXT NOT NULL, result TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS write_idempotency_expiry ON write_idempotency (expires_at)",
+    "CREATE TABLE IF NOT EXISTS write_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BLOB NOT NULL)",
+];
 
 pub struct WriteStore {
     pool: SqlitePool,
@@ -31,30 +40,7 @@ pub struct WriteStore {
 
 impl WriteStore {
     pub async fn open(path: &Path) -> Result<Self, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        for statement in [
-            "CREATE TABLE IF NOT EXISTS write_idempotency (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, \
-             state TEXT NOT NULL, result TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)",
-            "CREATE INDEX IF NOT EXISTS write_idempotency_expiry ON write_idempotency (expires_at)",
-            "CREATE TABLE IF NOT EXISTS write_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BLOB NOT NULL)",
-        ] {
-            sqlx::query(statement)
-                .execute(&pool)
-                .await
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-        }
+        let pool = crate::sqlite::open(path, 4, SCHEMA).await?;
         Ok(Self { pool })
     }
 
@@ -128,6 +114,30 @@ impl WriteStore {
             },
             _ => Claim::Running { fingerprint },
         })
+    }
+
+    /// What the key holds now, without claiming it (`None`: nothing live).
+    pub async fn peek(&self, key: &str, now: i64) -> Result<Option<Claim>, sqlx::Error> {
+        let row = sqlx::query(
+            "SELECT fingerprint, state, result FROM write_idempotency WHERE key = ? AND expires_at > ?",
+        )
+        .bind(key)
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|row| {
+            let fingerprint: String = row.get(0);
+            match (
+                row.get::<String, _>(1).as_str(),
+                row.get::<Option<String>, _>(2),
+            ) {
+                ("done", Some(result)) => Claim::Done {
+                    fingerprint,
+                    result: serde_json::from_str(&result).unwrap_or(Value::Null),
+                },
+                _ => Claim::Running { fingerprint },
+            }
+        }))
     }
 
     /// Records the write's result: from now on the key answers it.
