@@ -66,23 +66,8 @@ enum Command {
         /// The sink's name; may be left out when only one sink has a database.
         #[arg(long)]
         sink: Option<String>,
-        /// The user (an OAuth token's subject).
-        #[arg(long)]
-        user: Option<String>,
-        /// The client (a token list's name, an OAuth client id).
-        #[arg(long)]
-        client: Option<String>,
-        #[arg(long)]
-        tool: Option<String>,
-        /// From this time on (RFC 3339, e.g. 2026-12-01T08:00:00Z).
-        #[arg(long)]
-        since: Option<String>,
-        /// Before this time (RFC 3339).
-        #[arg(long)]
-        until: Option<String>,
-        /// At most this many events (the newest).
-        #[arg(long, default_value_t = 100)]
-        limit: u32,
+        #[command(flatten)]
+        filter: AuditFilter,
     },
     /// Operator helpers for the built-in OAuth server (`[oauth]`): users, clients, revocation.
     Token {
@@ -141,6 +126,41 @@ enum TokenAction {
     /// Revoke one token, read from standard input: a refresh token (its whole family) or an
     /// access token (refused by the server within seconds).
     RevokeToken,
+}
+
+/// Which audit events `concierge audit` prints.
+#[derive(clap::Args)]
+struct AuditFilter {
+    /// The user (an OAuth token's subject).
+    #[arg(long)]
+    user: Option<String>,
+    /// The client (a token list's name, an OAuth client id).
+    #[arg(long)]
+    client: Option<String>,
+    #[arg(long)]
+    tool: Option<String>,
+    /// From this time on (RFC 3339, e.g. 2026-12-01T08:00:00Z).
+    #[arg(long)]
+    since: Option<String>,
+    /// Before this time (RFC 3339).
+    #[arg(long)]
+    until: Option<String>,
+    /// At most this many events (the newest).
+    #[arg(long, default_value_t = 100)]
+    limit: u32,
+}
+
+impl From<AuditFilter> for concierge_server::audit::AuditQuery {
+    fn from(f: AuditFilter) -> Self {
+        Self {
+            user: f.user,
+            client: f.client,
+            tool: f.tool,
+            since: f.since,
+            until: f.until,
+            limit: f.limit,
+        }
+    }
 }
 
 /// What `chat` and `telegram` share: the endpoint, the store, the prompt.
@@ -224,21 +244,9 @@ async fn run(command: Command) -> ExitCode {
         Command::Audit {
             config,
             sink,
-            user,
-            client,
-            tool,
-            since,
-            until,
-            limit,
+            filter,
         } => {
-            let filter = concierge_server::audit::AuditQuery {
-                user,
-                client,
-                tool,
-                since,
-                until,
-                limit,
-            };
+            let filter = filter.into();
             match audit(&config, sink.as_deref(), &filter).await {
                 Ok(events) => {
                     for event in events {

@@ -85,26 +85,12 @@ async fn every_event_lands_in_the_postgres_audit_table() {
     assert!(rows.iter().all(|r| r.get::<bool, _>("recent")));
 
     // `concierge audit` reads the same table back, filtered.
-    let out = std::process::Command::new(common::BIN)
-        .arg("audit")
-        .arg("--config")
-        .arg(server.dir.path().join("concierge.toml"))
-        .args(["--client", "n8n", "--tool", "search_menu"])
-        .output()
+    let lines = server
+        .audit_cli(&["--client", "n8n", "--tool", "search_menu"])
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["arguments"], json!({"query": "латте"}));
-    assert!(lines[0]["ts"].as_str().unwrap().ends_with('Z'), "{text}");
+    assert!(lines[0]["ts"].as_str().unwrap().ends_with('Z'), "{lines:?}");
 }
 
 /// A name part no other run uses.

@@ -8,6 +8,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
+use common::oauth::http;
 use common::{Client, Server, call, connect, structured};
 use concierge_mappy::simulator::{Laravel, Sample};
 use rmcp::model::CallToolResult;
@@ -144,13 +145,6 @@ idle_timeout = "{idle}"
     }
 }
 
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
 /// A sample user's sign-in (email and password) by id, from the simulator's data.
 fn credentials(id: u64) -> (String, String) {
     let sample: Value =
@@ -196,41 +190,14 @@ impl Mappy {
             ],
         )
         .unwrap();
-        let html = http()
-            .get(authorize.clone())
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let csrf = html
-            .split("name=\"csrf\" value=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .expect("a CSRF field")
-            .to_string();
-        let decided = http()
-            .post(format!("{}/authorize", self.issuer))
-            .form(&[
-                ("csrf", csrf.as_str()),
-                ("username", &email),
-                ("password", &password),
-                ("decision", "allow"),
-            ])
-            .send()
-            .await
-            .unwrap();
+        let decided =
+            common::oauth::post_sign_in(authorize.as_str(), &email, &password, "allow").await;
         assert!(
             decided.status().is_redirection(),
             "sign-in as {email} failed"
         );
         let back = reqwest::Url::parse(decided.headers()["location"].to_str().unwrap()).unwrap();
-        let code = back
-            .query_pairs()
-            .find(|(k, _)| k == "code")
-            .map(|(_, v)| v.into_owned())
-            .expect("a code");
+        let code = common::oauth::query(&back, "code").expect("a code");
         let answer: Value = http()
             .post(format!("{}/token", self.issuer))
             .form(&[
@@ -259,17 +226,7 @@ impl Mappy {
 
     /// Registers a public client as Claude does; answers its id.
     async fn register(&self) -> String {
-        let answer: Value = http()
-            .post(format!("{}/register", self.issuer))
-            .json(&json!({"redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
-                          "grant_types": ["authorization_code", "refresh_token"], "client_name": "Claude"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        answer["client_id"].as_str().unwrap().to_string()
+        common::oauth::register_public(&self.issuer, "Claude").await
     }
 
     async fn client(&self, id: u64) -> Client {
@@ -1265,36 +1222,17 @@ async fn the_audit_table_answers_by_user_client_tool_and_time() {
     assert!(rows.iter().all(|r| r.4 >= 0.0 && !r.0.is_empty()));
 
     // The operator's way in: `concierge audit`, filtered the same way, one JSON object a line.
-    let out = std::process::Command::new(common::BIN)
-        .arg("audit")
-        .arg("--config")
-        .arg(m.server.dir.path().join("concierge.toml"))
-        .args(["--user", "13", "--tool", "location_get", "--since"])
-        .arg(since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .output()
+    let since = since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let lines = m
+        .server
+        .audit_cli(&["--user", "13", "--tool", "location_get", "--since", &since])
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["outcome"], "not_found");
     assert_eq!(lines[0]["arguments"], json!({"location_id": 101}));
     assert_eq!(lines[0]["notes"]["acting_role"], "GROUP_USER");
-    let refused = std::process::Command::new(common::BIN)
-        .arg("audit")
-        .arg("--config")
-        .arg(m.server.dir.path().join("concierge.toml"))
-        .args(["--since", "yesterday"])
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("2026-12-01T08:00:00Z"));
+    let refused = m.server.audit_cli(&["--since", "yesterday"]).unwrap_err();
+    assert!(refused.contains("2026-12-01T08:00:00Z"), "{refused}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

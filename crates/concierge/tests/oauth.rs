@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::oauth::{get_json, http, query};
 use common::{BIN, Server, call, connect, structured};
 use oauth2::basic::BasicClient;
 use oauth2::{
@@ -136,13 +137,6 @@ fn deploy_with(extra: &str) -> Deployment {
     }
 }
 
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
-}
-
 /// The `oauth2` crate's HTTP hook, over our reqwest.
 async fn send(request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, std::io::Error> {
     let (parts, body) = request.into_parts();
@@ -161,10 +155,6 @@ async fn send(request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, std:
     answer.body(bytes.to_vec()).map_err(std::io::Error::other)
 }
 
-async fn get_json(url: &str) -> Value {
-    http().get(url).send().await.unwrap().json().await.unwrap()
-}
-
 /// The `oauth2` crate's client for `client_id` against our authorization server.
 fn oauth_client(
     issuer: &str,
@@ -177,62 +167,9 @@ fn oauth_client(
         .set_redirect_uri(RedirectUrl::new(redirect.to_string()).unwrap())
 }
 
-/// Registers a client as Claude Code does (public, loopback redirect without a port).
-async fn register_native(issuer: &str) -> String {
-    let answer: Value = http()
-        .post(format!("{issuer}/register"))
-        .json(&json!({"redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
-                      "grant_types": ["authorization_code", "refresh_token"], "client_name": "Claude Code"}))
-        .send()
-        .await
-        .expect("register")
-        .json()
-        .await
-        .expect("json");
-    assert!(
-        answer.get("client_secret").is_none(),
-        "no secret for a public client"
-    );
-    answer["client_id"].as_str().expect("client_id").to_string()
-}
-
-/// Posts the sign-in form the authorize page shows; returns the redirect's query parameters.
-/// Opens the authorize page (checking it cannot be framed) and posts its form as alice.
-async fn post_sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest::Response {
-    let page = http().get(authorize_url).send().await.expect("authorize");
-    assert_eq!(page.status(), 200);
-    let csp = page.headers()["content-security-policy"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
-    let html = page.text().await.expect("html");
-    let csrf = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("a CSRF field")
-        .to_string();
-    let action = reqwest::Url::parse(authorize_url)
-        .unwrap()
-        .join("authorize")
-        .unwrap();
-    http()
-        .post(action)
-        .form(&[
-            ("csrf", csrf.as_str()),
-            ("username", "alice"),
-            ("password", password),
-            ("decision", decision),
-        ])
-        .send()
-        .await
-        .expect("decide")
-}
-
 /// Signs in and decides; returns where the server sends the browser back to.
 async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest::Url {
-    let answer = post_sign_in(authorize_url, decision, password).await;
+    let answer = common::oauth::post_sign_in(authorize_url, "alice", password, decision).await;
     assert!(
         answer.status().is_redirection(),
         "{}: {}",
@@ -256,12 +193,6 @@ fn machine_client(config: &Path, name: &str, scopes: &[&str]) -> (String, String
             .to_string()
     };
     (value("client_id"), value("client_secret"))
-}
-
-fn query(url: &reqwest::Url, key: &str) -> Option<String> {
-    url.query_pairs()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.into_owned())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -321,7 +252,7 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
     );
 
     // The flow, with the oauth2 crate; the loopback redirect on a port it was not registered with.
-    let client_id = register_native(&d.issuer).await;
+    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
     let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:54321/callback");
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, state) = client
@@ -601,7 +532,7 @@ async fn an_expired_token_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorize_refuses_plain_pkce_foreign_redirects_and_reports_denial() {
     let d = deploy();
-    let client_id = register_native(&d.issuer).await;
+    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
     let base = format!(
         "{}/authorize?response_type=code&client_id={client_id}&state=s1&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
         d.issuer
@@ -641,10 +572,11 @@ async fn authorize_refuses_plain_pkce_foreign_redirects_and_reports_denial() {
     assert_eq!(query(&back, "error").as_deref(), Some("access_denied"));
     assert_eq!(query(&back, "iss").as_deref(), Some(d.issuer.as_str()));
     // A wrong password shows the form again, and no code.
-    let wrong = post_sign_in(
+    let wrong = common::oauth::post_sign_in(
         &format!("{base}&code_challenge_method=S256&redirect_uri=http://127.0.0.1:9/callback"),
-        "allow",
+        "alice",
         "wrong",
+        "allow",
     )
     .await;
     assert_eq!(wrong.status(), 200);
@@ -877,7 +809,7 @@ async fn browser_preflights_are_answered_before_authentication() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operators_list_sign_ins_and_revoke_a_refresh_token_from_the_command_line() {
     let d = deploy();
-    let client_id = register_native(&d.issuer).await;
+    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
     let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:6000/callback");
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, _) = client
@@ -915,12 +847,13 @@ async fn operators_list_sign_ins_and_revoke_a_refresh_token_from_the_command_lin
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn password_guessing_stops_after_five_failures() {
     let d = deploy();
-    let client_id = register_native(&d.issuer).await;
+    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
     let url = format!(
         "{}/authorize?response_type=code&client_id={client_id}&redirect_uri=http://127.0.0.1:9/callback&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
         d.issuer
     );
-    let attempt = |password: &'static str| post_sign_in(&url, "allow", password);
+    let attempt =
+        |password: &'static str| common::oauth::post_sign_in(&url, "alice", password, "allow");
     for _ in 0..5 {
         let wrong = attempt("wrong").await;
         assert!(
@@ -946,7 +879,7 @@ async fn password_guessing_stops_after_five_failures() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_code_used_twice_revokes_what_it_bought() {
     let d = deploy();
-    let client_id = register_native(&d.issuer).await;
+    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
     let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:6100/callback");
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, _) = client

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::oauth::http;
 use common::{Server, call, connect, structured};
 use concierge_oauth::keys::{AccessClaims, SigningKey};
 use serde_json::{Value, json};
@@ -95,10 +96,6 @@ fn claims(aud: &str, jti: &str) -> AccessClaims {
         nbf: now,
         exp: now + 600,
     }
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::new()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -206,6 +206,17 @@ pub struct AuditQuery {
     pub limit: u32,
 }
 
+/// Runs `statement` with `values` bound in order, on either database.
+macro_rules! fetch {
+    ($pool:expr, $statement:expr, $values:expr) => {{
+        let mut query = sqlx::query(sqlx::AssertSqlSafe($statement.as_str()));
+        for value in $values {
+            query = query.bind(value);
+        }
+        query.fetch_all($pool).await
+    }};
+}
+
 /// The events matching `filter`, oldest first, as JSON objects.
 pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::Value>, String> {
     let postgres = target.starts_with("postgres://") || target.starts_with("postgresql://");
@@ -266,13 +277,7 @@ pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::
             .connect(target)
             .await
             .map_err(|e| format!("cannot connect to PostgreSQL ({})", kind(&e)))?;
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(statement.as_str()));
-        for value in &values {
-            query = query.bind(value);
-        }
-        let rows = query
-            .fetch_all(&pool)
-            .await
+        let rows = fetch!(&pool, &statement, &values)
             .map_err(|e| format!("cannot read the audit table ({})", kind(&e)))?;
         Ok(rows.iter().map(pg_row).collect())
     } else {
@@ -283,14 +288,7 @@ pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::
             .connect_with(options)
             .await
             .map_err(|e| format!("{path}: {e}"))?;
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(statement.as_str()));
-        for value in &values {
-            query = query.bind(value);
-        }
-        let rows = query
-            .fetch_all(&pool)
-            .await
-            .map_err(|e| format!("{path}: {e}"))?;
+        let rows = fetch!(&pool, &statement, &values).map_err(|e| format!("{path}: {e}"))?;
         Ok(rows.iter().map(sqlite_row).collect())
     }
 }

@@ -1,6 +1,7 @@
 //! A real `concierge` process on 127.0.0.1, a real MCP client, and helpers to read what it wrote.
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+pub mod oauth;
 pub mod ski;
 
 use std::io::{BufRead, BufReader};
@@ -173,6 +174,27 @@ impl Drop for Server {
 }
 
 pub type Client = RunningService<RoleClient, ()>;
+
+impl Server {
+    /// `concierge audit --config <this server's config> <args>`: the events it prints, or its
+    /// error output when it fails.
+    pub fn audit_cli(&self, args: &[&str]) -> Result<Vec<Value>, String> {
+        let out = Command::new(BIN)
+            .arg("audit")
+            .arg("--config")
+            .arg(self.dir.path().join("concierge.toml"))
+            .args(args)
+            .output()
+            .expect("run concierge audit");
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect())
+    }
+}
 
 /// Connects rmcp's own Streamable HTTP client with a bearer token.
 pub async fn connect(url: &str, token: &str) -> Client {
