@@ -317,7 +317,7 @@ async fn authenticate(auth: &Authenticator, presented: Option<&str>) -> Result<C
 }
 
 /// A JSON-RPC-shaped error body, so MCP clients can show the message.
-fn json_error(status: StatusCode, message: &str) -> Response {
+pub(crate) fn json_error(status: StatusCode, message: &str) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;

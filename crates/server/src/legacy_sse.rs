@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Query, Request, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -35,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::Endpoint;
 use crate::handler::EndpointHandler;
+use crate::http::json_error;
 
 struct Session {
     owner: String,
@@ -111,7 +111,7 @@ fn host_allowed(state: &LegacySse, request: &Request) -> bool {
 
 async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response {
     if !host_allowed(&state, &request) {
-        return plain(StatusCode::FORBIDDEN, "this host name is not served here");
+        return json_error(StatusCode::FORBIDDEN, "this host name is not served here");
     }
     let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
@@ -208,15 +208,15 @@ async fn deliver(
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     if !host_allowed(&state, &request) {
-        return plain(StatusCode::FORBIDDEN, "this host name is not served here");
+        return json_error(StatusCode::FORBIDDEN, "this host name is not served here");
     }
     let Some(id) = target.session_id else {
-        return plain(StatusCode::BAD_REQUEST, "sessionId is missing from the URL");
+        return json_error(StatusCode::BAD_REQUEST, "sessionId is missing from the URL");
     };
     let (inbox, last_seen) = {
         let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
         match sessions.get(&id) {
-            None => return plain(StatusCode::NOT_FOUND, "no such session; open a new one"),
+            None => return json_error(StatusCode::NOT_FOUND, "no such session; open a new one"),
             Some(session) if session.owner != caller.principal() => {
                 tracing::warn!(endpoint = %state.endpoint.path, client = %caller.client, "legacy SSE session posted to by a client that did not open it");
                 state.endpoint.audit_refusal(
@@ -224,7 +224,7 @@ async fn deliver(
                     Outcome::SessionRefused,
                     Instant::now(),
                 );
-                return plain(
+                return json_error(
                     StatusCode::FORBIDDEN,
                     "this session belongs to another client; open a session of your own",
                 );
@@ -234,12 +234,12 @@ async fn deliver(
     };
     let (parts, body) = request.into_parts();
     let Ok(body) = axum::body::to_bytes(body, state.max_body).await else {
-        return plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
+        return json_error(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
     };
     let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(_) => {
-            return plain(
+            return json_error(
                 StatusCode::BAD_REQUEST,
                 "the body is not a JSON-RPC message",
             );
@@ -260,21 +260,15 @@ async fn deliver(
     // A client that stops reading its stream fills the session's queue: refuse, never hang.
     match inbox.try_send(message) {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
-        Err(mpsc::error::TrySendError::Full(_)) => plain(
+        Err(mpsc::error::TrySendError::Full(_)) => json_error(
             StatusCode::SERVICE_UNAVAILABLE,
             "the session's queue is full; read the event stream, then send again",
         ),
-        Err(mpsc::error::TrySendError::Closed(_)) => plain(
+        Err(mpsc::error::TrySendError::Closed(_)) => json_error(
             StatusCode::NOT_FOUND,
             "the session has ended; open a new one",
         ),
     }
-}
-
-fn plain(status: StatusCode, message: &'static str) -> Response {
-    let mut response = Response::new(Body::from(message));
-    *response.status_mut() = status;
-    response
 }
 
 /// An rmcp transport over two channels: what the POSTs deliver, and what the stream sends.
