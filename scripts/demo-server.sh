@@ -3,11 +3,9 @@
 start_demo() {
   local bin=$1
   demo_state=$(mktemp -d)
-  # A free port chosen here rather than port 0: OAuth's issuer (CONCIERGE_PUBLIC_URL) must name it.
-  local port
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  CONCIERGE_LISTEN=127.0.0.1:$port CONCIERGE_PUBLIC_URL=http://127.0.0.1:$port \
-    CONCIERGE_VAR="$demo_state/var" RUST_LOG=warn \
+  # Port 0 everywhere: the server and its simulators each get a free port (the OAuth issuer and
+  # the apps' upstream URLs name the ones they got), so this runs beside any other demo.
+  CONCIERGE_LISTEN=127.0.0.1:0 CONCIERGE_VAR="$demo_state/var" RUST_LOG=warn \
     "$bin" serve --config concierge.toml >"$demo_state/server.log" 2>&1 &
   demo_pid=$!
   trap 'kill $demo_pid 2>/dev/null || true; rm -rf "$demo_state"' EXIT

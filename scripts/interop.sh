@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Real third-party MCP clients against the demo: the Python `mcp` SDK, langchain-mcp-adapters
 # (DeerFlow's client), and the 1.x SDK's legacy SSE client on /mappy/sse. Each gets its own
-# virtualenv with pinned versions under scripts/interop/.
+# virtualenv with pinned versions under scripts/interop/. Then the walk: every tool of every
+# endpoint through a success and an error path (scripts/interop/walk-plan.json) with the Python SDK
+# and the TypeScript SDK (pinned in scripts/interop/ts, installed on first use; Node ≥ 18).
 # Usage: scripts/interop.sh [path-to-concierge-binary]   (default: target/debug/concierge)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +22,10 @@ venv() {
 }
 venv "$here/.venv-mcp" mcp==2.3.0
 venv "$here/.venv-langchain" langchain-mcp-adapters==0.3.2
+# The TypeScript SDK for the walk (pinned by ts/package-lock.json).
+if [ ! -d "$here/ts/node_modules" ]; then
+  (cd "$here/ts" && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 . scripts/demo-server.sh
 start_demo "$bin"
@@ -28,3 +34,9 @@ start_demo "$bin"
 "$here/.venv-langchain/bin/python" "$here/langchain_mcp.py" "$demo_url"
 # The legacy HTTP+SSE transport, with the 1.x SDK's SSE client and an OAuth sign-in.
 "$here/.venv-langchain/bin/python" "$here/legacy_sse.py" "$demo_url" examples/mappy/sample.json
+
+# The walk, with both SDKs (each validates structuredContent against the tools' outputSchema).
+status=0
+"$here/.venv-mcp/bin/python" "$here/walk.py" "$demo_url" || status=1
+node "$here/ts/walk.mjs" "$demo_url" || status=1
+exit $status

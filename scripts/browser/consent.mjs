@@ -4,8 +4,13 @@
 //
 //   node consent.mjs --decision allow|deny --url AUTHORIZE_URL --issuer ISSUER --resource URL
 //                    --client-id ID --state STATE --callback REDIRECT_URI
-//                    [--verifier PKCE_VERIFIER] [--password PW] [--screenshot FILE.png] [--frame-check]
+//                    [--verifier PKCE_VERIFIER] [--username NAME] [--password PW]
+//                    [--login-label LABEL] [--hint TEXT] [--scope-titles JSON]
+//                    [--screenshot FILE.png] [--frame-check]
 //
+// The page's words are the deployment's ([oauth] login_label, sign_in_hint, scope_titles): pass
+// what the server was configured with; the defaults are those of a server that sets none. The
+// scopes expected on the page are the authorize URL's `scope`.
 // Exits 1 with a list of what failed; prints one line per check passed.
 import { parseArgs } from "node:util";
 import http from "node:http";
@@ -21,7 +26,11 @@ const { values: a } = parseArgs({
     state: { type: "string" },
     callback: { type: "string" },
     verifier: { type: "string" },
+    username: { type: "string", default: "alice" },
     password: { type: "string", default: "correct horse battery" },
+    "login-label": { type: "string", default: "User name" },
+    hint: { type: "string" },
+    "scope-titles": { type: "string", default: "{}" },
     screenshot: { type: "string" },
     "frame-check": { type: "boolean", default: false },
   },
@@ -29,6 +38,14 @@ const { values: a } = parseArgs({
 for (const key of ["decision", "url", "issuer", "resource", "client-id", "state", "callback"]) {
   if (!a[key]) throw new Error(`--${key} is required`);
 }
+
+const scopes = (new URL(a.url).searchParams.get("scope") || "").split(" ").filter(Boolean);
+const titles = JSON.parse(a["scope-titles"]);
+// The server's refusal names the field as its label does ("Wrong e-mail address or password."),
+// an acronym ("PIN") keeping its capitals.
+const label = a["login-label"];
+const lowered = /^.[\p{Lu}]/u.test(label) ? label : label.charAt(0).toLowerCase() + label.slice(1);
+const wrongSignIn = `Wrong ${lowered} or password.`;
 
 const failures = [];
 const check = (ok, what, detail = "") => {
@@ -91,11 +108,29 @@ try {
   same((await page.locator("h1").innerText()).trim(), "Sign in to allow access", "heading");
   same((await page.locator(".client").innerText()).trim(), "Claude Code", "client name shown");
   check(await page.locator(".badge", { hasText: "unverified" }).isVisible(), "self-registered name marked unverified");
-  same(
-    (await page.locator("ul.scopes li").allInnerTexts()).map((s) => s.trim()),
-    ["coffee:read", "coffee:order"],
-    "requested scopes listed",
+  // Each scope by its raw name, with its title (if it has one) above it.
+  const listed = await page.locator("ul.scopes li").evaluateAll((items) =>
+    items.map((li) => ({
+      name: (li.querySelector("code")?.innerText || "").trim(),
+      title: li.querySelector(".title") ? li.querySelector(".title").innerText.trim() : null,
+    })),
   );
+  same(
+    listed,
+    scopes.map((name) => ({ name, title: titles[name] ?? null })),
+    "requested scopes listed (titles where configured)",
+  );
+  same((await page.locator('label[for="username"]').innerText()).trim(), label, "first field's label");
+  same(
+    await page.locator("#username").evaluate((e) => [e.type, e.autocomplete]),
+    ["text", "username"],
+    "first field is type=text, autocomplete=username",
+  );
+  if (a.hint) {
+    same((await page.locator(".hint").innerText()).trim(), a.hint, "sign-in hint shown");
+  } else {
+    same(await page.locator(".hint").count(), 0, "no sign-in hint");
+  }
   const details = {};
   const dts = await page.locator("dl dt").allInnerTexts();
   const dds = await page.locator("dl dd").allInnerTexts();
@@ -128,19 +163,19 @@ try {
   if (a.decision === "allow") {
     // A wrong password shows the form again, with a message and a fresh CSRF token.
     const csrfBefore = await page.locator('input[name="csrf"]').inputValue();
-    await page.fill("#username", "alice");
+    await page.fill("#username", a.username);
     await page.fill("#password", "not the password");
     await Promise.all([
       page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/authorize"),
       page.getByRole("button", { name: "Allow" }).click(),
     ]);
     await page.locator(".error").waitFor();
-    same((await page.locator(".error").innerText()).trim(), "Wrong user name or password.", "wrong password refused on the page");
+    same((await page.locator(".error").innerText()).trim(), wrongSignIn, "wrong password refused on the page");
     check(new URL(page.url()).pathname === "/authorize", "still on the authorize page", page.url());
     const csrfAfter = await page.locator('input[name="csrf"]').inputValue();
     check(csrfAfter && csrfAfter !== csrfBefore, "a fresh CSRF token after the failed attempt");
 
-    await page.fill("#username", "alice");
+    await page.fill("#username", a.username);
     await page.fill("#password", a.password);
     await Promise.all([
       page.waitForURL((u) => u.href.startsWith(callbackBase), { timeout: 10_000 }),
@@ -175,7 +210,7 @@ try {
       const body = await token.json().catch(() => ({}));
       same(token.status, 200, "code + PKCE verifier exchanged at /token");
       check(typeof body.access_token === "string" && body.access_token.length > 20, "access token issued");
-      same((body.scope || "").split(" ").sort(), ["coffee:order", "coffee:read"], "granted scopes");
+      same((body.scope || "").split(" ").sort(), [...scopes].sort(), "granted scopes");
     }
   } else if (a.decision === "deny") {
     await Promise.all([

@@ -91,6 +91,9 @@ pub enum ChatError {
     Malformed(String),
 }
 
+/// OpenAI's API, the default model endpoint: the one that needs `OPENAI_API_KEY`.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
 /// A chat-completions endpoint: `{base_url}/chat/completions`.
 #[derive(Clone)]
 pub struct ChatClient {
@@ -111,6 +114,29 @@ impl ChatClient {
             api_key,
             model: model.to_string(),
         }
+    }
+
+    /// The model from the environment, as `chat` and `telegram` take it: `OPENAI_BASE_URL`
+    /// (default [`OPENAI_BASE_URL`]), `OPENAI_API_KEY`, `OPENAI_MODEL` (default `gpt-4o-mini`).
+    /// The key is required for api.openai.com only: a local Ollama, vLLM or llama.cpp server
+    /// needs none. `env` is injected so tests need no globals.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+        let base = set("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into());
+        let url = reqwest::Url::parse(&base)
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .ok_or_else(|| format!("OPENAI_BASE_URL `{base}` is not an http(s) URL"))?;
+        let key = set("OPENAI_API_KEY");
+        if key.is_none() && url.host_str() == Some("api.openai.com") {
+            return Err(format!(
+                "OPENAI_API_KEY is not set: the model API at {base} needs one (a local \
+                 OpenAI-compatible server needs none: set OPENAI_BASE_URL, e.g. Ollama's \
+                 http://127.0.0.1:11434/v1)"
+            ));
+        }
+        let model = set("OPENAI_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
+        Ok(Self::new(&base, key, &model))
     }
 
     /// One completion: the model's next message (text, or tool calls).
@@ -157,5 +183,47 @@ impl ChatClient {
                 "expected an assistant message, got {other:?}"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        }
+    }
+
+    #[test]
+    fn openai_needs_a_key_and_a_local_server_does_not() {
+        let error = ChatClient::from_env(&env(&[])).err().unwrap();
+        assert!(error.starts_with("OPENAI_API_KEY is not set"), "{error}");
+        let error = ChatClient::from_env(&env(&[
+            ("OPENAI_BASE_URL", "https://api.openai.com/v1/"),
+            ("OPENAI_API_KEY", " "),
+        ]))
+        .err()
+        .unwrap();
+        assert!(error.starts_with("OPENAI_API_KEY is not set"), "{error}");
+
+        let client = ChatClient::from_env(&env(&[("OPENAI_API_KEY", "sk-x")])).unwrap();
+        assert_eq!(client.base_url, OPENAI_BASE_URL);
+        let local = ChatClient::from_env(&env(&[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1/"),
+            ("OPENAI_MODEL", "qwen2.5"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (local.base_url.as_str(), local.api_key, local.model.as_str()),
+            ("http://127.0.0.1:11434/v1", None, "qwen2.5")
+        );
+        let error = ChatClient::from_env(&env(&[("OPENAI_BASE_URL", "localhost:11434")]))
+            .err()
+            .unwrap();
+        assert!(error.contains("not an http(s) URL"), "{error}");
     }
 }

@@ -40,7 +40,23 @@ impl McpConnection {
         }
         ().serve(StreamableHttpClientTransport::from_config(config))
             .await
-            .map_err(|e| format!("cannot connect to {}: {e}", self.url))
+            .map_err(|e| explain(&self.url, self.token.is_some(), &e))
+    }
+
+    /// Connects and lists the tools once, keeping the session: what `chat` and `telegram` do
+    /// before the first message, so a wrong token or URL is said at start, in words a person can
+    /// act on (not in the first answer, as an apology). Answers the number of tools.
+    pub async fn check(&self) -> Result<usize, String> {
+        // A black-holed address would otherwise wait for the system's connect timeout (minutes).
+        const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+        match tokio::time::timeout(LIMIT, self.list_tools()).await {
+            Ok(listed) => listed.map(|tools| tools.len()),
+            Err(_) => Err(format!(
+                "cannot reach the MCP endpoint {}: no answer within {} s",
+                self.url,
+                LIMIT.as_secs()
+            )),
+        }
     }
 
     pub async fn list_tools(&self) -> Result<Vec<Tool>, String> {
@@ -92,6 +108,74 @@ impl McpConnection {
             attempt += 1;
         }
     }
+}
+
+/// Why a session could not be opened, for a person: a refused token, an unreachable address, an
+/// endpoint that answered something else. rmcp's own error text names internal types ("Transport
+/// [..] error: Auth required") and is logged at debug level only.
+fn explain(url: &str, has_token: bool, error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+    tracing::debug!(%error, "MCP initialize failed");
+    let refused = if has_token {
+        "the MCP endpoint refused the token (--token / MCP_TOKEN)"
+    } else {
+        "the MCP endpoint needs a token: pass --token or set MCP_TOKEN"
+    }
+    .to_string();
+    let error = match error {
+        ClientInitializeError::TransportError { error, .. } => error,
+        ClientInitializeError::JsonRpcError(error) => {
+            return format!(
+                "the MCP endpoint {url} refused to open a session: {}",
+                error.message
+            );
+        }
+        _ => return format!("{url} did not answer as an MCP endpoint"),
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error as _);
+    while let Some(current) = cause {
+        if let Some(http) = current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return match http {
+                StreamableHttpError::AuthRequired(_)
+                | StreamableHttpError::InsufficientScope(_) => refused,
+                StreamableHttpError::HttpStatus(status) => {
+                    format!("the MCP endpoint {url} answered HTTP {}", status.status)
+                }
+                // `HTTP 404 Not Found: <body>`: the status is what matters.
+                StreamableHttpError::UnexpectedServerResponse(text)
+                    if text.starts_with("HTTP ") =>
+                {
+                    let status = text.split(':').next().unwrap_or_default();
+                    if status.starts_with("HTTP 401") || status.starts_with("HTTP 403") {
+                        refused
+                    } else {
+                        format!("the MCP endpoint {url} answered {status}")
+                    }
+                }
+                StreamableHttpError::Client(error) => {
+                    format!("cannot reach the MCP endpoint {url}: {}", root_cause(error))
+                }
+                StreamableHttpError::Io(error) => {
+                    format!("cannot reach the MCP endpoint {url}: {}", root_cause(error))
+                }
+                _ => format!("{url} did not answer as an MCP endpoint"),
+            };
+        }
+        cause = current.source();
+    }
+    format!("cannot reach the MCP endpoint {url}: {}", root_cause(error))
+}
+
+/// The innermost cause ("Connection refused (os error 111)", "failed to lookup address
+/// information: …"): the part of an HTTP client's error chain that says what happened.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    current.to_string()
 }
 
 /// A JSON-RPC error comes from a live server that refused; anything else means the connection or

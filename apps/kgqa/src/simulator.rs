@@ -77,20 +77,31 @@ pub fn router(answers: Answers, api_key: String) -> axum::Router {
         .with_state(state)
 }
 
-/// Binds `listen` now (so a port clash fails start-up) and returns the serving future.
+/// Binds `listen` now (so a port clash fails start-up; port 0 picks a free one) and returns the
+/// address it got and the serving future.
 pub async fn start(
     config: &SimulatorConfig,
-) -> Result<impl Future<Output = ()> + Send + 'static, String> {
+) -> Result<
+    (
+        std::net::SocketAddr,
+        impl Future<Output = ()> + Send + 'static,
+    ),
+    String,
+> {
     let answers = Answers::load(&config.answers)?;
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("kgqa simulator cannot listen on {}: {e}", config.listen))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("kgqa simulator has no local address: {e}"))?;
+    tracing::info!(%addr, "kgqa Q&A API SIMULATOR listening");
     let app = router(answers, config.api_key.clone());
-    Ok(async move {
+    Ok((addr, async move {
         if let Err(error) = axum::serve(listener, app).await {
             tracing::error!(%error, "kgqa simulator stopped");
         }
-    })
+    }))
 }
 
 fn refuse(status: StatusCode, code: &str, message: &str) -> Response {

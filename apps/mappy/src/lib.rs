@@ -58,7 +58,7 @@ pub fn build(config: &MappyConfig) -> Result<ToolSet, String> {
         ToolSet::new("mappy", Language::English, tools::all(api)).with_health(Arc::new(
             move || {
                 let probe = probe.clone();
-                Box::pin(async move { probe.health().await })
+                Box::pin(async move { probe.health().await.into() })
             },
         )),
     )

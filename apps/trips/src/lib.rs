@@ -97,6 +97,7 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
             .map_err(|e| e.to_string())?,
     );
     let mut tools = tools::content_tools(index.clone(), store.clone());
+    let mut health = None;
     if let Some(export) = &config.export {
         for period in &config.periods {
             if period.to < period.from {
@@ -104,13 +105,37 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
             }
         }
         let catalog = catalog::load::CatalogHandle::open(export.clone(), store).await?;
+        health = Some(catalog_health(&catalog));
         let settings = Arc::new(trip_tools::TripSettings {
             periods: config.periods.clone(),
             as_of: config.as_of,
         });
         tools.extend(trip_tools::trip_tools(catalog, index, settings));
     }
-    Ok(ToolSet::new("trips", Language::English, tools))
+    let set = ToolSet::new("trips", Language::English, tools);
+    Ok(match health {
+        Some(check) => set.with_health(check),
+        None => set,
+    })
+}
+
+/// `/health` for the trips: `starting` until the catalog has loaded from a filled mirror.
+fn catalog_health(catalog: &Arc<catalog::load::CatalogHandle>) -> concierge_core::HealthCheck {
+    let catalog = Arc::downgrade(catalog);
+    Arc::new(move || {
+        use crate::catalog::load::NotReady;
+        use concierge_core::Health;
+        let state = match catalog.upgrade().map(|c| c.ready().map(|_| ())) {
+            Some(Ok(())) | None => Health::Ok,
+            Some(Err(NotReady::Loading)) => {
+                Health::Starting("the trip catalog is still loading (first content sync)".into())
+            }
+            Some(Err(NotReady::ExportUnavailable)) => {
+                Health::Down("the product export could not be read".into())
+            }
+        };
+        Box::pin(std::future::ready(state))
+    })
 }
 
 /// One sync run (`concierge sync`).

@@ -58,7 +58,6 @@ struct FullDocument {
     kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     site: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     breadcrumb: Vec<String>,
     /// The page text as Markdown.
     markdown: String,

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::catalog::TripCatalog;
 use crate::catalog::export::Pickup;
 use crate::catalog::facts::{TravelDateFacts, accommodation, board_terms, room_type};
-use crate::catalog::load::CatalogHandle;
+use crate::catalog::load::{CatalogHandle, NotReady};
 use crate::catalog::search::{TripLength, TripQuery};
 use crate::content::search::ContentIndex;
 
@@ -217,9 +217,9 @@ struct TripResult {
     /// "frei" or "auf Anfrage".
     availability: &'static str,
     room_types: Vec<&'static str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// The board offers (selection group 71); `[]` when the date lists none. Arrays the schema
+    /// requires are always present: clients validate results against it.
     board: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     inclusions: Vec<String>,
     /// Destination, most specific first ("Val Thorens › Les 3 Vallées › Frankreich").
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -307,7 +307,6 @@ struct DateDetail {
     end: NaiveDate,
     nights: i64,
     hotels: Vec<DateHotel>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     inclusions: Vec<String>,
     /// Whether an outbound bus can be booked.
     bus: bool,
@@ -385,8 +384,11 @@ pub fn trip_tools(
             SEARCH_TRIPS,
             Annotations::read_only(),
             move |input: SearchTrips, _call: CallContext| {
-                let (catalog, index, settings) = (catalog.get(), index.clone(), settings.clone());
-                async move { search_trips(&catalog, &index, &settings, input).await }
+                let (catalog, index, settings) = (catalog.clone(), index.clone(), settings.clone());
+                async move {
+                    let catalog = current(&catalog).await?;
+                    search_trips(&catalog, &index, &settings, input).await
+                }
             },
         )
     };
@@ -415,8 +417,8 @@ pub fn trip_tools(
             description,
             Annotations::read_only(),
             move |input: GetTrip, _call: CallContext| {
-                let (catalog, settings) = (catalog.get(), settings.clone());
-                async move { get_trip(&catalog, &settings, input, editorial) }
+                let (catalog, settings) = (catalog.clone(), settings.clone());
+                async move { get_trip(&*current(&catalog).await?, &settings, input, editorial) }
             },
         )
     };
@@ -426,6 +428,27 @@ pub fn trip_tools(
         get("get_trip_structured", GET_TRIP_STRUCTURED, false),
     ]
 }
+
+/// The catalog a call answers from: never one older than a mirror change already known of, and
+/// while the first sync is still filling the mirror, a retryable "still loading" instead of "no
+/// trips".
+async fn current(catalog: &CatalogHandle) -> Result<Arc<TripCatalog>, ToolError> {
+    catalog.get().await.map_err(|not_ready| match not_ready {
+        NotReady::Loading => ToolError::internal(
+            "catalog_loading",
+            "the content mirror has not been filled yet (first sync under way)",
+        )
+        .with_message(CATALOG_LOADING),
+        NotReady::ExportUnavailable => ToolError::internal(
+            "trip_data_unavailable",
+            "the product export has not been loaded",
+        )
+        .with_message("Trip data is not available right now; refer to the website."),
+    })
+}
+
+/// What a model reads while the catalog loads: it may simply call again.
+pub const CATALOG_LOADING: &str = "The trip catalog is still loading; try again in a few seconds.";
 
 fn unavailable(catalog: &TripCatalog) -> Result<(), ToolError> {
     if catalog.data_as_of.is_empty() {
@@ -546,6 +569,8 @@ async fn search_trips(
     })
 }
 
+/// No match: `{"results": []}`. (A catalog that has not loaded yet never answers this: it says
+/// it is loading.)
 fn empty_results() -> TripResults {
     TripResults {
         results: Vec::new(),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use concierge_trips::catalog::load::{CatalogHandle, ExportConfig};
+use concierge_trips::catalog::load::{CatalogHandle, ExportConfig, NotReady};
 use concierge_trips::content::store::{ContentStore, SqliteStore};
 use serde_json::json;
 
@@ -54,10 +54,15 @@ fn export(generated_at: &str) -> String {
     json!({"generatedAt": generated_at, "products": [{"code": "SSLMP", "dates": []}]}).to_string()
 }
 
-/// Waits (bounded) until the catalog's `dataAsOf` is `expected`, asking as a tool call would.
+fn data_as_of(handle: &CatalogHandle) -> String {
+    handle.built().expect("a catalog").data_as_of.clone()
+}
+
+/// Waits (bounded) until the catalog's `dataAsOf` is `expected`: the handle re-reads the export
+/// on its own.
 async fn until_data_as_of(handle: &Arc<CatalogHandle>, expected: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while handle.get().data_as_of != expected {
+    while data_as_of(handle) != expected {
         assert!(
             Instant::now() < deadline,
             "dataAsOf never became {expected}"
@@ -90,7 +95,7 @@ async fn the_export_is_reread_swapped_whole_and_a_failed_refresh_keeps_the_last_
     )
     .await
     .expect("opens");
-    assert_eq!(handle.get().data_as_of, "2026-11-30T21:55:00+01:00");
+    assert_eq!(data_as_of(&handle), "2026-11-30T21:55:00+01:00");
     assert_eq!(
         booking.requests.lock().unwrap()[0].as_deref(),
         Some("Bearer export-token")
@@ -109,11 +114,10 @@ async fn the_export_is_reread_swapped_whole_and_a_failed_refresh_keeps_the_last_
         let deadline = Instant::now() + Duration::from_secs(10);
         while booking.requests.lock().unwrap().len() < asked + 2 {
             assert!(Instant::now() < deadline, "the export was not asked again");
-            handle.get();
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert_eq!(
-            handle.get().data_as_of,
+            data_as_of(&handle),
             "2026-11-30T22:00:00+01:00",
             "the last good catalog stays"
         );
@@ -121,7 +125,7 @@ async fn the_export_is_reread_swapped_whole_and_a_failed_refresh_keeps_the_last_
 }
 
 #[tokio::test]
-async fn an_export_that_cannot_be_read_at_start_leaves_an_empty_catalog_not_a_dead_server() {
+async fn an_export_that_cannot_be_read_at_start_says_so_and_the_server_lives() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store: Arc<dyn ContentStore> = Arc::new(
         SqliteStore::open(&dir.path().join("c.sqlite"))
@@ -140,6 +144,10 @@ async fn an_export_that_cannot_be_read_at_start_leaves_an_empty_catalog_not_a_de
     )
     .await
     .expect("opens anyway");
-    assert!(handle.get().data_as_of.is_empty());
-    assert!(handle.get().rows.is_empty());
+    assert!(handle.built().is_none());
+    assert_eq!(
+        handle.get().await.err(),
+        Some(NotReady::ExportUnavailable),
+        "calls say the trip data is unavailable"
+    );
 }

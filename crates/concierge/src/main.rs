@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use std::pin::Pin;
 
 use concierge_kgqa::simulator::SimulatorConfig;
-use concierge_server::{Apps, Config, ConfigError, Platform, section};
+use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
 
 #[derive(Parser)]
 #[command(
@@ -17,6 +17,10 @@ use concierge_server::{Apps, Config, ConfigError, Platform, section};
     about = "One MCP server for a business's own data: safe, audited, fast."
 )]
 struct Cli {
+    /// The deployment's config file. Accepted before or after any subcommand
+    /// (`concierge token add-user bob --config x.toml`); `chat` and `telegram` use none.
+    #[arg(long, global = true, default_value = "concierge.toml")]
+    config: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
@@ -25,8 +29,6 @@ struct Cli {
 enum Command {
     /// Serve every endpoint of the config over HTTP (or one endpoint over stdio).
     Serve {
-        #[arg(long, default_value = "concierge.toml")]
-        config: PathBuf,
         /// Serve one endpoint's tools over stdin/stdout instead of HTTP.
         #[arg(long, requires = "endpoint")]
         stdio: bool,
@@ -35,15 +37,10 @@ enum Command {
         endpoint: Option<String>,
     },
     /// Validate a config: keys, limits, environment, token lists, tool names. Exit 1 on error.
-    Check {
-        #[arg(long, default_value = "concierge.toml")]
-        config: PathBuf,
-    },
+    Check,
     /// One content sync run of the ski app (`[apps.trips]`): the TYPO3 feed into the local mirror,
     /// under the feed's load rules. Exits 0 when another run holds the lock.
     Sync {
-        #[arg(long, default_value = "concierge.toml")]
-        config: PathBuf,
         /// Also refetch items older than 7 days, oldest first.
         #[arg(long)]
         refresh: bool,
@@ -53,16 +50,12 @@ enum Command {
     },
     /// Exit 1 when the ski app's last good manifest is older than --max-age minutes.
     CheckFreshness {
-        #[arg(long, default_value = "concierge.toml")]
-        config: PathBuf,
         #[arg(long, default_value_t = 60)]
         max_age: u64,
     },
     /// Read back audit events from a sink's table (`[audit.<name>] database`), one JSON object per
     /// line, oldest first: who called what, when, and how it ended.
     Audit {
-        #[arg(long, default_value = "concierge.toml")]
-        config: PathBuf,
         /// The sink's name; may be left out when only one sink has a database.
         #[arg(long)]
         sink: Option<String>,
@@ -71,8 +64,6 @@ enum Command {
     },
     /// Operator helpers for the built-in OAuth server (`[oauth]`): users, clients, revocation.
     Token {
-        #[arg(long, default_value = "concierge.toml")]
-        config: PathBuf,
         #[command(subcommand)]
         action: TokenAction,
     },
@@ -139,15 +130,20 @@ struct AuditFilter {
     client: Option<String>,
     #[arg(long)]
     tool: Option<String>,
-    /// From this time on (RFC 3339, e.g. 2026-12-01T08:00:00Z).
-    #[arg(long)]
+    /// From this time on: RFC 3339 (2026-12-01T08:00:00Z), or that long before now (30m, 1h, 2d).
+    #[arg(long, value_name = "TIME", value_parser = audit_time)]
     since: Option<String>,
-    /// Before this time (RFC 3339).
-    #[arg(long)]
+    /// Before this time: RFC 3339, or that long before now (30m, 1h, 2d).
+    #[arg(long, value_name = "TIME", value_parser = audit_time)]
     until: Option<String>,
     /// At most this many events (the newest).
     #[arg(long, default_value_t = 100)]
     limit: u32,
+}
+
+/// `--since` / `--until`, read when the command line is: a bad time is the flag's fault.
+fn audit_time(text: &str) -> Result<String, String> {
+    concierge_server::audit::parse_time(text, std::time::SystemTime::now())
 }
 
 impl From<AuditFilter> for concierge_server::audit::AuditQuery {
@@ -201,31 +197,47 @@ fn apps() -> Apps {
         })
         .simulator("typo3", |config| async move {
             let config: concierge_trips::content::simulator::SimulatorConfig = section(&config)?;
-            let serving = concierge_trips::content::simulator::start(&config).await?;
-            Ok(Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>)
+            let (addr, serving) = concierge_trips::content::simulator::bind(&config).await?;
+            Ok((
+                addr,
+                Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
+            ))
         })
         .simulator("kgqa", |config| async move {
             let config: SimulatorConfig = section(&config)?;
-            let serving = concierge_kgqa::simulator::start(&config).await?;
-            Ok(Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>)
+            let (addr, serving) = concierge_kgqa::simulator::start(&config).await?;
+            Ok((
+                addr,
+                Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
+            ))
         })
         .tools("mappy", |config| concierge_mappy::build(&section(config)?))
         .simulator("mappy", |config| async move {
             let config: concierge_mappy::simulator::SimulatorConfig = section(&config)?;
-            let serving = concierge_mappy::simulator::start(&config).await?;
-            Ok(Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>)
+            concierge_mappy::simulator::start(&config).await
         })
         .handler("conformance", concierge_conformance::Fixtures::default)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `check` answers with its report: what the apps log while they load (progress, notes on the
+    // content of the demo's sample data such as feed codes without a product) is not a problem
+    // of the config, so it stays out of the report unless RUST_LOG asks for it.
+    // The bots say themselves what failed (a refused token, an unreachable endpoint); rmcp's own
+    // log lines would repeat it as a dump of its internal types.
+    let default_filter = match cli.command {
+        Command::Check => "error",
+        Command::Chat { .. } => "warn,rmcp=off",
+        Command::Telegram { .. } => "info,rmcp=off",
+        _ => "info,rmcp=warn",
+    };
     // Logs go to stderr: in stdio mode stdout belongs to the protocol.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,rmcp=warn".into()),
+                .unwrap_or_else(|_| default_filter.into()),
         )
         .init();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -235,17 +247,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli.command))
+    runtime.block_on(run(cli.command, cli.config))
 }
 
-async fn run(command: Command) -> ExitCode {
+async fn run(command: Command, config: PathBuf) -> ExitCode {
     match command {
         Command::Chat { bot } => chat(&bot).await,
-        Command::Audit {
-            config,
-            sink,
-            filter,
-        } => {
+        Command::Audit { sink, filter } => {
             let filter = filter.into();
             match audit(&config, sink.as_deref(), &filter).await {
                 Ok(events) => {
@@ -257,16 +265,17 @@ async fn run(command: Command) -> ExitCode {
                 Err(error) => fail(&config, &error),
             }
         }
-        Command::Token { config, action } => match token(&config, action).await {
+        Command::Token { action } => match token(&config, action).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => fail(&config, &error),
         },
         Command::Sync {
-            config,
             refresh,
             ignore_window,
         } => {
-            let trips = match trips_config(&config) {
+            // The feed may be the demo's simulator: started here for this run.
+            let apps = apps();
+            let trips = match trips_config(&config, Start::Simulators(&apps)).await {
                 Ok(trips) => trips,
                 Err(error) => return fail(&config, &error),
             };
@@ -288,8 +297,8 @@ async fn run(command: Command) -> ExitCode {
                 Err(error) => fail(&config, &error),
             }
         }
-        Command::CheckFreshness { config, max_age } => {
-            let trips = match trips_config(&config) {
+        Command::CheckFreshness { max_age } => {
+            let trips = match trips_config(&config, Start::Nothing).await {
                 Ok(trips) => trips,
                 Err(error) => return fail(&config, &error),
             };
@@ -335,8 +344,8 @@ async fn run(command: Command) -> ExitCode {
             std::sync::Arc::new(bot).run().await;
             ExitCode::SUCCESS
         }
-        Command::Check { config } => match build(&config).await {
-            Ok(platform) if platform.warnings.is_empty() => {
+        Command::Check => match build(&config, Start::Nothing).await {
+            Ok((platform, _)) if platform.warnings.is_empty() => {
                 println!(
                     "{}: ok ({} endpoints)",
                     config.display(),
@@ -344,16 +353,18 @@ async fn run(command: Command) -> ExitCode {
                 );
                 ExitCode::SUCCESS
             }
-            Ok(platform) => report(&config, &platform.warnings),
+            Ok((platform, _)) => report(&config, &platform.warnings),
             Err(errors) => report(&config, &errors),
         },
-        Command::Serve {
-            config,
-            stdio,
-            endpoint,
-        } => {
-            let platform = match build(&config).await {
-                Ok(platform) => platform,
+        Command::Serve { stdio, endpoint } => {
+            let apps = apps();
+            let start = if stdio {
+                Start::Simulators(&apps)
+            } else {
+                Start::Server(&apps)
+            };
+            let (platform, listener) = match build(&config, start).await {
+                Ok(built) => built,
                 Err(errors) => return report(&config, &errors),
             };
             if stdio {
@@ -391,7 +402,10 @@ async fn run(command: Command) -> ExitCode {
                     (e.section.path.clone(), hint)
                 })
                 .collect();
-            let served = concierge_server::serve_http(&platform, |addr| {
+            let Some(listener) = listener else {
+                return ExitCode::FAILURE; // Start::Server binds one
+            };
+            let served = concierge_server::serve_http(&platform, listener, |addr| {
                 // Written without panicking: whoever started us may have closed stdout already.
                 let mut banner = format!("concierge listening on http://{addr}\n");
                 for (path, hint) in &endpoints {
@@ -418,32 +432,28 @@ async fn run(command: Command) -> ExitCode {
 }
 
 /// The bot's agent: the model from OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL, the MCP
-/// endpoint, and the conversation store.
+/// endpoint, and the conversation store. Everything it needs is checked here, before the first
+/// message is read: the model's key, the prompt, the history, and one connection to the MCP
+/// endpoint that lists its tools (a refused token or a wrong URL is said now, not answered
+/// with an apology later).
 async fn agent(args: &BotArgs) -> Result<concierge_agent::Agent, String> {
     use concierge_agent::chat::ChatClient;
     use concierge_agent::mcp::McpConnection;
     use concierge_agent::store::HistoryStore;
 
-    let base =
-        std::env::var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
-    let model = std::env::var("OPENAI_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
-    let key = std::env::var("OPENAI_API_KEY")
-        .ok()
-        .filter(|k| !k.is_empty());
-    let store = HistoryStore::open(&args.history)
-        .await
-        .map_err(|e| format!("cannot open the history: {e}"))?;
+    let chat = ChatClient::from_env(&|name| std::env::var(name).ok())?;
     let mut settings = concierge_agent::AgentSettings::default();
     if let Some(path) = &args.prompt_file {
         settings.system_prompt = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     }
-    Ok(concierge_agent::Agent::new(
-        ChatClient::new(&base, key, &model),
-        McpConnection::new(&args.mcp, args.token.clone()),
-        store,
-        settings,
-    ))
+    let store = HistoryStore::open(&args.history)
+        .await
+        .map_err(|e| format!("cannot open the history: {e}"))?;
+    let mcp = McpConnection::new(&args.mcp, args.token.clone());
+    let tools = mcp.check().await?;
+    tracing::info!(endpoint = %args.mcp, tools, "MCP endpoint connected");
+    Ok(concierge_agent::Agent::new(chat, mcp, store, settings))
 }
 
 async fn chat(args: &BotArgs) -> ExitCode {
@@ -480,16 +490,62 @@ async fn chat(args: &BotArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-async fn build(path: &std::path::Path) -> Result<Platform, Vec<ConfigError>> {
-    let config = Config::load(path)?;
-    enter_config_dir(path).map_err(|e| vec![e])?;
-    Platform::build(config, apps(), &|name| std::env::var(name).ok()).await
+/// Loads the config (binding what `start` says first, and spawning the simulators) and builds
+/// the platform; also hands back the server's listener when one was bound.
+async fn build(
+    path: &std::path::Path,
+    start: Start<'_>,
+) -> Result<(Platform, Option<tokio::net::TcpListener>), Vec<ConfigError>> {
+    let env = |name: &str| std::env::var(name).ok();
+    let loaded = concierge_server::load(path, &env, start).await?;
+    for simulator in loaded.simulators {
+        tokio::spawn(simulator);
+    }
+    let platform = Platform::build(loaded.config, apps(), &env).await?;
+    Ok((platform, loaded.listener))
 }
 
 async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String> {
     use concierge_oauth::store::{Client, OAuthStore, SqliteStore};
-    let config = load_config(path)?;
+    let config = load_config(path, Start::Nothing).await?;
     let oauth = config.oauth.ok_or("the config has no [oauth] section")?;
+    if oauth.external.is_some() {
+        return Err(
+            "[oauth.external]: tokens come from an external identity provider, so the \
+                    built-in server's users, clients and tokens are not used"
+                .into(),
+        );
+    }
+    // Refused before anything is saved: a user nobody can sign in as, or a client with a scope
+    // the server narrows away, would look like success and fail later, far from the cause.
+    match &action {
+        TokenAction::AddUser { .. } if oauth.users.is_some() => {
+            return Err(
+                "sign-in is delegated to the [oauth.users] directory, so local users are \
+                        not consulted: add the account to that directory instead"
+                    .into(),
+            );
+        }
+        TokenAction::AddClient { scopes, .. } => {
+            let unknown: Vec<&str> = scopes
+                .iter()
+                .filter(|scope| !oauth.scopes.contains(scope))
+                .map(String::as_str)
+                .collect();
+            if !unknown.is_empty() {
+                let offered = if oauth.scopes.is_empty() {
+                    "none ([oauth] scopes is empty)".to_string()
+                } else {
+                    oauth.scopes.join(", ")
+                };
+                return Err(format!(
+                    "the server does not offer the scope(s) {}; [oauth] scopes offers: {offered}",
+                    unknown.join(", ")
+                ));
+            }
+        }
+        _ => {}
+    }
     let database = oauth
         .database
         .ok_or("[oauth] has no database: the token commands manage the built-in server's state")?;
@@ -619,29 +675,24 @@ fn chrono_like(seconds: i64) -> String {
         .unwrap_or_default()
 }
 
-/// Relative paths in a config mean "next to the config": a desktop client starts us from
-/// wherever it likes, and `examples/…` must still be found.
-fn enter_config_dir(path: &std::path::Path) -> Result<(), ConfigError> {
-    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => std::env::set_current_dir(dir).map_err(|error| {
-            ConfigError::new("", format!("cannot enter {}: {error}", dir.display()))
-        }),
-        None => Ok(()),
-    }
-}
-
 /// A config for a command that works on one part of it (no platform is built): loaded, checked,
-/// and its directory entered so relative paths resolve.
-fn load_config(path: &std::path::Path) -> Result<Config, String> {
-    let config = Config::load(path).map_err(|errors| {
-        errors
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
-    enter_config_dir(path).map_err(|e| e.to_string())?;
-    Ok(config)
+/// and its directory entered so relative paths resolve. `start` binds the simulators a command
+/// that calls an upstream needs.
+async fn load_config(path: &std::path::Path, start: Start<'_>) -> Result<Config, String> {
+    let env = |name: &str| std::env::var(name).ok();
+    let loaded = concierge_server::load(path, &env, start)
+        .await
+        .map_err(|errors| {
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+    for simulator in loaded.simulators {
+        tokio::spawn(simulator);
+    }
+    Ok(loaded.config)
 }
 
 /// The audit events of the sink with a table that `sink` names (or the only one).
@@ -650,7 +701,7 @@ async fn audit(
     sink: Option<&str>,
     filter: &concierge_server::audit::AuditQuery,
 ) -> Result<Vec<serde_json::Value>, String> {
-    let config = load_config(path)?;
+    let config = load_config(path, Start::Nothing).await?;
     let with_table: Vec<(&String, &String)> = config
         .audit
         .iter()
@@ -689,8 +740,11 @@ async fn audit(
 }
 
 /// The ski app's section of a config, for the commands that work on its content mirror.
-fn trips_config(path: &std::path::Path) -> Result<concierge_trips::TripsConfig, String> {
-    let config = load_config(path)?;
+async fn trips_config(
+    path: &std::path::Path,
+    start: Start<'_>,
+) -> Result<concierge_trips::TripsConfig, String> {
+    let config = load_config(path, start).await?;
     let trips = config
         .apps
         .get("trips")

@@ -596,8 +596,9 @@ async fn the_single_bxh_token_is_required() {
 
 #[tokio::test]
 async fn the_demo_answers_at_once_from_its_own_simulator() {
-    // The only test on the demo's fixed simulator port: exactly what `cargo run -- serve` does.
-    let server = Server::start_demo(&[("BXH_SIMULATOR_LISTEN", "127.0.0.1:18102")]);
+    // Exactly what `cargo run -- serve` does: the simulator on a free port that the app's
+    // default upstream URL (`${simulators.kgqa.url}`) names.
+    let server = Server::start_demo(&[]);
     let client = connect(&server.url("/kgqa/mcp"), "demo-token").await;
     let result = call(
         &client,

@@ -225,16 +225,7 @@ async fn sync_and_check_freshness_commands() {
 
 #[tokio::test]
 async fn the_demo_answers_ski_content_from_its_simulator_at_once() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let base = format!("http://{listen}");
-    let server = Server::start_demo(&[
-        ("APP_CMS_SIMULATOR_LISTEN", &listen),
-        ("APP_CMS_API_BASE_URL", &base),
-    ]);
+    let server = Server::start_demo(&[]);
     let client = connect(&server.url("/ski/mcp"), "demo-token").await;
     // The start-up sync publishes the records before its paced page phase; the index picks
     // them up within its recheck interval. Bounded wait for that condition, not a fixed sleep.
@@ -286,4 +277,224 @@ async fn get_document_truncates_long_texts_at_20000_characters_and_says_so() {
     assert_eq!(doc["truncated"], true, "{doc}");
     assert_eq!(doc["markdown"].as_str().unwrap().chars().count(), 20_000);
     assert!(doc["length"].as_u64().unwrap() > 30_000);
+}
+
+/// A TYPO3 whose records phase waits behind a gate: a proxy in front of the sample feed's
+/// simulator that holds every `POST /api/content/records` until the test opens the gate. The
+/// manifest passes at once, so the first sync is under way and the mirror still empty.
+async fn slow_typo3() -> (String, tokio::sync::watch::Sender<bool>) {
+    use axum::extract::{Request, State};
+    use concierge_trips::content::simulator::{SimulatorConfig, bind};
+    let (addr, serving) = bind(&SimulatorConfig {
+        listen: "127.0.0.1:0".into(),
+        feed: examples().join("ski/feed"),
+        api_key: "test-key".into(),
+    })
+    .await
+    .expect("simulator");
+    tokio::spawn(serving);
+    let (gate, opened) = tokio::sync::watch::channel(false);
+    let upstream = format!("http://{addr}");
+    let forward = move |State(mut opened): State<tokio::sync::watch::Receiver<bool>>,
+                        request: Request| {
+        let upstream = upstream.clone();
+        async move {
+            if request.uri().path() == "/api/content/records" {
+                let _ = opened.wait_for(|open| *open).await;
+            }
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, 1 << 20)
+                .await
+                .unwrap_or_default();
+            let answer = reqwest::Client::new()
+                .request(parts.method, format!("{upstream}{}", parts.uri))
+                .headers(parts.headers)
+                .body(body)
+                .send()
+                .await
+                .expect("the simulator answers");
+            let status = answer.status();
+            let body = answer.bytes().await.unwrap_or_default();
+            (status, [("content-type", "application/json")], body)
+        }
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = axum::Router::new().fallback(forward).with_state(opened);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, gate)
+}
+
+async fn health(server: &Server) -> (u16, Value) {
+    let answer = reqwest::get(server.url("/health")).await.expect("/health");
+    let status = answer.status().as_u16();
+    (status, answer.json().await.expect("JSON"))
+}
+
+/// The first customer after a deploy is told "loading, try again", never "no trips"; once the
+/// first sync has filled the mirror the catalog answers without waiting for a later call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_the_first_sync_the_catalog_is_loading_not_empty() {
+    let (base, gate) = slow_typo3().await;
+    let server = Server::start(
+        |d| {
+            ski_config(d, &base)
+                .replace(
+                    "schedule = { enabled = false }",
+                    "schedule = { at_start = true }",
+                )
+                .replace(
+                    r#"api_key = "test-key" }"#,
+                    r#"api_key = "test-key", timeout = "60s" }"#,
+                )
+        },
+        &[("APP_MCP_TOKENS", &format!("n8n:{TOKEN}"))],
+    );
+    let client = connect(&server.url("/ski/mcp"), TOKEN).await;
+
+    for (tool, arguments) in [
+        ("search_trips", json!({})),
+        ("get_trip", json!({"code": "SSLMP"})),
+    ] {
+        let result = call(&client, tool, arguments).await;
+        assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
+        assert!(result.structured_content.is_none(), "{tool}: {result:?}");
+        let text = serde_json::to_string(&result.content).unwrap();
+        assert!(text.contains("catalog_loading"), "{tool}: {text}");
+        assert!(text.contains("still loading; try again"), "{tool}: {text}");
+    }
+    let (status, report) = health(&server).await;
+    assert_eq!(status, 503, "{report}");
+    assert_eq!(report["status"], "starting", "{report}");
+    assert_eq!(
+        report["upstreams"]["trips"]["status"], "starting",
+        "{report}"
+    );
+
+    gate.send(true).expect("open the gate");
+    // Bounded wait for the sync to publish the records: the catalog follows on its own.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let found = loop {
+        let result = call(&client, "search_trips", json!({})).await;
+        if result.is_error != Some(true) {
+            break structured(&result);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never loaded: {result:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(!results(&found).is_empty(), "{found}");
+    assert!(found["total"].as_u64().unwrap() > 0, "{found}");
+    assert!(found["dataAsOf"].is_string(), "{found}");
+    let (status, report) = health(&server).await;
+    assert_eq!((status, &report["status"]), (200, &json!("ok")), "{report}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A sync that changes the mirror is seen by the very next call: no call is answered from a
+/// catalog older than a mirror change already known of (here a sync outside the server process,
+/// as `concierge sync` from cron runs it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_call_after_a_sync_that_changed_the_mirror_sees_the_change() {
+    use chrono::{TimeZone, Utc};
+    use concierge_trips::content::clock::ManualClock;
+    use concierge_trips::content::simulator::{SimulatorConfig, bind};
+    use concierge_trips::content::store::SqliteStore;
+    use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
+
+    let server = ski_server().await;
+    let client = connect(&server.url("/ski/mcp"), TOKEN).await;
+    let before = structured(&call(&client, "get_trip", json!({"code": "SSLMP"})).await);
+    assert_eq!(
+        before["results"][0]["title"], "Skiopening Les Menuires",
+        "{before}"
+    );
+
+    // TYPO3 renames the product: the same feed with one record changed.
+    let feed = server.dir.path().join("feed-renamed");
+    copy_dir(&examples().join("ski/feed"), &feed);
+    let edit = |name: &str, list: &str, change: &dyn Fn(&mut Value) -> bool| {
+        let path = feed.join(name);
+        let mut document: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
+        let list = document[list].as_array_mut().expect("a list of items");
+        let changed = list
+            .iter_mut()
+            .map(|item| change(item))
+            .filter(|c| *c)
+            .count();
+        assert_eq!(changed, 1, "{name}");
+        std::fs::write(&path, document.to_string()).expect("write");
+    };
+    let is_sslmp = |item: &Value| item["type"] == "product" && item["uid"] == 1201;
+    edit("manifest.json", "items", &|item| {
+        if !is_sslmp(item) {
+            return false;
+        }
+        item["modified"] = json!("2026-11-30T09:00:00+01:00");
+        item["title"] = json!("Skiopening Les Menuires Zauberwoche");
+        true
+    });
+    edit("records.json", "records", &|item| {
+        if !is_sslmp(item) {
+            return false;
+        }
+        item["data"]["title"] = json!("Skiopening Les Menuires Zauberwoche");
+        true
+    });
+    let (addr, serving) = bind(&SimulatorConfig {
+        listen: "127.0.0.1:0".into(),
+        feed,
+        api_key: "test-key".into(),
+    })
+    .await
+    .expect("simulator");
+    tokio::spawn(serving);
+    let database = server.dir.path().join("content.sqlite");
+    let syncer = Syncer::new(
+        FeedSettings {
+            base_url: format!("http://{addr}"),
+            api_key: "test-key".into(),
+            timeout: std::time::Duration::from_secs(10),
+            lock_path: server.dir.path().join("content.sqlite.sync.lock"),
+        },
+        std::sync::Arc::new(SqliteStore::open(&database).await.expect("store")),
+        std::sync::Arc::new(ManualClock::at(
+            Utc.with_ymd_and_hms(2026, 12, 1, 2, 0, 0).unwrap(),
+        )),
+    )
+    .expect("syncer");
+    let report = syncer.run(RunOptions::default()).await.expect("sync");
+    assert_eq!(report.outcome, Outcome::Completed, "{report:?}");
+
+    // At once, without waiting for any background rebuild.
+    let after = structured(&call(&client, "get_trip", json!({"code": "SSLMP"})).await);
+    assert_eq!(
+        after["results"][0]["title"], "Skiopening Les Menuires Zauberwoche",
+        "{after}"
+    );
+    let found = structured(&call(&client, "search_trips", json!({"query": "Zauberwoche"})).await);
+    assert!(
+        results(&found)
+            .iter()
+            .all(|r| r["code"] == "SSLMP" && r["title"] == "Skiopening Les Menuires Zauberwoche"),
+        "{found}"
+    );
+    assert!(!results(&found).is_empty(), "{found}");
 }

@@ -697,3 +697,44 @@ async fn no_output_carries_the_guide_or_a_buspro_id() {
         "a date's BusPro id in an output"
     );
 }
+
+/// n8n before 2.2.5, behind a Chat Trigger (the seed's own client), adds `toolCallId`, `action`,
+/// `sessionId` and `chatInput` to every tool call: every tool of both endpoints still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_argument_sets_of_n8n_2_1_4_behind_a_chat_trigger_are_answered() {
+    let server = ski_server().await;
+    let n8n = |own: Value| {
+        let mut all = own.as_object().cloned().unwrap();
+        all.insert("toolCallId".into(), json!("call_QxQ2x8v1"));
+        all.insert("action".into(), json!("sendMessage"));
+        all.insert("sessionId".into(), json!("3f0c2a4e9b7d4c1e8a6f"));
+        all.insert(
+            "chatInput".into(),
+            json!("Gibt es Skireisen nach Les Menuires?"),
+        );
+        Value::Object(all)
+    };
+    for client in [full(&server).await, trips_only(&server).await] {
+        let tools: Vec<String> = client
+            .list_all_tools()
+            .await
+            .expect("tools")
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        for tool in &tools {
+            let own = match tool.as_str() {
+                "search_trips" => json!({"query": "Les Menuires"}),
+                "get_trip" => json!({"code": "SSLMP"}),
+                "search_content" => json!({"query": "Skipass"}),
+                "get_document" => {
+                    json!({"url": "https://www.ski-boarderweek.de/reisen/frankreich/les-menuires-skiopening/"})
+                }
+                other => panic!("a tool this test does not know: {other}"),
+            };
+            let result = call(&client, tool, n8n(own)).await;
+            assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+            assert!(!structured(&result).is_null(), "{tool}");
+        }
+    }
+}

@@ -2,9 +2,28 @@ use std::sync::Arc;
 
 use crate::{BoxFuture, Language, Tool};
 
-/// Whether a system an app depends on answers (`/health` reports it). `Err` is a short reason
-/// safe to show anyone: no address, no key.
-pub type HealthCheck = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
+/// What an app's health check found (`/health` reports it). Reasons are short and safe to show
+/// anyone: no address, no key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    Ok,
+    /// Not ready yet: the app is still loading what it answers from (its calls say so too).
+    Starting(String),
+    /// A system the app depends on does not answer.
+    Down(String),
+}
+
+impl From<Result<(), String>> for Health {
+    fn from(result: Result<(), String>) -> Self {
+        match result {
+            Ok(()) => Health::Ok,
+            Err(reason) => Health::Down(reason),
+        }
+    }
+}
+
+/// Whether an app can answer now, as `/health` reports it.
+pub type HealthCheck = Arc<dyn Fn() -> BoxFuture<'static, Health> + Send + Sync>;
 
 /// What an app hands the platform: its tools, and the language its users read.
 #[derive(Clone)]

@@ -23,7 +23,8 @@ pub struct ToolError {
     pub message: String,
     pub detail: Option<String>,
     /// The app's own error document (e.g. `{"success": false, "error": {…}, "trace_id"}`), sent as
-    /// the result's text and `structuredContent` instead of the platform's `{"error": {…}}`.
+    /// the result's text instead of the platform's `{"error": {…}}`. Like every error result it
+    /// carries no `structuredContent` (which clients check against the tool's output schema).
     pub envelope: Option<Box<serde_json::Value>>,
 }
 

@@ -35,7 +35,7 @@ mod limits;
 mod schema;
 mod tool;
 
-pub use app::{HealthCheck, ToolSet};
+pub use app::{Health, HealthCheck, ToolSet};
 pub use audit::{AuditEvent, Outcome, redact};
 pub use caller::{CallContext, Caller};
 pub use error::{ErrorKind, ToolError};

@@ -414,6 +414,7 @@ async fn consent_page(
         redirect_host: &host,
         username,
         error,
+        wording: &server.wording,
     })
 }
 
@@ -470,7 +471,7 @@ async fn decide(
             &pending,
             &username,
             ("sign_in_failed", Outcome::Unauthorized),
-            "Wrong user name or password.",
+            &server.wording.wrong_sign_in(),
         )
         .await;
     };

@@ -17,7 +17,7 @@ mod pages;
 pub mod store;
 pub mod util;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -66,6 +66,23 @@ pub struct OAuthConfig {
     /// Check sign-ins against the deployment's own user API instead of the local users.
     #[serde(default)]
     pub users: Option<directory::HttpDirectoryConfig>,
+    /// One sentence shown above the sign-in form, saying which account to use ("Sign in with
+    /// your Mappy account (e-mail address and password)."): the page is concierge's, but the
+    /// accounts are the deployment's, and a person arriving from an AI client cannot guess which.
+    #[serde(default)]
+    pub sign_in_hint: Option<String>,
+    /// The label of the form's first field (default "User name"): a deployment whose accounts
+    /// are e-mail addresses says "E-mail address". The field stays `type=text`,
+    /// `autocomplete=username`, whatever the label says, so password managers still fill it and
+    /// user names that are not addresses are not refused by the browser.
+    #[serde(default)]
+    pub login_label: Option<String>,
+    /// Scope name → what a person reads on the consent page (`"mappy:review:write" = "Reply to
+    /// your reviews"`). The raw name stays visible beside the title, so an operator can still
+    /// tell what was granted; a scope without a title is shown by its name. Every key must be
+    /// one of `scopes`.
+    #[serde(default)]
+    pub scope_titles: BTreeMap<String, String>,
 }
 
 fn yes() -> bool {
@@ -133,6 +150,8 @@ pub struct AuthServer {
     audit: AuditHook,
     /// `None` when metadata-document clients are turned off.
     cimd: Option<cimd::Resolver>,
+    /// What the sign-in and consent page says (hint, field label, scope titles).
+    wording: pages::Wording,
     /// Recent failed sign-ins per user name: guessing passwords stops after a few.
     failures: std::sync::Mutex<std::collections::HashMap<String, Vec<Instant>>>,
 }
@@ -153,6 +172,20 @@ impl AuthServer {
         };
         let issuer = config.issuer.trim_end_matches('/').to_string();
         url::Url::parse(&issuer).map_err(|e| format!("oauth.issuer: {e}"))?;
+        if let Some(unknown) = config
+            .scope_titles
+            .keys()
+            .find(|scope| !config.scopes.contains(scope))
+        {
+            return Err(format!(
+                "oauth.scope_titles: `{unknown}` is not one of oauth.scopes"
+            ));
+        }
+        let wording = pages::Wording::new(
+            config.sign_in_hint.as_deref(),
+            config.login_label.as_deref(),
+            config.scope_titles.clone(),
+        );
         let database = config
             .database
             .as_ref()
@@ -187,6 +220,7 @@ impl AuthServer {
             cimd: config
                 .client_id_metadata_documents
                 .then(|| cimd::Resolver::new(config.cimd_test_allow_loopback)),
+            wording,
             failures: Default::default(),
         }))
     }
@@ -314,5 +348,30 @@ impl AuthServer {
             .collect_unused_clients(cutoff)
             .await
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_title_for_an_unknown_scope_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config: OAuthConfig = serde_json::from_value(serde_json::json!({
+            "issuer": "https://mcp.example",
+            "database": dir.path().join("o.sqlite"),
+            "scopes": ["mappy:review:read"],
+            "scope_titles": {"mappy:review:raed": "Read your reviews"},
+        }))
+        .expect("config");
+        let refused = AuthServer::open(&config, Vec::new(), Arc::new(|_| {}))
+            .await
+            .err()
+            .expect("refused");
+        assert!(
+            refused.contains("oauth.scope_titles: `mappy:review:raed`"),
+            "{refused}"
+        );
     }
 }

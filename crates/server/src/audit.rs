@@ -17,6 +17,29 @@ pub use crate::audit_sql::{AuditQuery, query};
 
 const QUEUE: usize = 16 * 1024;
 
+/// A `--since` / `--until` of `concierge audit`: an RFC 3339 time (`2026-12-01T08:00:00Z`, any
+/// offset) or a duration before `now` as humantime writes it (`30m`, `1h`, `2d`, `1h 30m`).
+/// Answers the time in UTC with milliseconds, the form the audit table stores.
+pub fn parse_time(text: &str, now: std::time::SystemTime) -> Result<String, String> {
+    let text = text.trim();
+    let time = match chrono::DateTime::parse_from_rfc3339(text) {
+        Ok(time) => time.with_timezone(&chrono::Utc),
+        Err(_) => {
+            let ago = humantime::parse_duration(text)
+                .ok()
+                .and_then(|ago| now.checked_sub(ago))
+                .ok_or_else(|| {
+                    format!(
+                        "`{text}` is neither a time like 2026-12-01T08:00:00Z nor a duration \
+                         before now like 30m, 1h or 2d"
+                    )
+                })?;
+            chrono::DateTime::<chrono::Utc>::from(ago)
+        }
+    };
+    Ok(time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
 enum Message {
     Event(Box<AuditEvent>),
     /// Answered once everything queued before it is on disk.
@@ -135,5 +158,33 @@ fn write_events(file: std::fs::File, mut receiver: mpsc::Receiver<Message>, path
             return;
         }
         std::thread::sleep(TICK);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::parse_time;
+
+    #[test]
+    fn times_are_rfc3339_or_a_duration_before_now() {
+        // 2026-12-01T12:00:00Z
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_126_400);
+        assert_eq!(parse_time("1h", now).unwrap(), "2026-12-01T11:00:00.000Z");
+        assert_eq!(parse_time("30m", now).unwrap(), "2026-12-01T11:30:00.000Z");
+        assert_eq!(parse_time("2d", now).unwrap(), "2026-11-29T12:00:00.000Z");
+        assert_eq!(
+            parse_time("1h 30m", now).unwrap(),
+            "2026-12-01T10:30:00.000Z"
+        );
+        assert_eq!(
+            parse_time("2026-12-01T09:00:00+01:00", now).unwrap(),
+            "2026-12-01T08:00:00.000Z"
+        );
+        for bad in ["yesterday", "", "2026-12-01", "-1h"] {
+            let error = parse_time(bad, now).unwrap_err();
+            assert!(error.contains("like 30m, 1h or 2d"), "{bad}: {error}");
+        }
     }
 }

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::interpolate::{BoundUrls, interpolate};
+
 /// One problem in a config, with the key path it concerns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigError {
@@ -33,6 +35,32 @@ impl fmt::Display for ConfigError {
             write!(f, "{}", self.message)
         } else {
             write!(f, "{}: {}", self.at, self.message)
+        }
+    }
+}
+
+/// What `serve` binds before it reads the rest of its config (see [`Config::listeners`]).
+#[derive(Debug, Clone)]
+pub struct Listeners {
+    /// `[server] listen`, interpolated.
+    pub server: String,
+    /// Each `[simulators.<name>]` section, interpolated.
+    pub simulators: BTreeMap<String, toml::Value>,
+}
+
+impl Listeners {
+    /// The addresses as written, for commands that bind nothing.
+    pub fn as_written(&self) -> BoundUrls {
+        BoundUrls {
+            server: Some(BoundUrls::url_of_text(&self.server)),
+            simulators: self
+                .simulators
+                .iter()
+                .filter_map(|(name, section)| {
+                    let listen = section.get("listen")?.as_str()?;
+                    Some((name.clone(), BoundUrls::url_of_text(listen)))
+                })
+                .collect(),
         }
     }
 }
@@ -307,30 +335,87 @@ impl Config {
     }
 
     /// Parses config text with `env` as the environment (injected so tests need no globals).
+    /// `${server.url}` and `${simulators.<name>.url}` stand for the addresses as written (port 0
+    /// stays 0): right for every command that binds nothing.
     pub fn parse(
         text: &str,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, Vec<ConfigError>> {
-        let mut value: toml::Value =
+        let listeners = Self::listeners(text, env)?;
+        Self::parse_bound(text, env, &listeners.as_written())
+    }
+
+    /// The first pass of loading for `serve`: what it must bind before the rest of the config can
+    /// be read — `[server] listen` and the `[simulators]` sections (interpolated; they cannot
+    /// name bound addresses themselves).
+    pub fn listeners(
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Listeners, Vec<ConfigError>> {
+        let value: toml::Value =
             toml::from_str(text).map_err(|e| vec![ConfigError::new("", e.to_string())])?;
         let mut errors = Vec::new();
-        interpolate(&mut value, "", env, &mut errors);
+        let unbound = BoundUrls::default();
+        let mut server = value
+            .get("server")
+            .and_then(|s| s.get("listen"))
+            .cloned()
+            .unwrap_or_else(|| toml::Value::String(String::new()));
+        interpolate(&mut server, "server.listen", env, &unbound, &mut errors);
+        let mut simulators = BTreeMap::new();
+        if let Some(toml::Value::Table(table)) = value.get("simulators") {
+            for (name, section) in table {
+                let mut section = section.clone();
+                interpolate(
+                    &mut section,
+                    &format!("simulators.{name}"),
+                    env,
+                    &unbound,
+                    &mut errors,
+                );
+                simulators.insert(name.clone(), section);
+            }
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
-        let config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
-            let at = e.path().to_string();
-            vec![ConfigError::new(
-                if at == "." { String::new() } else { at },
-                e.inner().to_string(),
-            )]
-        })?;
-        let errors = config.validate();
-        if errors.is_empty() {
-            Ok(config)
-        } else {
-            Err(errors)
+        Ok(Listeners {
+            server: server.as_str().unwrap_or_default().to_string(),
+            simulators,
+        })
+    }
+
+    /// Parses config text with the bound addresses `bound` for `${server.url}` and
+    /// `${simulators.<name>.url}`.
+    pub fn parse_bound(
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+        bound: &BoundUrls,
+    ) -> Result<Self, Vec<ConfigError>> {
+        let mut value: toml::Value =
+            toml::from_str(text).map_err(|e| vec![ConfigError::new("", e.to_string())])?;
+        let mut errors = Vec::new();
+        interpolate(&mut value, "", env, bound, &mut errors);
+        // Every problem in one run: the unknown keys whatever else is wrong (they do not depend
+        // on values), and, when the values could be read, whatever else the structure and the
+        // checks between sections find.
+        let interpolated = errors.is_empty();
+        let (unknown, parsed) = deserialize_reporting_unknown_keys(value);
+        errors.extend(unknown);
+        match parsed {
+            Ok(config) => {
+                if interpolated {
+                    errors.extend(config.validate());
+                }
+                if errors.is_empty() {
+                    return Ok(config);
+                }
+            }
+            // With a value left uninterpolated, that is likely the cause, and already reported.
+            Err(error) if interpolated => errors.push(error),
+            Err(_) => {}
         }
+        Err(errors)
     }
 
     pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
@@ -472,73 +557,174 @@ impl Config {
     }
 }
 
-/// Replaces `${VAR}` and `${VAR:-default}` in every string value; a `$${` is a literal `${`.
-fn interpolate(
-    value: &mut toml::Value,
-    at: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-    errors: &mut Vec<ConfigError>,
-) {
-    match value {
-        toml::Value::String(text) => match substitute(text, env) {
-            Ok(replaced) => *text = replaced,
-            Err(message) => errors.push(ConfigError::new(at, message)),
-        },
-        toml::Value::Array(items) => {
-            for (index, item) in items.iter_mut().enumerate() {
-                interpolate(item, &format!("{at}[{index}]"), env, errors);
+/// Deserializes a config, reporting every unknown key rather than the first only.
+///
+/// serde (`deny_unknown_fields` on every section type) stops at the first unknown key. So each
+/// one it names is recorded, removed from the raw document, and the document read again, until
+/// no unknown key is left; then the outcome of that last read is handed back with them. The
+/// known keys are thereby always exactly the fields of the section types — no second list to
+/// keep in step with the structs, nested sections (`auth`, `legacy_sse`, `[oauth.users]`)
+/// included — and serde's message lists them, which is where "did you mean" comes from. A round
+/// is one read of a document of a few kilobytes, and there are at most as many as keys.
+fn deserialize_reporting_unknown_keys(
+    mut value: toml::Value,
+) -> (Vec<ConfigError>, Result<Config, ConfigError>) {
+    let mut unknown = Vec::new();
+    loop {
+        let error = match serde_path_to_error::deserialize::<_, Config>(value.clone()) {
+            Ok(config) => return (unknown, Ok(config)),
+            Err(error) => error,
+        };
+        // The toml deserializer appends "in `<path>`" lines: the path is reported on its own.
+        let message = error.inner().to_string();
+        let message = message.lines().next().unwrap_or_default().to_string();
+        let mut segments: Vec<&serde_path_to_error::Segment> = error.path().iter().collect();
+        if let Some((key, expected)) = unknown_field(&message) {
+            // The path ends with the key itself, except inside an internally tagged enum (`auth`),
+            // whose fields serde reads from a buffer the path cannot follow: there it ends with
+            // the table holding the key.
+            if matches!(segments.last(), Some(serde_path_to_error::Segment::Map { key: last }) if *last == key)
+            {
+                segments.pop();
+            }
+            if let Some(table) = table_at(&mut value, &segments)
+                && let Some(misspelt) = table.remove(&key)
+            {
+                let near = nearest(&key, &expected);
+                // Read on as if corrected, so that a required key misspelt is not reported
+                // again as missing, and what follows it is read too.
+                if let Some(near) = near
+                    && !table.contains_key(near)
+                {
+                    table.insert(near.to_string(), misspelt);
+                }
+                unknown.push(ConfigError::new(
+                    path_text(&segments, &key),
+                    unknown_key_message(near, &expected),
+                ));
+                continue;
             }
         }
-        toml::Value::Table(table) => {
-            for (key, item) in table.iter_mut() {
-                let path = if at.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{at}.{key}")
-                };
-                interpolate(item, &path, env, errors);
-            }
-        }
-        _ => {}
+        let at = error.path().to_string();
+        let message = match unknown_variant(&message) {
+            Some((variant, expected)) => match nearest(&variant, &expected) {
+                Some(near) => format!("{message}; did you mean `{near}`?"),
+                None => message,
+            },
+            None => message,
+        };
+        let at = if at == "." { String::new() } else { at };
+        return (unknown, Err(ConfigError::new(at, message)));
     }
 }
 
-fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        if rest[..start].ends_with('$') {
-            out.push_str(&rest[..start - 1]);
-            out.push_str("${");
-            rest = &rest[start + 2..];
-            continue;
-        }
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| format!("unclosed `${{` in `{text}`"))?;
-        let expression = &after[..end];
-        let (name, default) = match expression.split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
-            None => (expression, None),
-        };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!("`${{{expression}}}` is not a variable name"));
-        }
-        match (env(name).filter(|v| !v.is_empty()), default) {
-            (Some(value), _) => out.push_str(&value),
-            (None, Some(default)) => out.push_str(default),
-            (None, None) => {
-                return Err(format!(
-                    "environment variable {name} is not set (write `${{{name}:-default}}` for a default)"
-                ));
-            }
-        }
-        rest = &after[end + 1..];
+/// serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`", "there are
+/// no fields"): the key and the names it lists.
+fn unknown_field(message: &str) -> Option<(String, Vec<String>)> {
+    backticked_after(message, "unknown field `")
+}
+
+/// serde's "unknown variant `x`, expected one of `a`, `b`": the value and the names it lists.
+fn unknown_variant(message: &str) -> Option<(String, Vec<String>)> {
+    backticked_after(message, "unknown variant `")
+}
+
+fn backticked_after(message: &str, prefix: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.strip_prefix(prefix)?;
+    let (name, rest) = rest.split_once('`')?;
+    let expected = rest
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    Some((name.to_string(), expected))
+}
+
+fn unknown_key_message(near: Option<&str>, known: &[String]) -> String {
+    match near {
+        Some(near) => format!("unknown key; did you mean `{near}`?"),
+        None if known.is_empty() => "unknown key; this table takes none".to_string(),
+        None => format!(
+            "unknown key; the keys here are {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
-    out.push_str(rest);
-    Ok(out)
+}
+
+/// The known name closest to a misspelt one, when it is close enough to be what was meant: at
+/// most a third of its letters differ (`idle_timout` → `idle_timeout`, `rate_limt` → `rate_limit`).
+fn nearest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|candidate| (edit_distance(name, candidate), candidate))
+        .filter(|(distance, candidate)| *distance * 3 <= candidate.chars().count().max(3))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate.as_str())
+}
+
+/// Levenshtein distance in characters. (`strsim::levenshtein` is the same; the server crate does
+/// not depend on strsim, and this is all of it that is needed.)
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// The table that `path` leads to in `value`, if it leads to one (else the error is reported as
+/// serde gave it).
+fn table_at<'a>(
+    value: &'a mut toml::Value,
+    path: &[&serde_path_to_error::Segment],
+) -> Option<&'a mut toml::Table> {
+    use serde_path_to_error::Segment;
+    let mut current = value;
+    for segment in path {
+        let next = match segment {
+            Segment::Seq { index } => current.get_mut(*index),
+            Segment::Map { key } => current.get_mut(key.as_str()),
+            // An externally tagged variant is a table key (`{ variant = { … } }`); an internally
+            // tagged one is not a level of the document.
+            Segment::Enum { variant } if current.get(variant.as_str()).is_none() => continue,
+            Segment::Enum { variant } => current.get_mut(variant.as_str()),
+            Segment::Unknown => None,
+        };
+        current = next?;
+    }
+    current.as_table_mut()
+}
+
+/// `endpoint[0].auth` + `defualt` → `endpoint[0].auth.defualt`, written as serde_path_to_error
+/// writes paths.
+fn path_text(path: &[&serde_path_to_error::Segment], key: &str) -> String {
+    use serde_path_to_error::Segment;
+    let mut text = String::new();
+    for segment in path {
+        if !text.is_empty() && !matches!(segment, Segment::Seq { .. }) {
+            text.push('.');
+        }
+        text.push_str(&segment.to_string());
+    }
+    if !text.is_empty() {
+        text.push('.');
+    }
+    text.push_str(key);
+    text
 }
 
 /// `"app.tool as name"` → (`app.tool`, `Some(name)`).
@@ -595,26 +781,112 @@ mod tests {
     }
 
     #[test]
-    fn substitution_rules() {
-        assert_eq!(substitute("${NOPE:-x}/y", &env).unwrap(), "x/y");
-        assert_eq!(substitute("$${LITERAL}", &env).unwrap(), "${LITERAL}");
-        assert!(
-            substitute("${NOPE}", &env)
-                .unwrap_err()
-                .contains("NOPE is not set")
-        );
-        assert!(substitute("${oops", &env).is_err());
-    }
-
-    #[test]
     fn unknown_keys_are_named_with_their_place() {
         let text = MINIMAL.replace("rate_limit = \"chatbot\"", "rate_limt = \"chatbot\"");
         let errors = Config::parse(&text, &env).unwrap_err();
         assert_eq!(errors[0].at, "endpoint[0].rate_limt");
-        assert!(
-            errors[0].message.contains("unknown field `rate_limt`"),
+        assert_eq!(
+            errors[0].message, "unknown key; did you mean `rate_limit`?",
             "{errors:?}"
         );
+    }
+
+    fn texts(errors: &[ConfigError]) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn every_unknown_key_is_reported_in_one_run_with_the_other_problems() {
+        let text = format!(
+            "{MINIMAL}
+            idle_timout = \"10m\"
+            legacy_sse = {{ sse = \"/sse\", mesages = \"/messages\" }}
+            [[endpoint]]
+            path = \"/second/mcp\"
+            tols = [\"coffee.*\"]
+            auth = {{ kind = \"tokens\", defualt = \"demo:demo-token\" }}
+            [servre]
+            listen = \"x\"
+            "
+        )
+        .replace("rate_limit = \"chatbot\"", "rate_limt = \"chatbot\"")
+        .replace("60/minute", "60/fortnight");
+        let errors = texts(&Config::parse(&text, &env).unwrap_err());
+        for expected in [
+            "endpoint[0].idle_timout: unknown key; did you mean `idle_timeout`?",
+            "endpoint[0].rate_limt: unknown key; did you mean `rate_limit`?",
+            "endpoint[0].legacy_sse.mesages: unknown key; did you mean `messages`?",
+            "endpoint[1].tols: unknown key; did you mean `tools`?",
+            // Inside `auth`, an internally tagged enum: the path still names the key.
+            "endpoint[1].auth.defualt: unknown key; did you mean `default`?",
+            "servre: unknown key; did you mean `server`?",
+        ] {
+            assert!(errors.iter().any(|e| e == expected), "{expected} in {errors:#?}");
+        }
+        // Read on as if corrected (`tols` as `tools`, `mesages` as the required `messages`), the
+        // structure holds, so the checks between sections ran too; nothing is reported twice.
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("limits.chatbot: ") && e.contains("fortnight")),
+            "{errors:#?}"
+        );
+        assert_eq!(errors.len(), 7, "{errors:#?}");
+    }
+
+    #[test]
+    fn a_key_without_a_near_name_lists_the_keys_of_its_table() {
+        let text = MINIMAL.replace("[limits]", "[writes]\ndatabase = \"w.sqlite\"\nzzz = 1\n[limits]");
+        let errors = texts(&Config::parse(&text, &env).unwrap_err());
+        assert_eq!(
+            errors,
+            ["writes.zzz: unknown key; the keys here are `database`, `idempotency_window`, \
+              `confirm_ttl`"]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_beside_unset_variables_and_bad_values() {
+        let text = MINIMAL
+            .replace("rate_limit = \"chatbot\"", "rate_limt = \"chatbot\"")
+            .replace("\"coffee.*\"]", "\"coffee.*\"]\ninstructions = \"${UNSET}\"");
+        let errors = texts(&Config::parse(&text, &env).unwrap_err());
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(errors[0].contains("UNSET is not set"), "{errors:#?}");
+        assert_eq!(
+            errors[1],
+            "endpoint[0].rate_limt: unknown key; did you mean `rate_limit`?"
+        );
+
+        // A value serde refuses ends the reading (what follows depends on it), but the unknown
+        // keys are all there, and a misspelt choice gets its suggestion too.
+        let text = MINIMAL
+            .replace("rate_limit = \"chatbot\"", "rate_limt = \"chatbot\"\nsession = \"stateles\"");
+        let errors = texts(&Config::parse(&text, &env).unwrap_err());
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert_eq!(
+            errors[0],
+            "endpoint[0].rate_limt: unknown key; did you mean `rate_limit`?"
+        );
+        assert!(
+            errors[1].starts_with("endpoint[0].session: unknown variant `stateles`")
+                && errors[1].ends_with("did you mean `stateless`?"),
+            "{errors:#?}"
+        );
+    }
+
+    #[test]
+    fn near_names_are_close_ones_only() {
+        let known: Vec<String> = ["idle_timeout", "path", "tools", "auth"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(nearest("idle_timout", &known), Some("idle_timeout"));
+        assert_eq!(nearest("tols", &known), Some("tools"));
+        assert_eq!(nearest("pth", &known), Some("path"));
+        assert_eq!(nearest("listen", &known), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("ä", "a"), 1);
     }
 
     #[test]

@@ -23,6 +23,21 @@ pub struct MountedTool {
     pub language: Language,
     pub validator: ArgumentValidator,
     pub listing: rmcp::model::Tool,
+    /// The output schema, compiled when results are checked against it ([`checks_outputs`]).
+    output: Option<jsonschema::Validator>,
+}
+
+/// Whether every success result is checked against its tool's declared output schema before it
+/// leaves: always in debug builds, so every test that drives a tool proves its results are what
+/// real clients accept (the Python SDK and the Inspector refuse a result that breaks the schema);
+/// in a release build when `CONCIERGE_CHECK_OUTPUT=1`. A result that fails the check is not sent:
+/// the call answers a JSON-RPC internal error naming the tool and the broken field, so the test
+/// that caused it fails.
+pub fn checks_outputs() -> bool {
+    static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        cfg!(debug_assertions) || std::env::var("CONCIERGE_CHECK_OUTPUT").is_ok_and(|v| v == "1")
+    });
+    *ON
 }
 
 impl MountedTool {
@@ -43,11 +58,21 @@ impl MountedTool {
         )
         .with_raw_output_schema(Arc::new(spec.output_schema.clone()))
         .with_annotations(annotations);
+        let output =
+            if checks_outputs() {
+                let schema = Value::Object(spec.output_schema.clone());
+                Some(jsonschema::draft202012::new(&schema).map_err(|e| {
+                    format!("tool `{}` has an invalid output schema: {e}", spec.name)
+                })?)
+            } else {
+                None
+            };
         Ok(Self {
             tool,
             language,
             validator,
             listing,
+            output,
         })
     }
 }
@@ -81,6 +106,9 @@ pub struct Limits {
 pub enum CallAnswer {
     Result(CallToolResult),
     UnknownTool(String),
+    /// A result that broke its tool's output schema (only when [`checks_outputs`]): our fault,
+    /// answered as a JSON-RPC internal error.
+    BrokenOutput(String),
 }
 
 impl Endpoint {
@@ -351,6 +379,21 @@ impl Endpoint {
             Ok(mut output) => {
                 event.code = write_code.map(str::to_string);
                 strip_nulls(&mut output);
+                if let Some(broken) = mounted
+                    .output
+                    .as_ref()
+                    .and_then(|schema| schema.iter_errors(&output).next())
+                {
+                    let message = format!(
+                        "the result of `{name}` does not match its outputSchema at `{}`: {broken}",
+                        broken.instance_path()
+                    );
+                    tracing::error!(trace_id = %trace, tool = name, %message, "broken result");
+                    event.outcome = Outcome::InternalError;
+                    event.code = Some("output_schema_violation".into());
+                    self.finish(event, started);
+                    return CallAnswer::BrokenOutput(message);
+                }
                 event.result_count = Some(result_count(&output));
                 let text = output.to_string();
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -405,13 +448,17 @@ fn error_body(error: &ToolError, trace: &str) -> Value {
     body
 }
 
-/// An error in the app's own document: its text and `structuredContent`, `isError: true`.
+/// An error in the app's own document, as the result's text, `isError: true`.
+///
+/// Errors never carry `structuredContent`: a tool's output schema describes its results, and the
+/// TypeScript SDK and the MCP Inspector validate `structuredContent` against it even on errors
+/// (an error document lacking `results` is shown as a schema failure instead of the error). The
+/// text holds the whole document, which every client shows the model.
 fn envelope_result(envelope: Value) -> CallToolResult {
-    let mut result = CallToolResult::error(vec![ContentBlock::text(envelope.to_string())]);
-    result.structured_content = Some(envelope);
-    result
+    CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
 }
 
+/// The platform's error document `{"error": {…}}`, as the result's text (see [`envelope_result`]).
 fn error_result(error: Value) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(
         json!({"error": error}).to_string(),
@@ -560,18 +607,27 @@ mod tasks {
                 .ok_or_else(unknown)?;
             let mut arguments = serde_json::Map::new();
             arguments.insert(follow.id_field.clone(), json!(job));
-            let CallAnswer::Result(mut result) = self
+            let mut result = match self
                 .call(status_tool, Some(arguments), caller, rpc_id)
                 .await
-            else {
-                return Err(unknown());
+            {
+                CallAnswer::Result(result) => result,
+                CallAnswer::BrokenOutput(message) => {
+                    return Err(rmcp::ErrorData::internal_error(message, None));
+                }
+                CallAnswer::UnknownTool(_) => return Err(unknown()),
             };
             if result.is_error == Some(true) {
                 // The status is unavailable for now (the backend failing, a rate limit): the
                 // client polls again; the job itself is not known to have failed.
+                let detail = result
+                    .content
+                    .first()
+                    .and_then(|c| c.as_text())
+                    .and_then(|t| serde_json::from_str(&t.text).ok());
                 return Err(rmcp::ErrorData::internal_error(
                     "the job's status is unavailable right now; poll again later",
-                    result.structured_content.clone(),
+                    detail,
                 ));
             }
             let state = result

@@ -117,6 +117,7 @@ impl ServerHandler for EndpointHandler {
             }
             CallAnswer::Result(result) => Ok(result.into()),
             CallAnswer::UnknownTool(message) => Err(ErrorData::invalid_params(message, None)),
+            CallAnswer::BrokenOutput(message) => Err(ErrorData::internal_error(message, None)),
         }
     }
 }

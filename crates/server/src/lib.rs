@@ -10,6 +10,8 @@ pub mod config;
 mod endpoint;
 mod handler;
 mod http;
+mod interpolate;
+mod launch;
 mod legacy_sse;
 pub mod limits;
 mod platform;
@@ -20,5 +22,7 @@ mod validate;
 pub mod writes;
 
 pub use config::{Config, ConfigError, section};
+pub use interpolate::BoundUrls;
+pub use launch::{Loaded, Start, load};
 pub use platform::{Apps, Platform};
 pub use serve::{router, serve_http, serve_stdio};

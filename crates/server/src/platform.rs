@@ -4,6 +4,7 @@
 //! section, here are my tools") or a protocol-level handler (the conformance fixtures).
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use concierge_core::{RateLimitStore, ToolSet};
@@ -21,10 +22,17 @@ use crate::tokens::TokenList;
 
 type ToolsFactory =
     Box<dyn Fn(toml::Value) -> BoxFuture<'static, Result<ToolSet, String>> + Send + Sync>;
-/// Starts a simulator (or an app's background job) from its config section: binds or opens what
-/// it needs, then returns the future that runs.
-pub type SimulatorStart = Box<
+/// Starts an app's background job from its config section: opens what it needs, then returns
+/// the future that runs.
+pub type BackgroundStart = Box<
     dyn Fn(toml::Value) -> BoxFuture<'static, Result<BoxFuture<'static, ()>, String>> + Send + Sync,
+>;
+/// Starts a simulator from its config section: binds its listener (port 0 picks a free one), then
+/// returns the address it got and the future that serves.
+pub type SimulatorStart = Box<
+    dyn Fn(toml::Value) -> BoxFuture<'static, Result<(SocketAddr, BoxFuture<'static, ()>), String>>
+        + Send
+        + Sync,
 >;
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 type HandlerMount = Box<
@@ -37,12 +45,33 @@ pub struct Apps {
     tools: BTreeMap<String, ToolsFactory>,
     handlers: BTreeMap<String, HandlerMount>,
     simulators: BTreeMap<String, SimulatorStart>,
-    background: BTreeMap<String, SimulatorStart>,
+    background: BTreeMap<String, BackgroundStart>,
 }
 
 impl Apps {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Starts the simulators of `sections` (binding their ports); returns each one's URL, by
+    /// name, and their serving futures. A section no simulator is registered for is left to
+    /// [`Platform::build`] to report.
+    pub async fn start_simulators(
+        &self,
+        sections: &BTreeMap<String, toml::Value>,
+    ) -> Result<(BTreeMap<String, String>, Vec<BoxFuture<'static, ()>>), String> {
+        let mut urls = BTreeMap::new();
+        let mut running = Vec::new();
+        for (name, section) in sections {
+            if let Some(start) = self.simulators.get(name) {
+                let (addr, serving) = start(section.clone())
+                    .await
+                    .map_err(|e| format!("simulators.{name}: {e}"))?;
+                urls.insert(name.clone(), crate::BoundUrls::url_of(addr));
+                running.push(serving);
+            }
+        }
+        Ok((urls, running))
     }
 
     /// A tool app: `build` gets the app's `[apps.<name>]` section (an empty table if absent).
@@ -67,12 +96,15 @@ impl Apps {
         self
     }
 
-    /// A simulator of an external system, started by `serve` when the config has
-    /// `[simulators.<name>]`.
+    /// A simulator of an external system, started by `serve` (and the commands that call an
+    /// upstream) when the config has `[simulators.<name>]`. Its address is what
+    /// `${simulators.<name>.url}` stands for in the rest of the config.
     pub fn simulator<F, S>(mut self, name: &str, start: F) -> Self
     where
         F: Fn(toml::Value) -> S + Send + Sync + 'static,
-        S: std::future::Future<Output = Result<BoxFuture<'static, ()>, String>> + Send + 'static,
+        S: std::future::Future<Output = Result<(SocketAddr, BoxFuture<'static, ()>), String>>
+            + Send
+            + 'static,
     {
         self.simulators.insert(
             name.to_string(),
@@ -449,14 +481,19 @@ impl Platform {
         }
     }
 
-    /// Starts every configured simulator (binding its port); returns their serving futures.
-    pub async fn start_simulators(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
-        start_each(&self.config.simulators, &self.apps.simulators, "simulators").await
-    }
-
     /// Starts the background jobs of the configured apps; returns their futures.
     pub async fn start_background(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
-        start_each(&self.config.apps, &self.apps.background, "apps").await
+        let mut running = Vec::new();
+        for (name, section) in &self.config.apps {
+            if let Some(start) = self.apps.background.get(name) {
+                running.push(
+                    start(section.clone())
+                        .await
+                        .map_err(|e| format!("apps.{name}: {e}"))?,
+                );
+            }
+        }
+        Ok(running)
     }
 
     pub(crate) fn handler_mount(&self, app: &str) -> Option<&HandlerMount> {
@@ -466,25 +503,6 @@ impl Platform {
     pub fn endpoint(&self, path: &str) -> Option<&BuiltEndpoint> {
         self.endpoints.iter().find(|e| e.section.path == path)
     }
-}
-
-/// Starts what `registry` offers for each configured section, naming the section on failure.
-async fn start_each(
-    sections: &BTreeMap<String, toml::Value>,
-    registry: &BTreeMap<String, SimulatorStart>,
-    table: &str,
-) -> Result<Vec<BoxFuture<'static, ()>>, String> {
-    let mut running = Vec::new();
-    for (name, section) in sections {
-        if let Some(start) = registry.get(name) {
-            running.push(
-                start(section.clone())
-                    .await
-                    .map_err(|e| format!("{table}.{name}: {e}"))?,
-            );
-        }
-    }
-    Ok(running)
 }
 
 /// The tools an endpoint lists as `app.tool` / `app.*`, checked against what the apps offer.

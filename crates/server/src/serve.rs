@@ -96,37 +96,58 @@ struct Health {
 
 /// The server is up; each app's upstream is reported beside it. A down upstream makes the status
 /// `degraded`, still with 200: restarting this server would not bring the upstream back, and a
-/// load balancer that drops every instance would turn one outage into two.
-async fn health(state: Arc<Health>) -> Json<serde_json::Value> {
+/// load balancer that drops every instance would turn one outage into two. An app still loading
+/// what it answers from makes the status `starting`, with 503: an instance that would answer
+/// "still loading" is not ready for traffic (a readiness probe waits for it).
+async fn health(state: Arc<Health>) -> axum::response::Response {
+    use concierge_core::Health as App;
     // One probe round at a time; callers meanwhile wait for it and share its report.
     let mut last = state.last.lock().await;
     if let Some((at, report)) = last.as_ref()
         && at.elapsed() < state.cache
     {
-        return Json(report.clone());
+        return health_response(report.clone());
     }
     let probes = state.checks.iter().map(|(name, check)| async move {
         let started = std::time::Instant::now();
         let result = tokio::time::timeout(std::time::Duration::from_secs(3), check())
             .await
-            .unwrap_or_else(|_| Err("no answer within 3 s".into()));
+            .unwrap_or_else(|_| App::Down("no answer within 3 s".into()));
         let report = match result {
-            Ok(()) => json!({"status": "ok", "latencyMs": started.elapsed().as_millis() as u64}),
-            Err(reason) => json!({"status": "down", "reason": reason}),
+            App::Ok => json!({"status": "ok", "latencyMs": started.elapsed().as_millis() as u64}),
+            App::Starting(reason) => json!({"status": "starting", "reason": reason}),
+            App::Down(reason) => json!({"status": "down", "reason": reason}),
         };
         (name.clone(), report)
     });
     let reports = futures::future::join_all(probes).await;
-    let healthy = reports.iter().all(|(_, r)| r["status"] == "ok");
+    let any = |status: &str| reports.iter().any(|(_, r)| r["status"] == status);
+    let status = if any("starting") {
+        "starting"
+    } else if any("down") {
+        "degraded"
+    } else {
+        "ok"
+    };
     let mut body = json!({
-        "status": if healthy { "ok" } else { "degraded" },
+        "status": status,
         "version": env!("CARGO_PKG_VERSION"),
     });
     if !reports.is_empty() {
         body["upstreams"] = serde_json::Value::Object(reports.into_iter().collect());
     }
-    *last = Some((std::time::Instant::now(), body.clone()));
-    Json(body)
+    // A starting app is asked again at once: it may be ready any moment.
+    *last = (status != "starting").then(|| (std::time::Instant::now(), body.clone()));
+    health_response(body)
+}
+
+fn health_response(body: serde_json::Value) -> axum::response::Response {
+    let status = if body["status"] == "starting" {
+        http::StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        http::StatusCode::OK
+    };
+    (status, Json(body)).into_response()
 }
 
 fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: CancellationToken) -> Router {
@@ -198,26 +219,16 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
     }
 }
 
-/// Serves over HTTP until Ctrl-C / SIGTERM. `ready` hears the bound address (port 0 works).
+/// Serves over HTTP on `listener` (bound by [`crate::load`]) until Ctrl-C / SIGTERM. `ready`
+/// hears the bound address (port 0 works).
 pub async fn serve_http(
     platform: &Platform,
+    listener: tokio::net::TcpListener,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     for warning in &platform.warnings {
         tracing::error!(%warning, "endpoint misconfigured");
     }
-    let addr = platform
-        .config
-        .listen_addr()
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
-    for simulator in platform
-        .start_simulators()
-        .await
-        .map_err(std::io::Error::other)?
-    {
-        tokio::spawn(simulator);
-    }
-    let listener = tokio::net::TcpListener::bind(addr).await?;
     for job in platform
         .start_background()
         .await

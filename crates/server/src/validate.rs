@@ -9,13 +9,18 @@ use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Value};
 
-/// Argument names that known clients add on their own and that are dropped, not refused:
-/// n8n's MCP Client Tool sends `toolCallId` with every call.
-pub const INJECTED_ARGUMENTS: &[&str] = &["toolCallId"];
+/// Argument names that known clients add on their own and that are dropped, not refused, when
+/// the tool's schema does not declare them (a tool that does keeps its own argument):
+/// - n8n's MCP Client Tool sends `toolCallId` with every call;
+/// - n8n before 2.2.5 behind a Chat Trigger also sends `action`, `sessionId` and `chatInput`
+///   (n8n issue #22787); from 2.2.5 on it sends only what a schema declares.
+pub const INJECTED_ARGUMENTS: &[&str] = &["toolCallId", "action", "sessionId", "chatInput"];
 
 pub struct ArgumentValidator {
     validator: Validator,
     schema: Value,
+    /// The injected names this tool does not declare: dropped before validation.
+    dropped: Vec<&'static str>,
 }
 
 /// A failed check: the field path and the message for the model.
@@ -27,9 +32,19 @@ pub struct ArgumentError {
 
 impl ArgumentValidator {
     pub fn new(schema: &Map<String, Value>) -> Result<Self, String> {
+        let declared = schema.get("properties").and_then(Value::as_object);
+        let dropped = INJECTED_ARGUMENTS
+            .iter()
+            .copied()
+            .filter(|name| declared.is_none_or(|p| !p.contains_key(*name)))
+            .collect();
         let schema = Value::Object(schema.clone());
         jsonschema::draft202012::new(&schema)
-            .map(|validator| Self { validator, schema })
+            .map(|validator| Self {
+                validator,
+                schema,
+                dropped,
+            })
             .map_err(|e| e.to_string())
     }
 
@@ -40,12 +55,12 @@ impl ArgumentValidator {
         language: Language,
     ) -> Result<Value, ArgumentError> {
         let mut arguments = arguments.unwrap_or_default();
-        for injected in INJECTED_ARGUMENTS {
+        for injected in &self.dropped {
             arguments.remove(*injected);
         }
         let arguments = Value::Object(arguments);
         if let Some(error) = self.validator.iter_errors(&arguments).next() {
-            return Err(describe(&error, &self.schema, language));
+            return Err(describe(&error, &self.schema, &arguments, language));
         }
         Ok(arguments)
     }
@@ -75,7 +90,12 @@ fn join(parent: &str, child: &str) -> String {
     }
 }
 
-fn describe(error: &ValidationError<'_>, schema: &Value, language: Language) -> ArgumentError {
+fn describe(
+    error: &ValidationError<'_>,
+    schema: &Value,
+    arguments: &Value,
+    language: Language,
+) -> ArgumentError {
     let at = field_path(error);
     let value = compact(error.instance());
     let says = Phrases::of(language);
@@ -122,6 +142,29 @@ fn describe(error: &ValidationError<'_>, schema: &Value, language: Language) -> 
             at,
             format!("{value}: {} {}", says.not_one_of, compact(options)),
         ),
+        // An argument a schema without properties refuses (`additionalProperties: false` and
+        // nothing declared): the same answer as any unknown argument, not "False schema".
+        ValidationErrorKind::FalseSchema
+            if error
+                .schema_path()
+                .as_str()
+                .ends_with("/additionalProperties") =>
+        {
+            let allowed = allowed_properties(error, schema).unwrap_or_else(|| says.nothing.into());
+            // jsonschema names neither the object nor the key here: the refused key is the first
+            // of the object at `at` that its schema does not declare.
+            let declared = allowed_properties(error, schema).unwrap_or_default();
+            let declared: Vec<&str> = declared.split(", ").collect();
+            let object = arguments
+                .pointer(error.instance_path().as_str())
+                .and_then(Value::as_object);
+            let field = match object.and_then(|o| o.keys().find(|k| !declared.contains(&k.as_str())))
+            {
+                Some(name) => join(&at, name),
+                None => at,
+            };
+            (field, format!("{} {allowed}", says.unknown_argument))
+        }
         _ => (at, error.to_string()),
     };
     ArgumentError {
@@ -257,5 +300,86 @@ fn compact(value: &Value) -> String {
         format!("{}…", text.chars().take(60).collect::<String>())
     } else {
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn validator(schema: Value) -> ArgumentValidator {
+        ArgumentValidator::new(schema.as_object().unwrap()).unwrap()
+    }
+
+    fn arguments(value: Value) -> Option<Map<String, Value>> {
+        value.as_object().cloned()
+    }
+
+    /// What n8n 2.1.4 sends behind a Chat Trigger: the tool's own arguments and four of its own.
+    fn n8n_2_1_4(own: Value) -> Option<Map<String, Value>> {
+        let mut all = own.as_object().cloned().unwrap();
+        all.insert("toolCallId".into(), json!("call_9f2c1e"));
+        all.insert("action".into(), json!("sendMessage"));
+        all.insert("sessionId".into(), json!("0b0e7c5a3f4d4c2e9a1b"));
+        all.insert(
+            "chatInput".into(),
+            json!("Welche Reisen gibt es im Januar?"),
+        );
+        Some(all)
+    }
+
+    #[test]
+    fn injected_names_are_dropped_when_undeclared() {
+        let check = validator(json!({
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "additionalProperties": false,
+        }));
+        let passed = check
+            .check(n8n_2_1_4(json!({"query": "Ski"})), Language::English)
+            .unwrap();
+        assert_eq!(passed, json!({"query": "Ski"}));
+        // Any other unknown name is still refused, with the names that are allowed.
+        let error = check
+            .check(
+                arguments(json!({"query": "Ski", "qurey": "x"})),
+                Language::English,
+            )
+            .unwrap_err();
+        assert_eq!(error.field, "qurey");
+        assert!(error.message.contains("query"), "{error:?}");
+    }
+
+    #[test]
+    fn a_tool_without_arguments_refuses_one_readably() {
+        let check = validator(json!({"type": "object", "additionalProperties": false}));
+        let error = check
+            .check(arguments(json!({"large": true})), Language::English)
+            .unwrap_err();
+        assert_eq!(error.field, "large");
+        assert_eq!(error.message, "unknown argument; allowed: none");
+        assert!(check.check(n8n_2_1_4(json!({})), Language::English).is_ok());
+    }
+
+    #[test]
+    fn a_tool_that_declares_an_injected_name_keeps_it() {
+        let check = validator(json!({
+            "type": "object",
+            "properties": {"sessionId": {"type": "string"}, "action": {"enum": ["book"]}},
+            "additionalProperties": false,
+        }));
+        let passed = check
+            .check(
+                arguments(json!({"sessionId": "s-1", "toolCallId": "call_1"})),
+                Language::English,
+            )
+            .unwrap();
+        assert_eq!(passed, json!({"sessionId": "s-1"}));
+        // Declared, it is validated like any argument: n8n's `action` is not one of its values.
+        let error = check
+            .check(n8n_2_1_4(json!({})), Language::English)
+            .unwrap_err();
+        assert_eq!(error.field, "action");
     }
 }

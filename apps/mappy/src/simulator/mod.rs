@@ -82,11 +82,11 @@ fn default_job_delay() -> f64 {
     2.0
 }
 
-/// Loads the data, binds `listen` now (so a port clash fails start-up) and returns the serving
-/// future.
+/// Loads the data, binds `listen` now (so a port clash fails start-up; port 0 picks a free one)
+/// and returns the address it got and the serving future.
 pub async fn start(
     config: &SimulatorConfig,
-) -> Result<Pin<Box<dyn Future<Output = ()> + Send>>, String> {
+) -> Result<(SocketAddr, Pin<Box<dyn Future<Output = ()> + Send>>), String> {
     if config.api_key.is_empty() {
         return Err("mappy simulator: api_key must not be empty".into());
     }
@@ -107,7 +107,7 @@ pub async fn start(
             tracing::debug!(%error, "mappy simulator stopped");
         }
     });
-    Ok(serving)
+    Ok((addr, serving))
 }
 
 /// Serves on `listener` in a background task and returns the handle (for tests).

@@ -1,6 +1,6 @@
 //! Loading the catalog: the export (URL with an optional bearer token, or a file) and
-//! `hotel.xml`, re-read every `refresh` (default 5 min) and whenever the content mirror changes;
-//! each new catalog is swapped in whole. A failed refresh keeps the last good catalog.
+//! `hotel.xml`, re-read every `refresh` (default 5 min), and rebuilt whenever the content mirror
+//! changes; each new catalog is swapped in whole. A failed refresh keeps the last good catalog.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -12,8 +12,11 @@ use super::TripCatalog;
 use super::export::{BusproHotels, Export};
 use crate::content::store::ContentStore;
 
-/// How often a call looks whether the mirror or the export is due for a rebuild.
-const RECHECK: Duration = Duration::from_secs(2);
+/// How often the watcher looks whether the mirror or the export is due for a rebuild.
+const RECHECK: Duration = Duration::from_secs(1);
+/// How long after a failed read of the export it is tried again (at most; sooner when the
+/// configured refresh is shorter).
+const RETRY_EXPORT: Duration = Duration::from_secs(30);
 
 /// `[apps.trips.export]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -58,23 +61,50 @@ struct Inputs {
     loaded_at: Instant,
 }
 
-struct Progress {
-    checked: Instant,
-    generation: Option<u64>,
-    inputs: Option<Arc<Inputs>>,
+/// A catalog and the mirror generation it was built from.
+struct Built {
+    catalog: Arc<TripCatalog>,
+    generation: u64,
 }
 
+struct Progress {
+    inputs: Option<Arc<Inputs>>,
+    /// When reading the export last failed: it is tried again after [`RETRY_EXPORT`], not on
+    /// every tick.
+    failed_at: Option<Instant>,
+    /// The generation the last build (or failed attempt) saw, for the once-per-run report.
+    generation: Option<u64>,
+}
+
+/// Why no catalog can answer yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotReady {
+    /// The content mirror has never been filled (the first sync is under way): not "no trips".
+    Loading,
+    /// The export could not be read yet (logged); the mirror may be fine.
+    ExportUnavailable,
+}
+
+/// The trip catalog, rebuilt whenever the content mirror changes and re-read from the export
+/// every `refresh`.
+///
+/// The rule it keeps: no call is answered from a catalog older than a mirror change this process
+/// can know of. Each call compares the mirror's generation (one small read) with the one its
+/// catalog was built from and waits for the rebuild when they differ; a watcher rebuilds as soon
+/// as a sync (in this process or `concierge sync`) moves the generation, so calls seldom wait.
 pub struct CatalogHandle {
     config: ExportConfig,
     refresh: Duration,
     store: Arc<dyn ContentStore>,
     http: reqwest::Client,
-    current: RwLock<Arc<TripCatalog>>,
+    current: RwLock<Option<Arc<Built>>>,
+    /// Held while building: one rebuild at a time, and callers that need it wait for it.
     progress: tokio::sync::Mutex<Progress>,
 }
 
 impl CatalogHandle {
-    /// Loads the catalog once. A failure leaves it empty (and logged); later calls try again.
+    /// Builds the catalog from the persisted mirror before returning (a restart serves at once),
+    /// and starts the watcher that rebuilds it when the mirror or the export changes.
     pub async fn open(
         config: ExportConfig,
         store: Arc<dyn ContentStore>,
@@ -90,61 +120,116 @@ impl CatalogHandle {
             refresh,
             store,
             http,
-            current: RwLock::new(Arc::new(TripCatalog::default())),
+            current: RwLock::new(None),
             progress: tokio::sync::Mutex::new(Progress {
-                checked: Instant::now(),
-                generation: None,
                 inputs: None,
+                failed_at: None,
+                generation: None,
             }),
         });
-        handle.rebuild_if_due(true).await;
+        handle.rebuild(None, true).await;
+        let watched = Arc::downgrade(&handle);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(RECHECK);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(handle) = watched.upgrade() else {
+                    return; // the tools are gone
+                };
+                let generation = handle.store.state().await.ok().map(|s| s.generation);
+                if handle.needs_rebuild(generation).await {
+                    handle.rebuild(generation, true).await;
+                }
+            }
+        });
         Ok(handle)
     }
 
-    /// The current catalog; starts a rebuild in the background when one is due.
-    pub fn get(self: &Arc<Self>) -> Arc<TripCatalog> {
-        let due = self
-            .progress
-            .try_lock()
-            .is_ok_and(|p| p.checked.elapsed() >= self.recheck());
-        if due {
-            let this = self.clone();
-            tokio::spawn(async move { this.rebuild_if_due(false).await });
+    /// The catalog as of the mirror now: rebuilt first when the mirror changed since it was
+    /// built. `Err` while nothing can answer yet.
+    pub async fn get(&self) -> Result<Arc<TripCatalog>, NotReady> {
+        match self.store.state().await {
+            // The export is not fetched here (the watcher does): a call waits for the mirror's
+            // change only, never for a slow export.
+            Ok(state) if self.built_generation() != Some(state.generation) => {
+                self.rebuild(Some(state.generation), false).await;
+            }
+            Ok(_) => {}
+            // The mirror cannot be read: the catalog built from it last is the best answer.
+            Err(error) => tracing::error!(%error, "trip catalog: cannot read the content mirror"),
         }
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.ready()
     }
 
-    async fn rebuild_if_due(&self, first: bool) {
-        let Ok(mut progress) = self.progress.try_lock() else {
-            return; // another rebuild is under way
-        };
-        if !first && progress.checked.elapsed() < self.recheck() {
+    /// Whether the catalog can answer (for `/health`), without rebuilding.
+    pub fn ready(&self) -> Result<Arc<TripCatalog>, NotReady> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        match current.as_ref() {
+            // Generation 0: no sync has ever put a document into the mirror.
+            Some(built) if built.generation == 0 => Err(NotReady::Loading),
+            Some(built) => Ok(built.catalog.clone()),
+            None => Err(NotReady::ExportUnavailable),
+        }
+    }
+
+    /// The last catalog built, whether or not it can answer yet (a mirror never filled still
+    /// joins nothing): what the export alone decides, for tests and diagnostics.
+    pub fn built(&self) -> Option<Arc<TripCatalog>> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        current.as_ref().map(|b| b.catalog.clone())
+    }
+
+    fn built_generation(&self) -> Option<u64> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        current.as_ref().map(|b| b.generation)
+    }
+
+    async fn needs_rebuild(&self, generation: Option<u64>) -> bool {
+        let export_due = self.export_due(&*self.progress.lock().await);
+        export_due || (generation.is_some() && generation != self.built_generation())
+    }
+
+    /// Whether the export is to be read again: its refresh is due, and a failed read is not too
+    /// recent.
+    fn export_due(&self, progress: &Progress) -> bool {
+        let stale = progress
+            .inputs
+            .as_ref()
+            .is_none_or(|i| i.loaded_at.elapsed() >= self.refresh);
+        let retry = RETRY_EXPORT.min(self.refresh);
+        stale && progress.failed_at.is_none_or(|at| at.elapsed() >= retry)
+    }
+
+    /// Rebuilds unless a rebuild that finished while this one waited already saw `seen` (the
+    /// generation the caller read; `None` forces one). `fetch`: read the export first when due.
+    async fn rebuild(&self, seen: Option<u64>, fetch: bool) {
+        let mut progress = self.progress.lock().await;
+        let stale = fetch && self.export_due(&progress);
+        if let Some(seen) = seen
+            && !stale
+            && self.built_generation().is_some_and(|built| built >= seen)
+        {
             return;
         }
-        progress.checked = Instant::now();
-        let (generation, completed) = match self.store.state().await {
-            Ok(state) => (Some(state.generation), state.completed_generation),
+        let state = match self.store.state().await {
+            Ok(state) => state,
             Err(error) => {
                 tracing::error!(%error, "trip catalog: cannot read the content mirror");
                 return;
             }
         };
-        let stale = progress
-            .inputs
-            .as_ref()
-            .is_none_or(|i| i.loaded_at.elapsed() >= self.refresh);
         if stale {
             match self.inputs().await {
-                Ok(inputs) => progress.inputs = Some(Arc::new(inputs)),
+                Ok(inputs) => {
+                    progress.inputs = Some(Arc::new(inputs));
+                    progress.failed_at = None;
+                }
                 Err(error) => {
+                    progress.failed_at = Some(Instant::now());
                     tracing::error!(%error, "trip catalog: refresh failed; keeping the last good catalog")
                 }
             }
-        } else if generation == progress.generation {
-            return;
         }
         let Some(inputs) = progress.inputs.clone() else {
             return;
@@ -156,10 +241,11 @@ impl CatalogHandle {
                 return;
             }
         };
+        let generation = state.generation;
         // "After a complete run that changed something": once per such run, not per rebuild.
-        let report_unmatched =
-            completed.is_some() && completed == generation && progress.generation != generation;
-        progress.generation = generation;
+        let report_unmatched = state.completed_generation == Some(generation)
+            && progress.generation != Some(generation);
+        progress.generation = Some(generation);
         let built = tokio::task::spawn_blocking(move || {
             TripCatalog::build(&inputs.export, &inputs.hotels, &docs)
         })
@@ -169,16 +255,14 @@ impl CatalogHandle {
                 if report_unmatched && !catalog.unmatched.is_empty() {
                     tracing::warn!(codes = %catalog.unmatched.join(", "), "Content feed: unmatched codes");
                 }
-                tracing::info!(rows = catalog.rows.len(), data_as_of = %catalog.data_as_of, "trip catalog loaded");
-                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(catalog);
+                tracing::info!(rows = catalog.rows.len(), generation, data_as_of = %catalog.data_as_of, "trip catalog loaded");
+                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Built {
+                    catalog: Arc::new(catalog),
+                    generation,
+                }));
             }
             Err(error) => tracing::error!(%error, "trip catalog: build failed"),
         }
-    }
-
-    /// How often to look: every two seconds, or as often as the export is to be re-read.
-    fn recheck(&self) -> Duration {
-        RECHECK.min(self.refresh)
     }
 
     async fn inputs(&self) -> Result<Inputs, String> {

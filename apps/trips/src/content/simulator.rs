@@ -38,13 +38,6 @@ struct Feed {
     api_key: String,
 }
 
-/// Binds and returns the serving future.
-pub async fn start(
-    config: &SimulatorConfig,
-) -> Result<impl std::future::Future<Output = ()> + Send + 'static, String> {
-    Ok(bind(config).await?.1)
-}
-
 /// Binds and returns the address (useful with port 0) and the serving future.
 pub async fn bind(
     config: &SimulatorConfig,

@@ -78,18 +78,13 @@ impl Server {
     }
 
     /// The repo's own demo `concierge.toml`, state in a temp dir, on a free port; its simulators
-    /// on free ports too, so tests can run side by side.
+    /// on free ports too (the demo's own default), so tests can run side by side.
     pub fn start_demo(env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../concierge.toml");
         let var = dir.path().to_string_lossy().to_string();
-        let mut all: Vec<(&str, &str)> = vec![
-            ("CONCIERGE_LISTEN", "127.0.0.1:0"),
-            ("CONCIERGE_VAR", &var),
-            ("BXH_SIMULATOR_LISTEN", "127.0.0.1:0"),
-            ("APP_CMS_SIMULATOR_LISTEN", "127.0.0.1:0"),
-            ("MAPPY_SIMULATOR_LISTEN", "127.0.0.1:0"),
-        ];
+        let mut all: Vec<(&str, &str)> =
+            vec![("CONCIERGE_LISTEN", "127.0.0.1:0"), ("CONCIERGE_VAR", &var)];
         all.extend_from_slice(env);
         Self::spawn(dir, &config, &all)
     }
@@ -111,6 +106,9 @@ impl Server {
             .env_remove("MAPPY_API_BASE_URL")
             .env_remove("MAPPY_API_KEY")
             .env_remove("CONCIERGE_PUBLIC_URL")
+            .env_remove("BXH_SIMULATOR_LISTEN")
+            .env_remove("APP_CMS_SIMULATOR_LISTEN")
+            .env_remove("MAPPY_SIMULATOR_LISTEN")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -221,8 +219,17 @@ pub fn text_json(result: &CallToolResult) -> Value {
     serde_json::from_str(text).expect("content text is JSON")
 }
 
-/// A result's `structuredContent`, checked to say the same as its JSON text.
+/// A result's JSON document. A success's is its `structuredContent`, checked to say the same as
+/// its JSON text; an error carries no `structuredContent` (clients would check it against the
+/// tool's output schema), so an error's is its JSON text.
 pub fn structured(result: &CallToolResult) -> Value {
+    if result.is_error == Some(true) {
+        assert!(
+            result.structured_content.is_none(),
+            "an error result carries no structuredContent: {result:?}"
+        );
+        return text_json(result);
+    }
     let value = result
         .structured_content
         .clone()
