@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every Rust test, real third-party clients against the
-# demo, a smoke run of the benchmark harness, the official MCP conformance runs (server and
+# demo (every tool of every endpoint, with the Python and TypeScript SDKs), the README's first
+# command exactly as printed, a smoke run of the benchmark harness, the official MCP conformance runs (server and
 # authorization server), and the OAuth consent page in headless Chromium. Needs root or sudo for
 # Debian's chromium and postgresql on first use.
 set -euo pipefail
@@ -12,6 +13,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 start_postgres
 cargo test --workspace --locked
 scripts/interop.sh target/debug/concierge
+# The README's first command as printed (a release build, beside any running demo).
+scripts/readme-demo.sh
 bench/run.sh --smoke
 scripts/conformance.sh target/debug/concierge
 scripts/conformance-oauth.sh target/debug/concierge

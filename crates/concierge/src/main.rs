@@ -17,9 +17,14 @@ use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
     about = "One MCP server for a business's own data: safe, audited, fast."
 )]
 struct Cli {
-    /// The deployment's config file. Accepted before or after any subcommand
-    /// (`concierge token add-user bob --config x.toml`); `chat` and `telegram` use none.
-    #[arg(long, global = true, default_value = "concierge.toml")]
+    /// The deployment's config file, written before or after any subcommand (`chat` and
+    /// `telegram` read none).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        default_value = "concierge.toml"
+    )]
     config: PathBuf,
     #[command(subcommand)]
     command: Command,
@@ -512,7 +517,7 @@ async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String
     if oauth.external.is_some() {
         return Err(
             "[oauth.external]: tokens come from an external identity provider, so the \
-                    built-in server's users, clients and tokens are not used"
+             built-in server's users, clients and tokens are not used"
                 .into(),
         );
     }
@@ -522,7 +527,7 @@ async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String
         TokenAction::AddUser { .. } if oauth.users.is_some() => {
             return Err(
                 "sign-in is delegated to the [oauth.users] directory, so local users are \
-                        not consulted: add the account to that directory instead"
+                 not consulted: add the account to that directory instead"
                     .into(),
             );
         }

@@ -543,3 +543,134 @@ async fn the_telegram_bot_answers_each_chat_and_splits_long_answers() {
     let _ = bot.kill();
     let _ = bot.wait();
 }
+
+/// Runs `concierge <args>` with `env` (the model's and MCP variables of the caller's shell
+/// removed first, and RUST_LOG: the default log filter is part of what is tested) and a message
+/// on standard input; answers the exit code, stdout and stderr.
+fn bot_command(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    use std::io::Write;
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_MODEL")
+        .env_remove("MCP_TOKEN")
+        .env_remove("RUST_LOG")
+        .env("TELEGRAM_BOT_TOKEN", "123456:TEST-TOKEN")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    // Written and closed at once: a bot that read it would answer it on stdout.
+    let _ = child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all("два капучино и латте\n".as_bytes());
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Nothing of rmcp's or the HTTP client's inner workings in what a person reads.
+fn assert_plain(stderr: &str) {
+    for internal in [
+        "rmcp",
+        "reqwest",
+        "hyper",
+        "Transport",
+        "ConnectError",
+        "Os {",
+    ] {
+        assert!(!stderr.contains(internal), "`{internal}` in: {stderr}");
+    }
+}
+
+#[test]
+fn without_a_key_for_openai_the_bots_say_so_before_reading_anything() {
+    let history = tempfile::tempdir().unwrap();
+    let history = history.path().join("h.sqlite");
+    let history = history.to_str().unwrap();
+    for command in ["chat", "telegram"] {
+        let (code, stdout, stderr) = bot_command(
+            &[
+                command,
+                "--mcp",
+                "http://127.0.0.1:9/mcp",
+                "--history",
+                history,
+            ],
+            &[],
+        );
+        assert_eq!(code, 1, "{command}: {stdout}{stderr}");
+        assert_eq!(stdout, "", "{command}");
+        assert!(
+            stderr.starts_with(
+                "OPENAI_API_KEY is not set: the model API at https://api.openai.com/v1 needs one"
+            ),
+            "{command}: {stderr}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_or_an_unreachable_endpoint_is_said_at_start() {
+    let (model, seen) = scripted_model().await;
+    let server = Server::start(
+        |dir| coffee_config(dir, ""),
+        &[("APP_MCP_TOKENS", "demo:demo-token")],
+    );
+    let history = server.dir.path().join("h.sqlite");
+    let history = history.to_str().unwrap();
+    let endpoint = server.url("/coffee/mcp");
+    // A local model needs no key.
+    let local = [("OPENAI_BASE_URL", model.as_str())];
+    let cases: [(&str, Vec<&str>, &str); 4] = [
+        (
+            "chat",
+            vec!["--mcp", &endpoint, "--token", "wrong"],
+            "the MCP endpoint refused the token (--token / MCP_TOKEN)",
+        ),
+        (
+            "telegram",
+            vec![
+                "--mcp",
+                &endpoint,
+                "--token",
+                "wrong",
+                "--api-url",
+                "http://127.0.0.1:9",
+            ],
+            "the MCP endpoint refused the token (--token / MCP_TOKEN)",
+        ),
+        (
+            "chat",
+            vec!["--mcp", &endpoint],
+            "the MCP endpoint needs a token: pass --token or set MCP_TOKEN",
+        ),
+        (
+            "chat",
+            vec!["--mcp", "http://127.0.0.1:9/mcp", "--token", "demo-token"],
+            "cannot reach the MCP endpoint http://127.0.0.1:9/mcp: ",
+        ),
+    ];
+    for (command, args, expected) in cases {
+        let mut all = vec![command, "--history", history];
+        all.extend(args);
+        // The scripted model runs on this runtime: wait for the process on a blocking section.
+        let (code, stdout, stderr) = tokio::task::block_in_place(|| bot_command(&all, &local));
+        assert_eq!(code, 1, "{command}: {stdout}{stderr}");
+        assert_eq!(stdout, "", "no apology, no answer: {command}");
+        assert!(stderr.starts_with(expected), "{command}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert_plain(&stderr);
+    }
+    assert!(seen.lock().unwrap().is_empty(), "the model was never asked");
+}

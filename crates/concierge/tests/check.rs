@@ -45,18 +45,24 @@ fn expect_problem(make: impl FnOnce(&Path) -> String, env: &[(&str, &str)], expe
 const GOOD: &[(&str, &str)] = &[("APP_MCP_TOKENS", "n8n:abc")];
 
 #[test]
-fn the_demo_config_is_valid() {
+fn the_demo_config_is_valid_and_checked_quietly() {
     let output = Command::new(BIN)
         .args(["check", "--config", "concierge.toml"])
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .env("CONCIERGE_VAR", tempfile::tempdir().unwrap().path())
+        .env_remove("RUST_LOG")
         .output()
         .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        stdout.starts_with("concierge.toml: ok (") && stdout.trim_end().ends_with(" endpoints)"),
+        "{stdout}"
     );
+    // What the apps log while loading (catalog progress, notes on the sample data) is not a
+    // problem of the config: the report is all `check` prints.
+    assert_eq!(stderr, "", "check printed more than its report");
 }
 
 #[test]
@@ -71,7 +77,7 @@ fn each_problem_is_named_with_its_place() {
     expect_problem(
         |d| base(d).replace("rate_limit =", "rate_limt ="),
         GOOD,
-        "endpoint[0].rate_limt: unknown field",
+        "endpoint[0].rate_limt: unknown key; did you mean `rate_limit`?",
     );
     expect_problem(
         |d| base(d).replace("60/minute", "60/fortnight"),
@@ -149,4 +155,31 @@ fn a_generic_upstream_tool_cannot_be_configured() {
         &env,
         "must end in `| urlencode`",
     );
+}
+
+#[test]
+fn every_problem_is_reported_in_one_run() {
+    let (code, text) = check(
+        |d| {
+            base(d)
+                .replace("rate_limit =", "rate_limt =")
+                .replace(
+                    "audit = \"chatbot\"",
+                    "audit = \"chatbot\"\nidle_timout = \"10m\"",
+                )
+                .replace("[apps.coffee]", "[servr]\n[apps.coffee]")
+                .replace("60/minute", "60/fortnight")
+        },
+        GOOD,
+    );
+    assert_eq!(code, 1, "{text}");
+    for expected in [
+        "4 problem(s)",
+        "endpoint[0].rate_limt: unknown key; did you mean `rate_limit`?",
+        "endpoint[0].idle_timout: unknown key; did you mean `idle_timeout`?",
+        "servr: unknown key; did you mean `server`?",
+        "limits.chatbot_mcp: `60/fortnight`: unknown period",
+    ] {
+        assert!(text.contains(expected), "expected `{expected}` in:\n{text}");
+    }
 }

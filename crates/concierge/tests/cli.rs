@@ -123,13 +123,20 @@ fn a_local_user_is_refused_when_sign_in_is_delegated_to_a_user_directory() {
     });
     let out = run(
         dir.path(),
-        &["token", "add-user", "bob", "--config", path.to_str().unwrap()],
+        &[
+            "token",
+            "add-user",
+            "bob",
+            "--config",
+            path.to_str().unwrap(),
+        ],
         "correct horse battery\n",
     );
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(
-        out.stderr
-            .contains("sign-in is delegated to the [oauth.users] directory, so local users are not consulted"),
+        out.stderr.contains(
+            "sign-in is delegated to the [oauth.users] directory, so local users are not consulted"
+        ),
         "{}",
         out.stderr
     );
@@ -138,6 +145,31 @@ fn a_local_user_is_refused_when_sign_in_is_delegated_to_a_user_directory() {
         !dir.path().join("oauth.sqlite").exists(),
         "refused before anything was saved"
     );
+}
+
+#[test]
+fn token_actions_are_refused_when_an_external_provider_issues_the_tokens() {
+    let (dir, path) = deployment(|d| {
+        config(
+            d,
+            "[oauth.external]\nissuer = \"https://idp.example\"\njwks_uri = \"https://idp.example/jwks\"",
+        )
+    });
+    let p = path.to_str().unwrap();
+    for args in [
+        &["token", "add-user", "bob", "--config", p][..],
+        &["token", "add-client", "--name", "n8n", "--config", p],
+        &["token", "clients", "--config", p],
+    ] {
+        let out = run(dir.path(), args, "correct horse battery\n");
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stdout);
+        assert!(
+            out.stderr
+                .contains("[oauth.external]: tokens come from an external identity provider"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
 }
 
 #[test]
@@ -176,12 +208,23 @@ fn a_client_with_a_scope_the_server_does_not_offer_is_refused() {
     let issued = run(
         dir.path(),
         &[
-            "token", "add-client", "--name", "n8n", "--scope", "coffee:read", "--config", p,
+            "token",
+            "add-client",
+            "--name",
+            "n8n",
+            "--scope",
+            "coffee:read",
+            "--config",
+            p,
         ],
         "",
     );
     assert_eq!(issued.code, 0, "{}", issued.stderr);
-    assert!(issued.stdout.contains("client_secret="), "{}", issued.stdout);
+    assert!(
+        issued.stdout.contains("client_secret="),
+        "{}",
+        issued.stdout
+    );
 }
 
 /// Writes audit events at the given ages (seconds before now) into the sink's table.
@@ -222,7 +265,11 @@ fn audit_times_may_be_relative_and_a_bad_one_is_blamed_on_its_flag() {
     let p = path.to_str().unwrap();
     write_events(
         dir.path(),
-        &[("three_days", 3 * 86_400), ("two_hours", 7_200), ("ten_minutes", 600)],
+        &[
+            ("three_days", 3 * 86_400),
+            ("two_hours", 7_200),
+            ("ten_minutes", 600),
+        ],
     );
     let tools = |args: &[&str]| -> Vec<String> {
         let mut all = vec!["audit", "--config", p];
@@ -252,6 +299,10 @@ fn audit_times_may_be_relative_and_a_bad_one_is_blamed_on_its_flag() {
             out.stderr
         );
         assert!(out.stderr.contains("like 30m, 1h or 2d"), "{}", out.stderr);
-        assert!(!out.stderr.contains(p), "not the config's fault: {}", out.stderr);
+        assert!(
+            !out.stderr.contains(p),
+            "not the config's fault: {}",
+            out.stderr
+        );
     }
 }

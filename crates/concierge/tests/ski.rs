@@ -434,11 +434,7 @@ async fn the_first_call_after_a_sync_that_changed_the_mirror_sees_the_change() {
         let mut document: Value =
             serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
         let list = document[list].as_array_mut().expect("a list of items");
-        let changed = list
-            .iter_mut()
-            .map(|item| change(item))
-            .filter(|c| *c)
-            .count();
+        let changed = list.iter_mut().map(change).filter(|c| *c).count();
         assert_eq!(changed, 1, "{name}");
         std::fs::write(&path, document.to_string()).expect("write");
     };

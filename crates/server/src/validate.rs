@@ -158,11 +158,11 @@ fn describe(
             let object = arguments
                 .pointer(error.instance_path().as_str())
                 .and_then(Value::as_object);
-            let field = match object.and_then(|o| o.keys().find(|k| !declared.contains(&k.as_str())))
-            {
-                Some(name) => join(&at, name),
-                None => at,
-            };
+            let field =
+                match object.and_then(|o| o.keys().find(|k| !declared.contains(&k.as_str()))) {
+                    Some(name) => join(&at, name),
+                    None => at,
+                };
             (field, format!("{} {allowed}", says.unknown_argument))
         }
         _ => (at, error.to_string()),
