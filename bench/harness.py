@@ -141,18 +141,20 @@ def main():
     state = tempfile.mkdtemp(prefix="concierge-bench-")
     auth = {"Authorization": f"Bearer {TOKEN}"}
 
+    # Free ports from the kernel, so a run never collides with a demo or another run.
+    ports = [free_port() for _ in range(4)]
     servers = [
-        Server("concierge stateless", [str(bin_dir / "concierge"), "serve", "--config", "concierge-bench.toml"], "http://127.0.0.1:18200/stateless/mcp", auth, cwd=ROOT / "bench", env={"CONCIERGE_LISTEN": "127.0.0.1:18200", "CONCIERGE_VAR": state, "RUST_LOG": "error"}),
-        Server("bare rmcp", [str(bin_dir / "rmcp-bare"), "127.0.0.1:18201", str(MENU)], "http://127.0.0.1:18201/mcp"),
+        Server("concierge stateless", [str(bin_dir / "concierge"), "serve", "--config", "concierge-bench.toml"], f"http://127.0.0.1:{ports[0]}/stateless/mcp", auth, cwd=ROOT / "bench", env={"CONCIERGE_LISTEN": f"127.0.0.1:{ports[0]}", "CONCIERGE_VAR": state, "RUST_LOG": "error"}),
+        Server("bare rmcp", [str(bin_dir / "rmcp-bare"), f"127.0.0.1:{ports[1]}", str(MENU)], f"http://127.0.0.1:{ports[1]}/mcp"),
     ]
     if not options.smoke:
         venv = ROOT / "bench/.venv/bin"
         servers += [
-            Server("FastMCP (2 workers, uvloop, httptools)", [str(venv / "uvicorn"), "fastmcp_server:app", "--host", "127.0.0.1", "--port", "18202", "--workers", "2", "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning"], "http://127.0.0.1:18202/mcp", cwd=ROOT / "bench/peers", env={"BENCH_MENU": str(MENU)}),
-            Server("TypeScript SDK (Express)", ["node", "server.mjs", "18203", str(MENU)], "http://127.0.0.1:18203/mcp", cwd=ROOT / "bench/peers/typescript"),
+            Server("FastMCP (2 workers, uvloop, httptools)", [str(venv / "uvicorn"), "fastmcp_server:app", "--host", "127.0.0.1", "--port", str(ports[2]), "--workers", "2", "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning"], f"http://127.0.0.1:{ports[2]}/mcp", cwd=ROOT / "bench/peers", env={"BENCH_MENU": str(MENU)}),
+            Server("TypeScript SDK (Express)", ["node", "server.mjs", str(ports[3]), str(MENU)], f"http://127.0.0.1:{ports[3]}/mcp", cwd=ROOT / "bench/peers/typescript"),
         ]
     concierge = servers[0]
-    stateful = Server("concierge stateful", None, "http://127.0.0.1:18200/stateful/mcp", auth)
+    stateful = Server("concierge stateful", None, f"http://127.0.0.1:{ports[0]}/stateful/mcp", auth)
 
     try:
         for server in servers:
@@ -194,6 +196,13 @@ def main():
     path = results / f"{datetime.datetime.now():%Y-%m-%d-%H%M}.md"
     path.write_text("\n".join(lines) + "\n")
     print(f"\nwritten to {path.relative_to(ROOT)}")
+
+
+def free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def report(rows, servers, stateful, idle, peak, sessions_rss, options, concurrencies):

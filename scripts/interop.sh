@@ -22,9 +22,10 @@ venv() {
 }
 venv "$here/.venv-mcp" mcp==2.3.0
 venv "$here/.venv-langchain" langchain-mcp-adapters==0.3.2
-# The TypeScript SDK for the walk (pinned by ts/package-lock.json).
-if [ ! -d "$here/ts/node_modules" ]; then
-  (cd "$here/ts" && npm ci --no-audit --no-fund --loglevel=error)
+# The TypeScript SDK for the walk (pinned by ts/package-lock.json; installed again when it changes).
+if ! cmp -s "$here/ts/package-lock.json" "$here/ts/node_modules/.package-lock.installed"; then
+  (cd "$here/ts" && npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.package-lock.installed)
 fi
 
 . scripts/demo-server.sh

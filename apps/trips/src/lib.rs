@@ -130,8 +130,11 @@ fn catalog_health(catalog: &Arc<catalog::load::CatalogHandle>) -> concierge_core
             Some(Err(NotReady::Loading)) => {
                 Health::Starting("the trip catalog is still loading (first content sync)".into())
             }
-            Some(Err(NotReady::ExportUnavailable)) => {
-                Health::Down("the product export could not be read".into())
+            Some(Err(NotReady::NotSynced)) => {
+                Health::Down("the content mirror has never been synced".into())
+            }
+            Some(Err(NotReady::Unavailable)) => {
+                Health::Down("the product export or the content mirror could not be read".into())
             }
         };
         Box::pin(std::future::ready(state))

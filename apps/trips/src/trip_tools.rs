@@ -434,14 +434,16 @@ pub fn trip_tools(
 /// trips".
 async fn current(catalog: &CatalogHandle) -> Result<Arc<TripCatalog>, ToolError> {
     catalog.get().await.map_err(|not_ready| match not_ready {
-        NotReady::Loading => ToolError::internal(
-            "catalog_loading",
-            "the content mirror has not been filled yet (first sync under way)",
-        )
-        .with_message(CATALOG_LOADING),
-        NotReady::ExportUnavailable => ToolError::internal(
+        // Not a fault: the first sync is filling the mirror, and a call a moment later answers.
+        NotReady::Loading => ToolError::rejected("catalog_loading", CATALOG_LOADING),
+        NotReady::NotSynced => ToolError::internal(
             "trip_data_unavailable",
-            "the product export has not been loaded",
+            "the content mirror is still empty: the first sync failed or never ran",
+        )
+        .with_message("Trip data is not available right now; refer to the website."),
+        NotReady::Unavailable => ToolError::internal(
+            "trip_data_unavailable",
+            "the product export or the content mirror could not be read",
         )
         .with_message("Trip data is not available right now; refer to the website."),
     })

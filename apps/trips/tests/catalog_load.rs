@@ -147,7 +147,7 @@ async fn an_export_that_cannot_be_read_at_start_says_so_and_the_server_lives() {
     assert!(handle.built().is_none());
     assert_eq!(
         handle.get().await.err(),
-        Some(NotReady::ExportUnavailable),
+        Some(NotReady::Unavailable),
         "calls say the trip data is unavailable"
     );
 }

@@ -203,6 +203,7 @@ fn a_client_with_a_scope_the_server_does_not_offer_is_refused() {
     );
     assert!(!refused.stdout.contains("client_secret"), "nothing issued");
     let clients = run(dir.path(), &["token", "clients", "--config", p], "");
+    assert_eq!(clients.code, 0, "{}", clients.stderr);
     assert_eq!(clients.stdout, "", "no client was saved");
 
     let issued = run(

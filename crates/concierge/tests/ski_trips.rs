@@ -737,4 +737,18 @@ async fn the_argument_sets_of_n8n_2_1_4_behind_a_chat_trigger_are_answered() {
             assert!(!structured(&result).is_null(), "{tool}");
         }
     }
+    // Dropped for the audit too: `chatInput` is the person's own words.
+    let lines = server.audit_lines(6);
+    let calls: Vec<&Value> = lines.iter().filter(|l| l["tool"].is_string()).collect();
+    assert_eq!(calls.len(), 6, "{lines:?}");
+    for line in calls {
+        let arguments = line["arguments"].as_object().expect("arguments");
+        for injected in ["toolCallId", "action", "sessionId", "chatInput"] {
+            assert!(!arguments.contains_key(injected), "{line}");
+        }
+        assert!(
+            !arguments.is_empty(),
+            "the tool's own arguments stay: {line}"
+        );
+    }
 }

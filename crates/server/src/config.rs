@@ -400,7 +400,7 @@ impl Config {
         // on values), and, when the values could be read, whatever else the structure and the
         // checks between sections find.
         let interpolated = errors.is_empty();
-        let (unknown, parsed) = deserialize_reporting_unknown_keys(value);
+        let (unknown, parsed) = deserialize_reporting_unknown_keys::<Config>(value);
         errors.extend(unknown);
         match parsed {
             Ok(config) => {
@@ -566,14 +566,14 @@ impl Config {
 /// keep in step with the structs, nested sections (`auth`, `legacy_sse`, `[oauth.users]`)
 /// included — and serde's message lists them, which is where "did you mean" comes from. A round
 /// is one read of a document of a few kilobytes, and there are at most as many as keys.
-fn deserialize_reporting_unknown_keys(
+fn deserialize_reporting_unknown_keys<T: serde::de::DeserializeOwned>(
     mut value: toml::Value,
-) -> (Vec<ConfigError>, Result<Config, ConfigError>) {
+) -> (Vec<ConfigError>, Result<T, ConfigError>) {
     // Each round removes one unknown key, so the rounds end; the bound is a guard all the same.
     const ROUNDS: usize = 1000;
     let mut unknown = Vec::new();
     loop {
-        let error = match serde_path_to_error::deserialize::<_, Config>(value.clone()) {
+        let error = match serde_path_to_error::deserialize::<_, T>(value.clone()) {
             Ok(config) => return (unknown, Ok(config)),
             Err(error) => error,
         };
@@ -722,14 +722,18 @@ pub fn split_alias(entry: &str) -> (&str, Option<&str>) {
 
 /// Reads an app's or simulator's section into its own config type, naming the key at fault.
 pub fn section<T: serde::de::DeserializeOwned>(value: &toml::Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(value.clone()).map_err(|e| {
-        let at = e.path().to_string();
-        if at == "." {
-            e.inner().to_string()
-        } else {
-            format!("{at}: {}", e.inner())
-        }
-    })
+    // Every unknown key of the section at once, as for the platform's own sections.
+    let (mut problems, read) = deserialize_reporting_unknown_keys::<T>(value.clone());
+    match read {
+        Ok(section) if problems.is_empty() => return Ok(section),
+        Ok(_) => {}
+        Err(error) => problems.push(error),
+    }
+    Err(problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; "))
 }
 
 #[cfg(test)]
@@ -870,6 +874,37 @@ mod tests {
             errors[1].starts_with("endpoint[0].session: unknown variant `stateles`")
                 && errors[1].ends_with("did you mean `stateless`?"),
             "{errors:#?}"
+        );
+    }
+
+    #[test]
+    fn an_apps_section_reports_every_unknown_key_too() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Feed {
+            base_url: String,
+            timeout: Option<String>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct App {
+            database: String,
+            feed: Feed,
+        }
+        let value: toml::Value = toml::from_str(
+            "databse = \"x.sqlite\"\n[feed]\nbase_url = \"http://t\"\ntimout = \"5s\"\n",
+        )
+        .unwrap();
+        let error = section::<App>(&value).unwrap_err();
+        assert!(
+            error.contains("databse: unknown key; did you mean `database`?"),
+            "{error}"
+        );
+        assert!(
+            error.contains("feed.timout: unknown key; did you mean `timeout`?"),
+            "{error}"
         );
     }
 

@@ -297,7 +297,8 @@ impl Endpoint {
         event.tool = Some(name.to_string());
         event.rpc_id = Some(rpc_id);
         let Some(mounted) = self.by_name.get(name).map(|i| &self.tools[*i]) else {
-            event.arguments = arguments.map(Value::Object);
+            event.arguments =
+                arguments.map(|a| Value::Object(crate::validate::without_any_injected(a)));
             event.outcome = Outcome::UnknownTool;
             self.finish(event, started);
             return CallAnswer::UnknownTool(format!(
@@ -306,9 +307,12 @@ impl Endpoint {
             ));
         };
         let spec = mounted.tool.spec();
-        event.arguments = arguments
-            .as_ref()
-            .map(|a| redact(&Value::Object(a.clone()), &spec.secret_fields));
+        event.arguments = arguments.as_ref().map(|a| {
+            redact(
+                &Value::Object(mounted.validator.without_injected(a)),
+                &spec.secret_fields,
+            )
+        });
 
         let missing = self.missing_scopes(mounted, &caller);
         if !missing.is_empty() {
@@ -384,9 +388,11 @@ impl Endpoint {
                     .as_ref()
                     .and_then(|schema| schema.iter_errors(&output).next())
                 {
+                    // Masked: the message names the place and the rule, never the data.
                     let message = format!(
-                        "the result of `{name}` does not match its outputSchema at `{}`: {broken}",
-                        broken.instance_path()
+                        "the result of `{name}` does not match its outputSchema at `{}`: {}",
+                        broken.instance_path(),
+                        broken.masked()
                     );
                     tracing::error!(trace_id = %trace, tool = name, %message, "broken result");
                     event.outcome = Outcome::InternalError;
@@ -654,5 +660,100 @@ mod tasks {
             };
             Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use concierge_core::{Annotations, BoxFuture, ToolOutput, ToolSpec};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A tool whose schema requires `results` and whose answer is `answer`.
+    struct Fixed {
+        spec: ToolSpec,
+        answer: Result<Value, ToolError>,
+    }
+
+    impl Fixed {
+        fn mounted(answer: Result<Value, ToolError>) -> MountedTool {
+            let schema = json!({
+                "type": "object",
+                "properties": {"results": {"type": "array"}},
+                "required": ["results"],
+            });
+            let spec = ToolSpec {
+                name: "fixed".into(),
+                title: None,
+                description: "answers what the test says".into(),
+                input_schema: json!({"type": "object"}).as_object().cloned().unwrap(),
+                output_schema: schema.as_object().cloned().unwrap(),
+                annotations: Annotations::read_only(),
+                secret_fields: Vec::new(),
+                scopes: Vec::new(),
+                write: None,
+                follow_up: None,
+                argument_error: None,
+            };
+            MountedTool::new(Arc::new(Self { spec, answer }), Language::English).unwrap()
+        }
+    }
+
+    impl Tool for Fixed {
+        fn spec(&self) -> &ToolSpec {
+            &self.spec
+        }
+
+        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+            let answer = self.answer.clone();
+            Box::pin(async move { answer })
+        }
+    }
+
+    async fn call(tool: MountedTool) -> CallAnswer {
+        let endpoint = Endpoint::new("/test/mcp".into(), None, vec![tool], None, None);
+        endpoint
+            .call("fixed", None, Caller::client("test"), json!(1))
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_result_that_breaks_its_output_schema_is_not_sent() {
+        assert!(checks_outputs(), "tests run with the check on");
+        let secret = "Kundennummer 4711";
+        let answer = call(Fixed::mounted(Ok(json!({"total": 1, "note": secret})))).await;
+        let CallAnswer::BrokenOutput(message) = answer else {
+            panic!("a broken result was sent");
+        };
+        assert!(message.contains("`fixed`"), "{message}");
+        assert!(message.contains("results"), "{message}");
+        assert!(!message.contains(secret), "the data stays out: {message}");
+    }
+
+    #[tokio::test]
+    async fn results_that_match_are_sent_and_errors_carry_no_structured_content() {
+        let CallAnswer::Result(ok) = call(Fixed::mounted(Ok(json!({"results": []})))).await else {
+            panic!("a matching result was refused");
+        };
+        assert_eq!(ok.structured_content, Some(json!({"results": []})));
+
+        let refused = ToolError::not_found("no such thing");
+        let CallAnswer::Result(error) = call(Fixed::mounted(Err(refused))).await else {
+            panic!("an error is a result");
+        };
+        assert_eq!(error.is_error, Some(true));
+        assert!(error.structured_content.is_none(), "{error:?}");
+        let enveloped = ToolError::rejected("nope", "refused")
+            .with_envelope(json!({"success": false, "error": {"code": "nope"}}));
+        let CallAnswer::Result(error) = call(Fixed::mounted(Err(enveloped))).await else {
+            panic!("an error is a result");
+        };
+        assert!(error.structured_content.is_none(), "{error:?}");
+        let text = error.content[0].as_text().expect("text").text.clone();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap()["success"],
+            false
+        );
     }
 }

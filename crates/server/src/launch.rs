@@ -17,7 +17,8 @@ type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 
 pub enum Start<'a> {
     /// Nothing (`check`, `token`, `audit`): bound addresses stand for the addresses as written.
     Nothing,
-    /// The simulators, for a command that calls an upstream (`sync`, stdio serving).
+    /// The simulators the config refers to (`${simulators.<name>.url}`), for a command that
+    /// calls an upstream (`sync`, stdio serving).
     Simulators(&'a Apps),
     /// The server's listener and the simulators (`serve`).
     Server(&'a Apps),
@@ -74,8 +75,14 @@ pub async fn load(
         listener = Some(bound_listener);
     }
     if let Start::Server(apps) | Start::Simulators(apps) = start {
+        let mut wanted = listeners.simulators.clone();
+        if let Start::Simulators(_) = start {
+            // A command that calls an upstream starts only the simulators the config refers
+            // to: `concierge sync` beside a running demo must not clash with its other ones.
+            wanted.retain(|name, _| text.contains(&format!("simulators.{name}.url")));
+        }
         let (urls, running) = apps
-            .start_simulators(&listeners.simulators)
+            .start_simulators(&wanted)
             .await
             .map_err(|e| vec![ConfigError::new("", e)])?;
         bound.simulators.extend(urls);

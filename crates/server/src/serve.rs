@@ -103,8 +103,16 @@ async fn health(state: Arc<Health>) -> axum::response::Response {
     use concierge_core::Health as App;
     // One probe round at a time; callers meanwhile wait for it and share its report.
     let mut last = state.last.lock().await;
+    // A starting app is asked again after a second at most: it may be ready any moment.
+    let fresh = |report: &serde_json::Value| {
+        if report["status"] == "starting" {
+            state.cache.min(std::time::Duration::from_secs(1))
+        } else {
+            state.cache
+        }
+    };
     if let Some((at, report)) = last.as_ref()
-        && at.elapsed() < state.cache
+        && at.elapsed() < fresh(report)
     {
         return health_response(report.clone());
     }
@@ -136,8 +144,7 @@ async fn health(state: Arc<Health>) -> axum::response::Response {
     if !reports.is_empty() {
         body["upstreams"] = serde_json::Value::Object(reports.into_iter().collect());
     }
-    // A starting app is asked again at once: it may be ready any moment.
-    *last = (status != "starting").then(|| (std::time::Instant::now(), body.clone()));
+    *last = Some((std::time::Instant::now(), body.clone()));
     health_response(body)
 }
 

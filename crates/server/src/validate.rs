@@ -16,6 +16,14 @@ use serde_json::{Map, Value};
 ///   (n8n issue #22787); from 2.2.5 on it sends only what a schema declares.
 pub const INJECTED_ARGUMENTS: &[&str] = &["toolCallId", "action", "sessionId", "chatInput"];
 
+/// The arguments of a call to no known tool, for the audit: every injected name goes.
+pub fn without_any_injected(mut arguments: Map<String, Value>) -> Map<String, Value> {
+    for injected in INJECTED_ARGUMENTS {
+        arguments.remove(*injected);
+    }
+    arguments
+}
+
 pub struct ArgumentValidator {
     validator: Validator,
     schema: Value,
@@ -46,6 +54,17 @@ impl ArgumentValidator {
                 dropped,
             })
             .map_err(|e| e.to_string())
+    }
+
+    /// The arguments without the injected names this tool does not declare: what the tool gets,
+    /// and all the audit keeps (n8n's `chatInput` is the person's own words, `sessionId` names
+    /// the conversation).
+    pub fn without_injected(&self, arguments: &Map<String, Value>) -> Map<String, Value> {
+        let mut kept = arguments.clone();
+        for injected in &self.dropped {
+            kept.remove(*injected);
+        }
+        kept
     }
 
     /// Drops injected arguments, then validates. Returns the arguments the tool will receive.

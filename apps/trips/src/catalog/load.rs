@@ -14,6 +14,9 @@ use crate::content::store::ContentStore;
 
 /// How often the watcher looks whether the mirror or the export is due for a rebuild.
 const RECHECK: Duration = Duration::from_secs(1);
+/// How long the first sync may take to fill the mirror before the catalog stops saying "loading"
+/// and says the trip data is not available (the first sync failed or never ran).
+pub const FIRST_SYNC_GRACE: Duration = Duration::from_secs(10 * 60);
 /// How long after a failed read of the export it is tried again (at most; sooner when the
 /// configured refresh is shorter).
 const RETRY_EXPORT: Duration = Duration::from_secs(30);
@@ -72,17 +75,21 @@ struct Progress {
     /// When reading the export last failed: it is tried again after [`RETRY_EXPORT`], not on
     /// every tick.
     failed_at: Option<Instant>,
-    /// The generation the last build (or failed attempt) saw, for the once-per-run report.
+    /// The generation the last build saw, for the once-per-run report.
     generation: Option<u64>,
 }
 
-/// Why no catalog can answer yet.
+/// Why no catalog can answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotReady {
-    /// The content mirror has never been filled (the first sync is under way): not "no trips".
+    /// The content mirror has not been filled yet and the first sync may still be under way:
+    /// "try again in a few seconds", not "no trips".
     Loading,
-    /// The export could not be read yet (logged); the mirror may be fine.
-    ExportUnavailable,
+    /// The mirror was still empty [`FIRST_SYNC_GRACE`] after start: the first sync failed or
+    /// never ran (schedule disabled, stdio serving).
+    NotSynced,
+    /// The export or the mirror could not be read (logged).
+    Unavailable,
 }
 
 /// The trip catalog, rebuilt whenever the content mirror changes and re-read from the export
@@ -92,11 +99,14 @@ pub enum NotReady {
 /// can know of. Each call compares the mirror's generation (one small read) with the one its
 /// catalog was built from and waits for the rebuild when they differ; a watcher rebuilds as soon
 /// as a sync (in this process or `concierge sync`) moves the generation, so calls seldom wait.
+/// The export is fetched by the watcher alone and outside the build lock: a call never waits for
+/// a slow export.
 pub struct CatalogHandle {
     config: ExportConfig,
     refresh: Duration,
     store: Arc<dyn ContentStore>,
     http: reqwest::Client,
+    opened: Instant,
     current: RwLock<Option<Arc<Built>>>,
     /// Held while building: one rebuild at a time, and callers that need it wait for it.
     progress: tokio::sync::Mutex<Progress>,
@@ -120,6 +130,7 @@ impl CatalogHandle {
             refresh,
             store,
             http,
+            opened: Instant::now(),
             current: RwLock::new(None),
             progress: tokio::sync::Mutex::new(Progress {
                 inputs: None,
@@ -127,7 +138,8 @@ impl CatalogHandle {
                 generation: None,
             }),
         });
-        handle.rebuild(None, true).await;
+        handle.read_export().await;
+        handle.rebuild(true).await;
         let watched = Arc::downgrade(&handle);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(RECHECK);
@@ -137,9 +149,11 @@ impl CatalogHandle {
                 let Some(handle) = watched.upgrade() else {
                     return; // the tools are gone
                 };
-                let generation = handle.store.state().await.ok().map(|s| s.generation);
-                if handle.needs_rebuild(generation).await {
-                    handle.rebuild(generation, true).await;
+                if handle.export_due().await {
+                    handle.read_export().await;
+                    handle.rebuild(true).await;
+                } else {
+                    handle.rebuild(false).await;
                 }
             }
         });
@@ -147,13 +161,11 @@ impl CatalogHandle {
     }
 
     /// The catalog as of the mirror now: rebuilt first when the mirror changed since it was
-    /// built. `Err` while nothing can answer yet.
+    /// built. `Err` while nothing can answer.
     pub async fn get(&self) -> Result<Arc<TripCatalog>, NotReady> {
         match self.store.state().await {
-            // The export is not fetched here (the watcher does): a call waits for the mirror's
-            // change only, never for a slow export.
             Ok(state) if self.built_generation() != Some(state.generation) => {
-                self.rebuild(Some(state.generation), false).await;
+                self.rebuild(false).await;
             }
             Ok(_) => {}
             // The mirror cannot be read: the catalog built from it last is the best answer.
@@ -167,9 +179,15 @@ impl CatalogHandle {
         let current = self.current.read().unwrap_or_else(|p| p.into_inner());
         match current.as_ref() {
             // Generation 0: no sync has ever put a document into the mirror.
-            Some(built) if built.generation == 0 => Err(NotReady::Loading),
+            Some(built) if built.generation == 0 => {
+                if self.opened.elapsed() < FIRST_SYNC_GRACE {
+                    Err(NotReady::Loading)
+                } else {
+                    Err(NotReady::NotSynced)
+                }
+            }
             Some(built) => Ok(built.catalog.clone()),
-            None => Err(NotReady::ExportUnavailable),
+            None => Err(NotReady::Unavailable),
         }
     }
 
@@ -185,14 +203,10 @@ impl CatalogHandle {
         current.as_ref().map(|b| b.generation)
     }
 
-    async fn needs_rebuild(&self, generation: Option<u64>) -> bool {
-        let export_due = self.export_due(&*self.progress.lock().await);
-        export_due || (generation.is_some() && generation != self.built_generation())
-    }
-
     /// Whether the export is to be read again: its refresh is due, and a failed read is not too
     /// recent.
-    fn export_due(&self, progress: &Progress) -> bool {
+    async fn export_due(&self) -> bool {
+        let progress = self.progress.lock().await;
         let stale = progress
             .inputs
             .as_ref()
@@ -201,17 +215,28 @@ impl CatalogHandle {
         stale && progress.failed_at.is_none_or(|at| at.elapsed() >= retry)
     }
 
-    /// Rebuilds unless a rebuild that finished while this one waited already saw `seen` (the
-    /// generation the caller read; `None` forces one). `fetch`: read the export first when due.
-    async fn rebuild(&self, seen: Option<u64>, fetch: bool) {
+    /// Reads the export and BusPro's hotels, without holding the build lock; a failure keeps the
+    /// last good inputs.
+    async fn read_export(&self) {
+        let read = self.inputs().await;
         let mut progress = self.progress.lock().await;
-        let stale = fetch && self.export_due(&progress);
-        if let Some(seen) = seen
-            && !stale
-            && self.built_generation().is_some_and(|built| built >= seen)
-        {
-            return;
+        match read {
+            Ok(inputs) => {
+                progress.inputs = Some(Arc::new(inputs));
+                progress.failed_at = None;
+            }
+            Err(error) => {
+                progress.failed_at = Some(Instant::now());
+                tracing::error!(%error, "trip catalog: refresh failed; keeping the last good catalog");
+            }
         }
+    }
+
+    /// Rebuilds from the inputs at hand when the mirror's generation is not the one built (any
+    /// change, also a mirror that was reset), or always when `inputs_changed`. The generation is
+    /// read under the lock, so callers that queued behind a rebuild find it done.
+    async fn rebuild(&self, inputs_changed: bool) {
+        let mut progress = self.progress.lock().await;
         let state = match self.store.state().await {
             Ok(state) => state,
             Err(error) => {
@@ -219,20 +244,12 @@ impl CatalogHandle {
                 return;
             }
         };
-        if stale {
-            match self.inputs().await {
-                Ok(inputs) => {
-                    progress.inputs = Some(Arc::new(inputs));
-                    progress.failed_at = None;
-                }
-                Err(error) => {
-                    progress.failed_at = Some(Instant::now());
-                    tracing::error!(%error, "trip catalog: refresh failed; keeping the last good catalog")
-                }
-            }
+        let generation = state.generation;
+        if !inputs_changed && self.built_generation() == Some(generation) {
+            return;
         }
         let Some(inputs) = progress.inputs.clone() else {
-            return;
+            return; // no export read yet: nothing to build from
         };
         let docs = match self.store.documents().await {
             Ok(docs) => docs,
@@ -241,7 +258,6 @@ impl CatalogHandle {
                 return;
             }
         };
-        let generation = state.generation;
         // "After a complete run that changed something": once per such run, not per rebuild.
         let report_unmatched = state.completed_generation == Some(generation)
             && progress.generation != Some(generation);
