@@ -284,15 +284,7 @@ async fn get_document_truncates_long_texts_at_20000_characters_and_says_so() {
 /// manifest passes at once, so the first sync is under way and the mirror still empty.
 async fn slow_typo3() -> (String, tokio::sync::watch::Sender<bool>) {
     use axum::extract::{Request, State};
-    use concierge_trips::content::simulator::{SimulatorConfig, bind};
-    let (addr, serving) = bind(&SimulatorConfig {
-        listen: "127.0.0.1:0".into(),
-        feed: examples().join("ski/feed"),
-        api_key: "test-key".into(),
-    })
-    .await
-    .expect("simulator");
-    tokio::spawn(serving);
+    let addr = common::ski::feed_simulator(examples().join("ski/feed")).await;
     let (gate, opened) = tokio::sync::watch::channel(false);
     let upstream = format!("http://{addr}");
     let forward = move |State(mut opened): State<tokio::sync::watch::Receiver<bool>>,
@@ -415,7 +407,6 @@ fn copy_dir(from: &Path, to: &Path) {
 async fn the_first_call_after_a_sync_that_changed_the_mirror_sees_the_change() {
     use chrono::{TimeZone, Utc};
     use concierge_trips::content::clock::ManualClock;
-    use concierge_trips::content::simulator::{SimulatorConfig, bind};
     use concierge_trips::content::store::SqliteStore;
     use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
 
@@ -455,14 +446,7 @@ async fn the_first_call_after_a_sync_that_changed_the_mirror_sees_the_change() {
         item["data"]["title"] = json!("Skiopening Les Menuires Zauberwoche");
         true
     });
-    let (addr, serving) = bind(&SimulatorConfig {
-        listen: "127.0.0.1:0".into(),
-        feed,
-        api_key: "test-key".into(),
-    })
-    .await
-    .expect("simulator");
-    tokio::spawn(serving);
+    let addr = common::ski::feed_simulator(feed).await;
     let database = server.dir.path().join("content.sqlite");
     let syncer = Syncer::new(
         FeedSettings {

@@ -14,16 +14,22 @@ use super::{Server, examples};
 
 pub const TOKEN: &str = "ski-token";
 
-/// Mirrors the sample feed into `dir/content.sqlite`; returns the simulator's base URL.
-pub async fn mirror_sample_feed(dir: &Path) -> String {
+/// The TYPO3 simulator serving the feed in `feed` (key `test-key`), on a free port.
+pub async fn feed_simulator(feed: std::path::PathBuf) -> std::net::SocketAddr {
     let (addr, serving) = bind(&SimulatorConfig {
         listen: "127.0.0.1:0".into(),
-        feed: examples().join("ski/feed"),
+        feed,
         api_key: "test-key".into(),
     })
     .await
     .expect("simulator");
     tokio::spawn(serving);
+    addr
+}
+
+/// Mirrors the sample feed into `dir/content.sqlite`; returns the simulator's base URL.
+pub async fn mirror_sample_feed(dir: &Path) -> String {
+    let addr = feed_simulator(examples().join("ski/feed")).await;
     let database = dir.join("content.sqlite");
     let store = Arc::new(SqliteStore::open(&database).await.expect("store"));
     let syncer = Syncer::new(
