@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -323,17 +323,6 @@ impl Rate {
 }
 
 impl Config {
-    /// Reads, interpolates and parses a config file. Every problem found is returned.
-    pub fn load(path: &Path) -> Result<Self, Vec<ConfigError>> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            vec![ConfigError::new(
-                "",
-                format!("cannot read {}: {e}", path.display()),
-            )]
-        })?;
-        Self::parse(&text, &|name| std::env::var(name).ok())
-    }
-
     /// Parses config text with `env` as the environment (injected so tests need no globals).
     /// `${server.url}` and `${simulators.<name>.url}` stand for the addresses as written (port 0
     /// stays 0): right for every command that binds nothing.
