@@ -48,6 +48,16 @@ pub struct Listeners {
     pub simulators: BTreeMap<String, toml::Value>,
 }
 
+/// `[server] listen` as an address, or the error that names it.
+pub(crate) fn parse_listen(listen: &str) -> Result<SocketAddr, ConfigError> {
+    listen.parse().map_err(|_| {
+        ConfigError::new(
+            "server.listen",
+            format!("`{listen}` is not an address like 127.0.0.1:8080"),
+        )
+    })
+}
+
 impl Listeners {
     /// The addresses as written, for commands that bind nothing.
     pub fn as_written(&self) -> BoundUrls {
@@ -408,15 +418,7 @@ impl Config {
     }
 
     pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
-        self.server.listen.parse().map_err(|_| {
-            ConfigError::new(
-                "server.listen",
-                format!(
-                    "`{}` is not an address like 127.0.0.1:8080",
-                    self.server.listen
-                ),
-            )
-        })
+        parse_listen(&self.server.listen)
     }
 
     /// Checks what serde cannot: references between sections, limits, paths, auth placement.

@@ -466,9 +466,7 @@ fn envelope_result(envelope: Value) -> CallToolResult {
 
 /// The platform's error document `{"error": {…}}`, as the result's text (see [`envelope_result`]).
 fn error_result(error: Value) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(
-        json!({"error": error}).to_string(),
-    )])
+    envelope_result(json!({ "error": error }))
 }
 
 fn rate_limit_message(language: Language, limit: &str, seconds: u64) -> String {

@@ -53,15 +53,7 @@ pub async fn load(
     let mut listener = None;
     let mut simulators = Vec::new();
     if let Start::Server(_) = start {
-        let addr: std::net::SocketAddr = listeners.server.parse().map_err(|_| {
-            vec![ConfigError::new(
-                "server.listen",
-                format!(
-                    "`{}` is not an address like 127.0.0.1:8080",
-                    listeners.server
-                ),
-            )]
-        })?;
+        let addr = crate::config::parse_listen(&listeners.server).map_err(|e| vec![e])?;
         let bound_listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
             vec![ConfigError::new(
                 "server.listen",
