@@ -130,12 +130,39 @@ pub struct ServerSection {
     /// Host header values accepted (DNS-rebinding protection). Loopback names when unset.
     #[serde(default = "loopback_hosts")]
     pub allowed_hosts: Vec<String>,
-    /// Browser origins accepted; requests without Origin always pass.
+    /// Browser origins whose pages may call the endpoints (`https://app.example.com`,
+    /// `http://localhost:*`, `null`, or `*` for any); a request with another `Origin` is refused
+    /// with 403. Unset: pages of the `allowed_hosts`. `[]`: no browser page at all. Requests
+    /// without `Origin` (every non-browser client) always pass.
     #[serde(default)]
-    pub allowed_origins: Vec<String>,
+    pub allowed_origins: Option<Vec<String>>,
     /// Largest request body accepted, in bytes.
     #[serde(default = "default_body_limit")]
     pub max_body_bytes: usize,
+    /// A request's head must arrive within this of its first byte (and a new connection's first
+    /// request within this of the connection): a client sending a header a byte a second holds
+    /// a socket for no longer. 10 s is far more than any real client needs on a slow link.
+    #[serde(default = "ten_seconds", with = "humantime_serde_compat")]
+    pub header_read_timeout: Duration,
+    /// A connection with no request in flight is closed after this long. A minute outlasts a
+    /// chat user's pause between questions (clients reuse the connection) and frees an idle
+    /// socket within the minute; an open SSE stream is a request in flight and stays.
+    #[serde(default = "sixty_seconds", with = "humantime_serde_compat")]
+    pub keep_alive_timeout: Duration,
+    /// A request's whole body must arrive within this (answered 408 otherwise). Bodies here are
+    /// at most `max_body_bytes` (1 MiB): 30 s is 35 KB/s, slower than any link that carries a chat.
+    #[serde(default = "thirty_seconds", with = "humantime_serde_compat")]
+    pub body_read_timeout: Duration,
+    /// Open connections at most; over it a new socket is answered 503 and closed. The default
+    /// leaves room under the usual 1,024-descriptor limit for upstream sockets and files; raise
+    /// it with `ulimit -n` for a busy deployment (`check` says when the limit is lower).
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Open connections from one peer address at most, so one peer cannot take the sockets
+    /// everyone else needs. Behind a reverse proxy every connection has the proxy's address:
+    /// raise this to `max_connections` there, and let the proxy cap its clients.
+    #[serde(default = "default_max_connections_per_peer")]
+    pub max_connections_per_peer: usize,
     /// How long one round of upstream probes answers `/health` (anyone may call it; it must not
     /// become load on the upstreams).
     #[serde(default = "five_seconds", with = "humantime_serde_compat")]
@@ -144,6 +171,26 @@ pub struct ServerSection {
 
 fn five_seconds() -> Duration {
     Duration::from_secs(5)
+}
+
+fn ten_seconds() -> Duration {
+    Duration::from_secs(10)
+}
+
+fn thirty_seconds() -> Duration {
+    Duration::from_secs(30)
+}
+
+fn sixty_seconds() -> Duration {
+    Duration::from_secs(60)
+}
+
+fn default_max_connections() -> usize {
+    768
+}
+
+fn default_max_connections_per_peer() -> usize {
+    128
 }
 
 fn loopback_hosts() -> Vec<String> {
@@ -215,6 +262,32 @@ pub struct EndpointSection {
     /// Idle time after which a session is forgotten (`30m`, `90s`).
     #[serde(default = "default_idle", with = "humantime_serde_compat")]
     pub idle_timeout: Duration,
+    /// Open sessions one client (one principal: a token's client, or an OAuth user) may hold;
+    /// at the cap, opening another closes its least recently used one. 64 covers a backend
+    /// that serves many chats with one token at once, and bounds what one token can hold.
+    #[serde(default = "default_sessions_per_client")]
+    pub max_sessions_per_client: usize,
+    /// Open sessions on this endpoint at most; at the cap new sessions are refused (503) until
+    /// some idle out.
+    #[serde(default = "default_max_sessions")]
+    pub max_sessions: usize,
+}
+
+impl EndpointSection {
+    pub fn session_caps(&self) -> crate::sessions::SessionCaps {
+        crate::sessions::SessionCaps {
+            per_client: self.max_sessions_per_client.max(1),
+            total: self.max_sessions.max(1),
+        }
+    }
+}
+
+fn default_sessions_per_client() -> usize {
+    64
+}
+
+fn default_max_sessions() -> usize {
+    1024
 }
 
 fn default_idle() -> Duration {

@@ -255,11 +255,35 @@ impl Endpoint {
     }
 
     /// Records a refusal that happened before any tool was chosen (auth, session).
-    pub fn audit_refusal(&self, client: Option<&str>, outcome: Outcome, started: Instant) {
+    pub fn audit_refusal(
+        &self,
+        client: Option<&str>,
+        outcome: Outcome,
+        code: Option<&str>,
+        started: Instant,
+    ) {
         let mut event = self.event(trace_id());
         event.client = client.map(String::from);
         event.outcome = outcome;
+        event.code = code.map(String::from);
         self.finish(event, started);
+    }
+
+    /// An `initialize` that opens a session takes one unit of the caller's (read-class)
+    /// budget: opening sessions is work and memory, so it cannot be free while calls are
+    /// counted. Refused: the message (in the endpoint's language) and the seconds to wait.
+    pub fn admit_initialize(&self, caller: &Caller) -> Result<(), (String, u64)> {
+        let language = self.tools.first().map_or(Language::English, |t| t.language);
+        for (limiter, key) in self.limiters_for(true, caller) {
+            if let Err(retry) = limiter.check(&key) {
+                let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+                return Err((
+                    rate_limit_message(language, &limiter.describe(), seconds),
+                    seconds,
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// An audit event of this endpoint with nothing known yet but the time and the trace id.

@@ -5,9 +5,8 @@
 //! request's extensions (rmcp hands those to the tool call), and a session id is refused when it is
 //! presented by a client other than the one that opened it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -18,6 +17,9 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
 use crate::endpoint::Endpoint;
+use crate::framing;
+use crate::origin::{BrowserRefusal, BrowserRules};
+use crate::sessions::{Full, Opening, SessionTable};
 use crate::tokens::TokenList;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -57,60 +59,38 @@ impl OAuthResource {
     }
 }
 
-/// Which client opened which session, so another client's token cannot ride on it.
-pub struct SessionOwners {
-    owners: Mutex<HashMap<String, (String, Instant)>>,
-    idle: Duration,
-}
-
-impl SessionOwners {
-    pub fn new(idle: Duration) -> Self {
-        Self {
-            owners: Mutex::new(HashMap::new()),
-            idle,
-        }
-    }
-
-    fn owner(&self, session: &str) -> Option<String> {
-        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
-        owners.get_mut(session).map(|(client, seen)| {
-            *seen = Instant::now();
-            client.clone()
-        })
-    }
-
-    fn bind(&self, session: String, client: String) {
-        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
-        // Sessions rmcp has expired are dropped here too, so the map cannot grow without bound.
-        let idle = self.idle;
-        owners.retain(|_, (_, seen)| seen.elapsed() < idle * 2);
-        owners.insert(session, (client, Instant::now()));
-    }
-
-    fn forget(&self, session: &str) {
-        self.owners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(session);
-    }
-}
-
 pub struct Guard {
     pub endpoint: Arc<Endpoint>,
     pub auth: Authenticator,
-    pub sessions: SessionOwners,
+    pub sessions: Arc<SessionTable>,
+    /// The `Host` and `Origin` rules of the deployment.
+    pub browser: Arc<BrowserRules>,
+    /// Sessions are opened here (`session = "stateful"`): `initialize` is counted and capped.
+    pub stateful: bool,
 }
 
-/// axum middleware: authenticate, enforce the session owner, then pass to rmcp.
+/// axum middleware: browser rules, authentication, the session's owner, the message's framing,
+/// the session caps and the scope step-up — then rmcp.
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
+    if let Err(refusal) = guard.browser.admit(request.headers()) {
+        tracing::warn!(endpoint = %guard.endpoint.path, refusal = %refusal.message(), "browser rules refused a request");
+        let code = match refusal {
+            BrowserRefusal::Host(_) => "host_not_allowed",
+            BrowserRefusal::Origin(_) => "origin_not_allowed",
+        };
+        guard
+            .endpoint
+            .audit_refusal(None, Outcome::Forbidden, Some(code), started);
+        return json_error(StatusCode::FORBIDDEN, &refusal.message());
+    }
     let presented = bearer(&request).map(str::to_string);
     let caller = match authenticate(&guard.auth, presented.as_deref()).await {
         Ok(caller) => caller,
         Err(refusal) => {
             guard
                 .endpoint
-                .audit_refusal(None, refusal.outcome(), started);
+                .audit_refusal(None, refusal.outcome(), None, started);
             return refusal.into_response();
         }
     };
@@ -126,28 +106,53 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         tracing::warn!(endpoint = %guard.endpoint.path, client = %caller.client, "session presented by a client that did not open it");
         guard
             .endpoint
-            .audit_refusal(Some(&caller.client), Outcome::SessionRefused, started);
+            .audit_refusal(Some(&caller.client), Outcome::SessionRefused, None, started);
         return json_error(
             StatusCode::FORBIDDEN,
             "this session belongs to another client; initialize a session of your own",
         );
     }
-    // OAuth step-up: a tools/call the token lacks scopes for is answered 403
-    // `insufficient_scope`, naming every scope needed, so the client can ask the user for more.
-    let mut request = match &guard.auth {
-        Authenticator::OAuth(oauth)
-            if request.method() == http::Method::POST
-                && guard.endpoint.scope_challenge
-                && guard.endpoint.has_scoped_tools() =>
-        {
-            match step_up(&guard, oauth, &caller, request, started).await {
-                Ok(request) => request,
+    let mut opening = None;
+    let mut request = request;
+    if request.method() == http::Method::POST && is_json(&request) {
+        let (parts, body) = request.into_parts();
+        // The body is whole already (`body::read_whole` runs first): this takes it, no copy.
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        let message = match framing::read(&bytes) {
+            Ok(message) => message,
+            Err(malformed) => {
+                guard.endpoint.audit_refusal(
+                    Some(&caller.client),
+                    Outcome::InvalidArgument,
+                    Some(if malformed.code == -32700 {
+                        "parse_error"
+                    } else {
+                        "invalid_request"
+                    }),
+                    started,
+                );
+                return json_response(StatusCode::BAD_REQUEST, malformed.body());
+            }
+        };
+        if guard.stateful && session.is_none() && message.method.as_deref() == Some("initialize") {
+            match open_session(&guard, &caller, started).await {
+                Ok(place) => opening = Some(place),
                 Err(refusal) => return refusal,
             }
         }
-        _ => request,
-    };
-    let client = caller.principal();
+        // OAuth step-up: a tools/call the token lacks scopes for is answered 403
+        // `insufficient_scope`, naming every scope needed, so the client can ask the user for more.
+        if let (Authenticator::OAuth(oauth), Some(tool)) = (&guard.auth, message.tool.as_deref())
+            && guard.endpoint.scope_challenge
+            && guard.endpoint.has_scoped_tools()
+            && let Err(refusal) = step_up(&guard, oauth, &caller, tool, started)
+        {
+            return refusal;
+        }
+        request = Request::from_parts(parts, Body::from(bytes));
+    }
     let is_delete = request.method() == http::Method::DELETE;
     request.extensions_mut().insert(caller);
     let mut response = next.run(request).await;
@@ -159,8 +164,8 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
 
     match (&session, response.headers().get(SESSION_HEADER)) {
         (None, Some(opened)) => {
-            if let Ok(opened) = opened.to_str() {
-                guard.sessions.bind(opened.to_string(), client);
+            if let (Ok(opened), Some(place)) = (opened.to_str(), opening) {
+                place.bind(opened);
             }
         }
         (Some(session), _) if response.status() == StatusCode::NOT_FOUND || is_delete => {
@@ -171,58 +176,99 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     response
 }
 
-/// Reads a POST's body; when it is a `tools/call` of a tool whose scopes the caller lacks,
-/// refuses it with the step-up challenge; otherwise hands the request back, body intact.
-async fn step_up(
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        })
+}
+
+/// An `initialize` opens a session: it is counted against the caller's rate limit, and takes a
+/// place under the session caps.
+async fn open_session(
+    guard: &Arc<Guard>,
+    caller: &Caller,
+    started: Instant,
+) -> Result<Opening, Response> {
+    if let Err((message, seconds)) = guard.endpoint.admit_initialize(caller) {
+        guard.endpoint.audit_refusal(
+            Some(&caller.client),
+            Outcome::RateLimited,
+            Some("rate_limited"),
+            started,
+        );
+        let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, &message);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        return Err(response);
+    }
+    guard
+        .sessions
+        .open(&caller.principal())
+        .await
+        .map_err(|full| {
+            guard.endpoint.audit_refusal(
+                Some(&caller.client),
+                Outcome::SessionRefused,
+                Some("too_many_sessions"),
+                started,
+            );
+            let message = match full {
+                Full::Endpoint(cap) => format!(
+                    "this endpoint holds its maximum of {cap} open sessions; retry in a minute, or send requests without a session"
+                ),
+                Full::Client(cap) => format!(
+                    "this client is already opening {cap} sessions; wait for them to open, or close sessions it no longer uses (DELETE)"
+                ),
+            };
+            let mut response = json_error(StatusCode::SERVICE_UNAVAILABLE, &message);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+            response
+        })
+}
+
+/// When `tool` needs scopes the caller lacks, the step-up challenge.
+fn step_up(
     guard: &Guard,
     oauth: &OAuthResource,
     caller: &Caller,
-    request: Request,
+    tool: &str,
     started: Instant,
-) -> Result<Request, Response> {
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
-        return Err(json_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request body too large",
-        ));
-    };
-    let tool = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .filter(|m| m.get("method").and_then(|v| v.as_str()) == Some("tools/call"))
-        .and_then(|m| {
-            m.pointer("/params/name")
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-        });
-    if let Some(tool) = tool {
-        let missing = guard.endpoint.scopes_missing_for(&tool, caller);
-        if !missing.is_empty() {
-            let mut needed = caller.scopes.clone();
-            for scope in oauth.scopes.iter().chain(&missing) {
-                if !needed.contains(scope) {
-                    needed.push(scope.clone());
-                }
-            }
-            guard.endpoint.audit_forbidden(caller, &tool, started);
-            let challenge = format!(
-                "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\"",
-                needed.join(" "),
-                oauth.metadata_url
-            );
-            let mut response = json_error(
-                StatusCode::FORBIDDEN,
-                &format!("`{tool}` needs the scope(s) {}", missing.join(", ")),
-            );
-            if let Ok(value) = HeaderValue::from_str(&challenge) {
-                response
-                    .headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, value);
-            }
-            return Err(response);
+) -> Result<(), Response> {
+    let missing = guard.endpoint.scopes_missing_for(tool, caller);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut needed = caller.scopes.clone();
+    for scope in oauth.scopes.iter().chain(&missing) {
+        if !needed.contains(scope) {
+            needed.push(scope.clone());
         }
     }
-    Ok(Request::from_parts(parts, Body::from(bytes)))
+    guard.endpoint.audit_forbidden(caller, tool, started);
+    let challenge = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\"",
+        needed.join(" "),
+        oauth.metadata_url
+    );
+    let mut response = json_error(
+        StatusCode::FORBIDDEN,
+        &format!("`{tool}` needs the scope(s) {}", missing.join(", ")),
+    );
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    Err(response)
 }
 
 enum Refusal {
@@ -318,7 +364,13 @@ async fn authenticate(auth: &Authenticator, presented: Option<&str>) -> Result<C
 
 /// A JSON-RPC-shaped error body, so MCP clients can show the message.
 pub(crate) fn json_error(status: StatusCode, message: &str) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
+    json_response(
+        status,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}}),
+    )
+}
+
+fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
     response.headers_mut().insert(

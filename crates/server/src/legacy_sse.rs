@@ -49,10 +49,7 @@ pub struct LegacySse {
     max_body: usize,
     sessions: Mutex<HashMap<String, Session>>,
     stop: CancellationToken,
-    /// Host names accepted (DNS-rebinding protection, as rmcp does for Streamable HTTP).
-    hosts: Vec<String>,
-    /// Browser origins accepted; empty: not checked (requests without Origin always pass).
-    origins: Vec<String>,
+    caps: crate::sessions::SessionCaps,
 }
 
 /// The two routes of `paths`, sharing the endpoint's dispatcher (sessions idle out after
@@ -62,6 +59,7 @@ pub fn routes(
     paths: &crate::config::LegacySse,
     server: &crate::config::ServerSection,
     idle: Duration,
+    caps: crate::sessions::SessionCaps,
     stop: CancellationToken,
 ) -> Router {
     let state = Arc::new(LegacySse {
@@ -71,8 +69,7 @@ pub fn routes(
         max_body: server.max_body_bytes,
         sessions: Mutex::new(HashMap::new()),
         stop,
-        hosts: server.allowed_hosts.clone(),
-        origins: server.allowed_origins.clone(),
+        caps,
     });
     Router::new()
         .route(&paths.sse, get(open))
@@ -80,58 +77,66 @@ pub fn routes(
         .with_state(state)
 }
 
-/// Whether the request's Host is one the deployment serves, and its Origin (when a browser sent
-/// one and origins are configured) one it accepts.
-fn host_allowed(state: &LegacySse, request: &Request) -> bool {
-    if let Some(origin) = request
-        .headers()
-        .get(http::header::ORIGIN)
-        .and_then(|o| o.to_str().ok())
-        && !state.origins.is_empty()
-        && !state.origins.iter().any(|allowed| allowed == origin)
-    {
-        return false;
-    }
-    let Some(host) = request
-        .headers()
-        .get(http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-    else {
-        return false;
-    };
-    let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(v6),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    state
-        .hosts
-        .iter()
-        .any(|allowed| allowed.eq_ignore_ascii_case(name))
-}
-
 async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response {
-    if !host_allowed(&state, &request) {
-        return json_error(StatusCode::FORBIDDEN, "this host name is not served here");
-    }
     let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
+    // A stream is a session: counted against the caller's budget like an `initialize`, and
+    // capped like Streamable HTTP sessions. A held-open stream is in use, so over the cap the
+    // new one is refused rather than an old one cut.
+    if let Err((message, seconds)) = state.endpoint.admit_initialize(&caller) {
+        state.endpoint.audit_refusal(
+            Some(&caller.client),
+            Outcome::RateLimited,
+            Some("rate_limited"),
+            Instant::now(),
+        );
+        let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, &message);
+        response
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+        return response;
+    }
     let id = uuid::Uuid::new_v4().simple().to_string();
     let (inbox, from_client) = mpsc::channel(32);
     let (to_client, outbox) = mpsc::channel::<ServerJsonRpcMessage>(32);
     let last_seen = Arc::new(Mutex::new(Instant::now()));
-    state
-        .sessions
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(
+    {
+        let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let owner = caller.principal();
+        let mine = sessions.values().filter(|s| s.owner == owner).count();
+        let full = if mine >= state.caps.per_client {
+            Some(format!(
+                "this client already holds {} open event streams; close one first",
+                state.caps.per_client
+            ))
+        } else if sessions.len() >= state.caps.total {
+            Some(format!(
+                "this endpoint holds its maximum of {} open event streams; retry in a minute",
+                state.caps.total
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = full {
+            drop(sessions);
+            state.endpoint.audit_refusal(
+                Some(&caller.client),
+                Outcome::SessionRefused,
+                Some("too_many_sessions"),
+                Instant::now(),
+            );
+            return json_error(StatusCode::SERVICE_UNAVAILABLE, &message);
+        }
+        sessions.insert(
             id.clone(),
             Session {
-                owner: caller.principal(),
+                owner,
                 inbox,
                 last_seen: last_seen.clone(),
             },
         );
+    }
 
     // Ends the session when the client hangs up (the stream is dropped), when it idles, or at
     // shutdown.
@@ -207,9 +212,6 @@ async fn deliver(
     let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
-    if !host_allowed(&state, &request) {
-        return json_error(StatusCode::FORBIDDEN, "this host name is not served here");
-    }
     let Some(id) = target.session_id else {
         return json_error(StatusCode::BAD_REQUEST, "sessionId is missing from the URL");
     };
@@ -222,6 +224,7 @@ async fn deliver(
                 state.endpoint.audit_refusal(
                     Some(&caller.client),
                     Outcome::SessionRefused,
+                    None,
                     Instant::now(),
                 );
                 return json_error(

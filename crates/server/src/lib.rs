@@ -6,16 +6,21 @@
 
 pub mod audit;
 mod audit_sql;
+mod body;
 pub mod config;
+mod connections;
 mod endpoint;
+mod framing;
 mod handler;
 mod http;
 mod interpolate;
 mod launch;
 mod legacy_sse;
 pub mod limits;
+mod origin;
 mod platform;
 mod serve;
+mod sessions;
 mod sqlite;
 pub mod tokens;
 mod validate;

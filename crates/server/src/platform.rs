@@ -16,8 +16,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use crate::audit::AuditSink;
 use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
 use crate::endpoint::{Endpoint, MountedTool};
-use crate::http::{Authenticator, Guard, SessionOwners};
+use crate::http::{Authenticator, Guard};
 use crate::limits::GovernorStore;
+use crate::origin::BrowserRules;
+use crate::sessions::SessionTable;
 use crate::tokens::TokenList;
 
 type ToolsFactory =
@@ -36,7 +38,9 @@ pub type SimulatorStart = Box<
 >;
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 type HandlerMount = Box<
-    dyn Fn(&str, StreamableHttpServerConfig, LocalSessionManager) -> axum::Router + Send + Sync,
+    dyn Fn(&str, StreamableHttpServerConfig, Arc<LocalSessionManager>) -> axum::Router
+        + Send
+        + Sync,
 >;
 
 /// The apps a binary offers, by the names configs use.
@@ -140,8 +144,7 @@ impl Apps {
     {
         let mount: HandlerMount = Box::new(move |path, config, sessions| {
             let make = make.clone();
-            let service =
-                StreamableHttpService::new(move || Ok(make()), Arc::new(sessions), config);
+            let service = StreamableHttpService::new(move || Ok(make()), sessions, config);
             axum::Router::new().route_service(path, service)
         });
         self.handlers.insert(name.to_string(), mount);
@@ -357,6 +360,16 @@ impl Platform {
             .iter()
             .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
             .collect();
+        let browser = match BrowserRules::new(
+            &config.server.allowed_hosts,
+            config.server.allowed_origins.as_deref(),
+        ) {
+            Ok(rules) => Arc::new(rules),
+            Err(message) => {
+                errors.push(ConfigError::new("server.allowed_origins", message));
+                Arc::new(BrowserRules::new(&[], Some(&[])).expect("the empty rules parse"))
+            }
+        };
         let mut endpoints = Vec::new();
         for (index, section) in config.endpoints.iter().enumerate() {
             let at = |key: &str| format!("endpoint[{index}].{key}");
@@ -449,7 +462,12 @@ impl Platform {
             let guard = Arc::new(Guard {
                 endpoint,
                 auth,
-                sessions: SessionOwners::new(section.idle_timeout),
+                sessions: Arc::new(SessionTable::new(
+                    section.idle_timeout,
+                    section.session_caps(),
+                )),
+                browser: browser.clone(),
+                stateful: section.session == crate::config::SessionMode::Stateful,
             });
             endpoints.push(BuiltEndpoint {
                 section: section.clone(),

@@ -27,6 +27,11 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
         cache: platform.config.server.health_cache,
         last: tokio::sync::Mutex::new(None),
     });
+    let server = &platform.config.server;
+    let body = crate::body::BodyLimits {
+        max_bytes: server.max_body_bytes,
+        read_timeout: server.body_read_timeout,
+    };
     let mut router = Router::new().route("/health", get(move || health(health_state.clone())));
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));
@@ -37,7 +42,10 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
         }
         router = router.merge(protected_resources(platform, setup));
     }
-    router
+    router.layer(axum::middleware::from_fn_with_state(
+        body,
+        crate::body::read_whole,
+    ))
 }
 
 /// RFC 9728 metadata for every OAuth endpoint, at the path-suffixed well-known URL, and the
@@ -162,21 +170,23 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
     let server = &platform.config.server;
     let stateful = section.session == SessionMode::Stateful;
     let stop_legacy = stop.child_token();
+    // Host and Origin are decided by the guard (`origin.rs`), once for every transport.
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(server.allowed_hosts.clone())
-        .with_allowed_origins(server.allowed_origins.clone())
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_legacy_session_mode(stateful)
         .with_json_response(!stateful)
         .with_max_request_body_bytes(server.max_body_bytes)
         .with_cancellation_token(stop);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(section.idle_timeout);
+    let sessions = Arc::new(sessions);
+    built.guard.sessions.attach(sessions.clone());
 
     let router = match &built.mounted {
         Mounted::Tools => {
             let handler = EndpointHandler::http(built.guard.endpoint.clone());
-            let service =
-                StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+            let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
             // `/mcp` and `/mcp/` both answer, without a redirect (clients drop the body on 307).
             Router::new()
                 .route_service(&section.path, service.clone())
@@ -193,6 +203,7 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
             legacy,
             server,
             section.idle_timeout,
+            section.session_caps(),
             stop_legacy,
         )),
         _ => router,
@@ -201,13 +212,17 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
         built.guard.clone(),
         guard,
     ));
-    if matches!(section.auth, crate::config::AuthSection::Oauth { .. }) {
+    {
         // Browser clients (the Inspector, claude.ai in a browser) preflight: answered before
-        // authentication, and the headers they must read are exposed.
-        use tower_http::cors::{Any, CorsLayer};
+        // authentication, and the headers they must read are exposed — to the allowed origins
+        // only, the same rule the guard applies to the requests themselves.
+        use tower_http::cors::{AllowOrigin, CorsLayer};
+        let browser = built.guard.browser.clone();
         router.layer(
             CorsLayer::new()
-                .allow_origin(Any)
+                .allow_origin(AllowOrigin::predicate(move |origin, _| {
+                    origin.to_str().is_ok_and(|o| browser.origin_allowed(o))
+                }))
                 .allow_methods([http::Method::GET, http::Method::POST, http::Method::DELETE])
                 .allow_headers([
                     http::header::AUTHORIZATION,
@@ -221,8 +236,6 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
                     http::HeaderName::from_static("mcp-session-id"),
                 ]),
         )
-    } else {
-        router
     }
 }
 
@@ -267,16 +280,26 @@ pub async fn serve_http(
     ready(listener.local_addr()?);
     let stop = CancellationToken::new();
     let app = router(platform, &stop);
-    // Without TCP_NODELAY every small SSE answer waits ~40 ms for Nagle's algorithm.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
+    let server = &platform.config.server;
+    let limits = crate::connections::ConnectionLimits {
+        header_read_timeout: server.header_read_timeout,
+        keep_alive_timeout: server.keep_alive_timeout,
+        max_connections: server.max_connections,
+        max_connections_per_peer: server.max_connections_per_peer,
+    };
+    let signalled = stop.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        signalled.cancel();
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            stop.cancel();
-        })
-        .await
+    crate::connections::serve(
+        listener,
+        app,
+        limits,
+        stop,
+        std::time::Duration::from_secs(10),
+    )
+    .await
 }
 
 async fn shutdown_signal() {

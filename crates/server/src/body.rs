@@ -1,0 +1,79 @@
+//! Request bodies are read whole, within a size and a time, before anything looks at them.
+//!
+//! Every body concierge accepts is small (a JSON-RPC message, an OAuth form, a registration), so
+//! reading it whole costs nothing and bounds what a stranger can hold: a body larger than
+//! `[server] max_body_bytes` is refused with 413 without being read, and one that has not fully
+//! arrived within `[server] body_read_timeout` (a client trickling a byte a second) with 408,
+//! and its connection closed. The time counts for the whole body, not per chunk: a per-chunk
+//! timeout is what a trickle defeats.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::StatusCode;
+use http_body_util::BodyExt;
+
+use crate::http::json_error;
+
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    pub max_bytes: usize,
+    pub read_timeout: Duration,
+}
+
+/// axum middleware: replace the streaming body by the whole body, or refuse.
+pub async fn read_whole(
+    State(limits): State<BodyLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
+    use http_body::Body as _;
+    let (parts, body) = request.into_parts();
+    if body.is_end_stream() {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    if let Some(length) = body.size_hint().exact()
+        && length > limits.max_bytes as u64
+    {
+        return too_large(limits.max_bytes);
+    }
+    let limited = http_body_util::Limited::new(body, limits.max_bytes);
+    let bytes = match tokio::time::timeout(limits.read_timeout, limited.collect()).await {
+        Err(_) => {
+            let mut response = json_error(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "the request body did not arrive within {}",
+                    humantime::format_duration(limits.read_timeout)
+                ),
+            );
+            response.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+            return response;
+        }
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+            return too_large(limits.max_bytes);
+        }
+        Ok(Err(_)) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            );
+        }
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn too_large(max: usize) -> Response {
+    json_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("the request body is larger than the {max} bytes allowed"),
+    )
+}

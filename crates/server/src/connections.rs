@@ -1,0 +1,449 @@
+//! The accept loop: every socket a stranger opens is bounded in number and in time.
+//!
+//! `axum::serve` gives hyper no timer, so hyper's own header timeout never runs, and it caps
+//! nothing: a peer that opens sockets and sends nothing (or one header byte a second) keeps them
+//! forever, and enough of them exhaust the process's file descriptors for everyone. This loop
+//! serves HTTP/1.1 (what MCP clients and load balancers speak to a backend) with:
+//!
+//! - a cap on open connections in total and per peer address — over it, the socket is answered
+//!   `503` and closed at once, so one peer cannot take the descriptors another needs;
+//! - a watchdog per connection that closes it when, with no request in flight, a request's head
+//!   has not arrived within [`ConnectionLimits::header_read_timeout`] of its first byte (or of
+//!   the connection's start: a socket that never speaks), or nothing at all has arrived for
+//!   [`ConnectionLimits::keep_alive_timeout`]. A request in flight — an SSE stream a client holds
+//!   open, a slow tool call — is never timed out here;
+//! - accept errors (`EMFILE` among them) answered with a growing pause, never a spin;
+//! - the peer's address as axum's [`ConnectInfo`], for per-peer limits further in.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+/// How many connections, and for how long (`[server]`).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    pub header_read_timeout: Duration,
+    pub keep_alive_timeout: Duration,
+    pub max_connections: usize,
+    pub max_connections_per_peer: usize,
+}
+
+/// Serves `app` on `listener` until `shutdown` is cancelled; then stops accepting, asks every
+/// connection to finish its request in flight, and waits for them up to `drain`.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: CancellationToken,
+    drain: Duration,
+) -> std::io::Result<()> {
+    let peers = Arc::new(Peers::default());
+    let tracker = TaskTracker::new();
+    let mut pause = AcceptPause::default();
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    pause.after(&error).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        pause.reset();
+        let Some(slot) = peers.admit(peer.ip(), &limits) else {
+            refuse(stream);
+            continue;
+        };
+        let app = app.clone();
+        let stop = shutdown.clone();
+        tracker.spawn(async move {
+            serve_connection(stream, peer, app, limits, stop).await;
+            drop(slot);
+        });
+    }
+    tracker.close();
+    if tokio::time::timeout(drain, tracker.wait()).await.is_err() {
+        tracing::warn!(
+            open = tracker.len(),
+            "shutdown: connections still open after the drain time are dropped"
+        );
+    }
+    Ok(())
+}
+
+/// Over a cap: a short readable answer if the socket takes it without waiting, then close.
+fn refuse(stream: TcpStream) {
+    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 34\r\nretry-after: 1\r\nconnection: close\r\n\r\ntoo many connections; retry later\n";
+    let _ = stream.try_write(BUSY);
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: CancellationToken,
+) {
+    // Without TCP_NODELAY every small SSE answer waits ~40 ms for Nagle's algorithm.
+    let _ = stream.set_nodelay(true);
+    let activity = Arc::new(Activity::new());
+    let io = TokioIo::new(Watched {
+        inner: stream,
+        activity: activity.clone(),
+    });
+    let service_activity = activity.clone();
+    let service = hyper::service::service_fn(move |mut request: http::Request<_>| {
+        let app = app.clone();
+        let in_flight = service_activity.request_started();
+        request.extensions_mut().insert(ConnectInfo(peer));
+        async move {
+            let response = app.oneshot(request.map(Body::new)).await?;
+            Ok::<_, std::convert::Infallible>(response.map(|body| {
+                Body::new(InFlightBody {
+                    inner: body,
+                    _in_flight: in_flight,
+                })
+            }))
+        }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        // The watchdog below times heads out; hyper's own timer would also end idle keep-alive
+        // connections at the header timeout, which is shorter than the keep-alive timeout.
+        .header_read_timeout(None)
+        .serve_connection(io, service);
+    tokio::pin!(connection);
+    loop {
+        let wake = activity.deadline(&limits);
+        tokio::select! {
+            _ = connection.as_mut() => return,
+            _ = tokio::time::sleep_until(wake) => {
+                if activity.expired(&limits) {
+                    // Nothing in flight: dropping the connection closes the socket.
+                    return;
+                }
+            }
+            _ = shutdown.cancelled() => break,
+        }
+    }
+    connection.as_mut().graceful_shutdown();
+    let _ = connection.await;
+}
+
+/// What the watchdog reads: requests in flight, when the connection last went quiet, and
+/// whether bytes of a next request have started to arrive since.
+struct Activity {
+    origin: Instant,
+    in_flight: AtomicUsize,
+    /// Milliseconds since `origin` when the last request finished (0: the connection's start).
+    quiet_since: AtomicU64,
+    /// Milliseconds since `origin`, plus one, of the first byte read while quiet; 0: none yet.
+    head_started: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            origin: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            quiet_since: AtomicU64::new(0),
+            head_started: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.origin.elapsed().as_millis() as u64
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.origin + Duration::from_millis(ms)
+    }
+
+    fn bytes_read(&self) {
+        if self.in_flight.load(Ordering::Relaxed) == 0
+            && self.head_started.load(Ordering::Relaxed) == 0
+        {
+            let _ = self.head_started.compare_exchange(
+                0,
+                self.now_ms() + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    fn request_started(self: &Arc<Self>) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.head_started.store(0, Ordering::Relaxed);
+        InFlight(self.clone())
+    }
+
+    /// When the watchdog should look again.
+    fn deadline(&self, limits: &ConnectionLimits) -> Instant {
+        if self.in_flight.load(Ordering::Acquire) > 0 {
+            return Instant::now() + limits.keep_alive_timeout;
+        }
+        let quiet = self.at(self.quiet_since.load(Ordering::Relaxed));
+        // A socket that has not yet sent its first request must do so within the header time.
+        let head = match self.head_started.load(Ordering::Relaxed) {
+            0 if self.quiet_since.load(Ordering::Relaxed) == 0 => Some(quiet),
+            0 => None,
+            started => Some(self.at(started - 1)),
+        };
+        match head {
+            Some(head) => {
+                (head + limits.header_read_timeout).min(quiet + limits.keep_alive_timeout)
+            }
+            None => quiet + limits.keep_alive_timeout,
+        }
+    }
+
+    fn expired(&self, limits: &ConnectionLimits) -> bool {
+        self.in_flight.load(Ordering::Acquire) == 0 && Instant::now() >= self.deadline(limits)
+    }
+}
+
+/// One request in flight; dropped when its response body has been sent or abandoned.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        // 0 means "no request yet": a request that ends in the first millisecond counts as 1.
+        let now = self.0.now_ms().max(1);
+        self.0.quiet_since.store(now, Ordering::Relaxed);
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A response body that keeps its request counted as in flight until it ends.
+struct InFlightBody {
+    inner: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for InFlightBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The socket, telling [`Activity`] when bytes arrive.
+struct Watched {
+    inner: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.bytes_read();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// Open connections, in total and per peer address.
+#[derive(Default)]
+struct Peers {
+    open: Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+impl Peers {
+    fn admit(self: &Arc<Self>, peer: IpAddr, limits: &ConnectionLimits) -> Option<Slot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (total, by_peer) = &mut *open;
+        let mine = by_peer.get(&peer).copied().unwrap_or(0);
+        if *total >= limits.max_connections || mine >= limits.max_connections_per_peer {
+            tracing::warn!(%peer, open = *total, from_peer = mine, "connection refused: over the cap");
+            return None;
+        }
+        *total += 1;
+        by_peer.insert(peer, mine + 1);
+        Some(Slot {
+            peers: self.clone(),
+            peer,
+        })
+    }
+}
+
+/// One admitted connection; dropped when it closes.
+struct Slot {
+    peers: Arc<Peers>,
+    peer: IpAddr,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.peers.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (total, by_peer) = &mut *open;
+        *total -= 1;
+        if let Some(count) = by_peer.get_mut(&self.peer) {
+            *count -= 1;
+            if *count == 0 {
+                by_peer.remove(&self.peer);
+            }
+        }
+    }
+}
+
+/// The pause after a failed accept: 10 ms doubling to 1 s while errors repeat. Out of file
+/// descriptors, accept fails at once every time it is called; retrying without a pause would
+/// spin a core while nothing can be served anyway.
+#[derive(Default)]
+struct AcceptPause {
+    next: Option<Duration>,
+}
+
+impl AcceptPause {
+    async fn after(&mut self, error: &std::io::Error) {
+        // A peer that reset before we accepted it says nothing about us.
+        if matches!(
+            error.kind(),
+            std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset
+        ) {
+            return;
+        }
+        let pause = self.next.unwrap_or(Duration::from_millis(10));
+        if pause == Duration::from_millis(10) || pause == Duration::from_secs(1) {
+            tracing::error!(%error, pause_ms = pause.as_millis() as u64, "accept failed; pausing");
+        }
+        tokio::time::sleep(pause).await;
+        self.next = Some((pause * 2).min(Duration::from_secs(1)));
+    }
+
+    fn reset(&mut self) {
+        self.next = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> ConnectionLimits {
+        ConnectionLimits {
+            header_read_timeout: Duration::from_secs(10),
+            keep_alive_timeout: Duration::from_secs(60),
+            max_connections: 3,
+            max_connections_per_peer: 2,
+        }
+    }
+
+    #[test]
+    fn peers_are_capped_each_and_in_total_and_slots_come_back() {
+        let peers = Arc::new(Peers::default());
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "127.0.0.2".parse().unwrap();
+        let first = peers.admit(a, &limits()).unwrap();
+        let _second = peers.admit(a, &limits()).unwrap();
+        assert!(peers.admit(a, &limits()).is_none(), "per-peer cap");
+        let _third = peers.admit(b, &limits()).unwrap();
+        assert!(peers.admit(b, &limits()).is_none(), "total cap");
+        drop(first);
+        assert!(peers.admit(b, &limits()).is_some());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_socket_expires_at_the_header_time_an_idle_one_at_keep_alive() {
+        let limits = limits();
+        let activity = Arc::new(Activity::new());
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert!(!activity.expired(&limits));
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert!(activity.expired(&limits), "never sent a request");
+
+        let activity = Arc::new(Activity::new());
+        drop(activity.request_started());
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert!(
+            !activity.expired(&limits),
+            "idle keep-alive is allowed a minute"
+        );
+        // A byte of the next head starts the header clock.
+        activity.bytes_read();
+        tokio::time::advance(Duration::from_millis(900)).await;
+        assert!(!activity.expired(&limits));
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert!(activity.expired(&limits), "a head that trickles in");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_in_flight_never_expires() {
+        let limits = limits();
+        let activity = Arc::new(Activity::new());
+        let stream = activity.request_started();
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        assert!(!activity.expired(&limits));
+        drop(stream);
+        assert!(!activity.expired(&limits));
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert!(activity.expired(&limits));
+    }
+}

@@ -1,0 +1,201 @@
+//! The JSON-RPC framing of a posted MCP message, checked before the transport sees it.
+//!
+//! rmcp answers a body it cannot deserialize with 415 and serde's text; JSON-RPC 2.0 says a
+//! body that is not JSON is a parse error (`-32700`) and JSON that is not a request an invalid
+//! request (`-32600`), and the MCP transport answers both with 400. One pass over the body
+//! (borrowing, no tree built) also names the method and, for `tools/call`, the tool — what the
+//! scope step-up needs.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Value, json};
+
+/// What a well-framed message says about itself.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Message<'a> {
+    /// `None`: a response or error from the client.
+    pub method: Option<Cow<'a, str>>,
+    /// `params.name` of a `tools/call`.
+    pub tool: Option<Cow<'a, str>>,
+}
+
+/// A body that is not one JSON-RPC message: the answer's JSON-RPC error.
+#[derive(Debug, PartialEq)]
+pub struct Malformed {
+    pub code: i64,
+    pub message: String,
+    pub id: Value,
+}
+
+impl Malformed {
+    pub fn body(&self) -> Value {
+        json!({"jsonrpc": "2.0", "id": self.id, "error": {"code": self.code, "message": self.message}})
+    }
+}
+
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+    #[serde(borrow, default)]
+    params: Option<Params<'a>>,
+}
+
+/// `params`: only `name` is read; arrays and anything else are skipped.
+struct Params<'a> {
+    name: Option<Cow<'a, str>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Reader<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Reader<'a> {
+            type Value = Params<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("params")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut name = None;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if key == "name" {
+                        name = map.next_value::<Option<CowStr<'de>>>()?.map(|s| s.0);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Params { name })
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Params { name: None })
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Params { name: None })
+            }
+        }
+        deserializer.deserialize_any(Reader(std::marker::PhantomData))
+    }
+}
+
+/// A borrowed string when the JSON has no escapes in it.
+struct CowStr<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for CowStr<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Inner<'a>(#[serde(borrow)] Cow<'a, str>);
+        Inner::deserialize(deserializer).map(|inner| CowStr(inner.0))
+    }
+}
+
+/// Reads `body` as one JSON-RPC 2.0 message.
+pub fn read(body: &[u8]) -> Result<Message<'_>, Malformed> {
+    let probe = match serde_json::from_slice::<Probe>(body) {
+        Ok(probe) => probe,
+        Err(error) => {
+            return Err(if serde_json::from_slice::<IgnoredAny>(body).is_err() {
+                Malformed {
+                    code: -32700,
+                    message: format!(
+                        "parse error: the body is not JSON (line {}, column {})",
+                        error.line(),
+                        error.column()
+                    ),
+                    id: Value::Null,
+                }
+            } else if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+                invalid("batches are not supported; send one message per request")
+            } else {
+                invalid(
+                    "invalid request: a JSON-RPC message is an object with `jsonrpc`, and `method` (a string) or `result`/`error`",
+                )
+            });
+        }
+    };
+    let id = probe.id.clone().unwrap_or(Value::Null);
+    if probe.jsonrpc.as_deref() != Some("2.0") {
+        return Err(Malformed {
+            id,
+            ..invalid("invalid request: `jsonrpc` must be \"2.0\"")
+        });
+    }
+    if probe.method.is_none()
+        && (probe.id.is_none() || (probe.result.is_none() && probe.error.is_none()))
+    {
+        return Err(Malformed {
+            id,
+            ..invalid("invalid request: a message needs `method`, or `id` with `result` or `error`")
+        });
+    }
+    let tool = match probe.method.as_deref() {
+        Some("tools/call") => probe.params.and_then(|p| p.name),
+        _ => None,
+    };
+    Ok(Message {
+        method: probe.method,
+        tool,
+    })
+}
+
+fn invalid(message: &str) -> Malformed {
+    Malformed {
+        code: -32600,
+        message: message.to_string(),
+        id: Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_names_its_method_and_tool() {
+        let message = read(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"name":"x"},"name":"search_menu"}}"#,
+        )
+        .unwrap();
+        assert_eq!(message.method.as_deref(), Some("tools/call"));
+        assert_eq!(message.tool.as_deref(), Some("search_menu"));
+        let message = read(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert_eq!(message.tool, None);
+        assert!(
+            read(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#)
+                .unwrap()
+                .method
+                .is_none()
+        );
+        assert!(read(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1,2]}"#).is_ok());
+    }
+
+    #[test]
+    fn not_json_is_a_parse_error_and_other_json_an_invalid_request() {
+        assert_eq!(read(b"{\"jsonrpc\":").unwrap_err().code, -32700);
+        assert_eq!(read(b"").unwrap_err().code, -32700);
+        assert_eq!(read(b"[]").unwrap_err().code, -32600);
+        assert_eq!(read(b"42").unwrap_err().code, -32600);
+        assert_eq!(
+            read(br#"{"jsonrpc":"2.0","id":1,"method":7}"#)
+                .unwrap_err()
+                .code,
+            -32600
+        );
+        let wrong = read(br#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#).unwrap_err();
+        assert_eq!((wrong.code, wrong.id), (-32600, json!(9)));
+        assert_eq!(
+            read(br#"{"jsonrpc":"2.0","id":1}"#).unwrap_err().code,
+            -32600
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! Who opened which session, and how many sessions anyone may hold.
+//!
+//! rmcp keeps a session (a worker task and its buffers) for every `initialize` until it idles
+//! out; it neither knows who opened it nor caps how many there are. So one client with a valid
+//! token could open thousands and hold them for the whole idle time. The table here binds each
+//! session to the principal that opened it (another client's token cannot ride on it) and caps
+//! the sessions per principal and per endpoint:
+//!
+//! - a principal at its cap that opens another loses its least recently used session (closed in
+//!   rmcp; its client gets 404 on the next request and, as the MCP transport says, initializes
+//!   again) — a client that forgets to close sessions keeps working, it just cannot pile them up;
+//! - an endpoint at its cap refuses new sessions with 503 until some idle out: evicting another
+//!   principal's session there would let one client push out everyone else.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use rmcp::transport::streamable_http_server::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+/// `[[endpoint]] max_sessions_per_client`, `max_sessions`.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionCaps {
+    pub per_client: usize,
+    pub total: usize,
+}
+
+pub struct SessionTable {
+    table: Mutex<Table>,
+    idle: Duration,
+    caps: SessionCaps,
+    /// The transport's sessions, to close an evicted one; set when the endpoint is mounted.
+    transport: OnceLock<Arc<LocalSessionManager>>,
+}
+
+#[derive(Default)]
+struct Table {
+    sessions: HashMap<String, Entry>,
+    /// Sessions being opened (an `initialize` on its way), by principal: they count against the
+    /// caps, so parallel initializes cannot slip past them.
+    opening: HashMap<String, usize>,
+}
+
+struct Entry {
+    owner: String,
+    last_seen: Instant,
+}
+
+/// Why a new session was not opened: the cap that is reached.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Full {
+    /// The endpoint holds `max_sessions` sessions.
+    Endpoint(usize),
+    /// The principal is opening `max_sessions_per_client` sessions at once.
+    Client(usize),
+}
+
+impl SessionTable {
+    pub fn new(idle: Duration, caps: SessionCaps) -> Self {
+        Self {
+            table: Mutex::new(Table::default()),
+            idle,
+            caps,
+            transport: OnceLock::new(),
+        }
+    }
+
+    pub fn attach(&self, transport: Arc<LocalSessionManager>) {
+        let _ = self.transport.set(transport);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The principal that opened `session`, marking it used.
+    pub fn owner(&self, session: &str) -> Option<String> {
+        let mut table = self.lock();
+        table.sessions.get_mut(session).map(|entry| {
+            entry.last_seen = Instant::now();
+            entry.owner.clone()
+        })
+    }
+
+    /// Makes room for one more session of `owner`: evicts its least recently used one when it
+    /// is at its cap, refuses when the endpoint is full.
+    pub async fn open(self: &Arc<Self>, owner: &str) -> Result<Opening, Full> {
+        let evicted = {
+            let mut table = self.lock();
+            // rmcp has closed sessions idle this long; their entries go too.
+            let idle = self.idle;
+            table.sessions.retain(|_, e| e.last_seen.elapsed() < idle);
+            let pending: usize = table.opening.values().sum();
+            let mine = table.sessions.values().filter(|e| e.owner == owner).count()
+                + table.opening.get(owner).copied().unwrap_or(0);
+            let evicted = if mine >= self.caps.per_client {
+                let oldest = table
+                    .sessions
+                    .iter()
+                    .filter(|(_, e)| e.owner == owner)
+                    .min_by_key(|(_, e)| e.last_seen)
+                    .map(|(id, _)| id.clone());
+                match oldest {
+                    Some(id) => {
+                        table.sessions.remove(&id);
+                        Some(id)
+                    }
+                    None => return Err(Full::Client(self.caps.per_client)),
+                }
+            } else {
+                None
+            };
+            if evicted.is_none() && table.sessions.len() + pending >= self.caps.total {
+                return Err(Full::Endpoint(self.caps.total));
+            }
+            *table.opening.entry(owner.to_string()).or_default() += 1;
+            evicted
+        };
+        if let Some(id) = evicted {
+            tracing::info!(
+                client = owner,
+                "session cap reached: the least recently used session is closed"
+            );
+            if let Some(transport) = self.transport.get() {
+                let _ = transport.close_session(&Arc::from(id.as_str())).await;
+            }
+        }
+        Ok(Opening {
+            table: self.clone(),
+            owner: Some(owner.to_string()),
+        })
+    }
+
+    pub fn forget(&self, session: &str) {
+        self.lock().sessions.remove(session);
+    }
+
+    /// Open sessions, for tests and metrics.
+    pub fn len(&self) -> usize {
+        self.lock().sessions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A session being opened; [`Opening::bind`] records it, dropping it gives the place back.
+pub struct Opening {
+    table: Arc<SessionTable>,
+    owner: Option<String>,
+}
+
+impl Opening {
+    pub fn bind(mut self, session: &str) {
+        if let Some(owner) = self.owner.take() {
+            let mut table = self.table.lock();
+            release(&mut table, &owner);
+            table.sessions.insert(
+                session.to_string(),
+                Entry {
+                    owner,
+                    last_seen: Instant::now(),
+                },
+            );
+        }
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if let Some(owner) = self.owner.take() {
+            release(&mut self.table.lock(), &owner);
+        }
+    }
+}
+
+fn release(table: &mut Table, owner: &str) {
+    if let Some(count) = table.opening.get_mut(owner) {
+        *count -= 1;
+        if *count == 0 {
+            table.opening.remove(owner);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(per_client: usize, total: usize) -> Arc<SessionTable> {
+        Arc::new(SessionTable::new(
+            Duration::from_secs(60),
+            SessionCaps { per_client, total },
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_client_at_its_cap_loses_its_least_recently_used_session() {
+        let table = table(2, 10);
+        table.open("n8n").await.unwrap().bind("a");
+        table.open("n8n").await.unwrap().bind("b");
+        table.owner("a");
+        table.open("n8n").await.unwrap().bind("c");
+        assert_eq!(table.owner("b"), None, "b was used least recently");
+        assert_eq!(table.owner("a").as_deref(), Some("n8n"));
+        assert_eq!(table.len(), 2);
+        table.open("website").await.unwrap().bind("d");
+        assert_eq!(table.len(), 3, "another client's sessions are its own");
+    }
+
+    #[tokio::test]
+    async fn a_full_endpoint_refuses_and_sessions_being_opened_count() {
+        let table = table(10, 2);
+        let first = table.open("a").await.unwrap();
+        let _second = table.open("b").await.unwrap();
+        assert_eq!(table.open("c").await.err(), Some(Full::Endpoint(2)));
+        drop(first);
+        table.open("c").await.unwrap().bind("x");
+        assert_eq!(table.owner("x").as_deref(), Some("c"));
+        let table = super::tests::table(1, 10);
+        let _opening = table.open("a").await.unwrap();
+        assert_eq!(
+            table.open("a").await.err(),
+            Some(Full::Client(1)),
+            "nothing to evict yet"
+        );
+    }
+}
