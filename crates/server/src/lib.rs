@@ -17,6 +17,7 @@ mod interpolate;
 mod launch;
 mod legacy_sse;
 pub mod limits;
+mod memory;
 mod origin;
 mod platform;
 mod serve;

@@ -277,6 +277,9 @@ pub async fn serve_http(
             }
         });
     }
+    tokio::spawn(crate::memory::trim_periodically(
+        std::time::Duration::from_secs(5),
+    ));
     ready(listener.local_addr()?);
     let stop = CancellationToken::new();
     let app = router(platform, &stop);

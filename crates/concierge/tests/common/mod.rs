@@ -89,8 +89,57 @@ impl Server {
         Self::spawn(dir, &config, &all)
     }
 
+    /// As [`Server::start`], with the process's open-file limit set to `nofile` (`ulimit -n`).
+    pub fn start_with_file_limit(
+        nofile: u32,
+        make_config: impl FnOnce(&Path) -> String,
+        env: &[(&str, &str)],
+    ) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config_path = dir.path().join("concierge.toml");
+        std::fs::write(&config_path, make_config(dir.path())).expect("write config");
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            &format!("ulimit -n {nofile} && exec \"$0\" \"$@\""),
+            BIN,
+        ]);
+        Self::spawn_command(command, dir, &config_path, env)
+    }
+
     fn spawn(dir: tempfile::TempDir, config_path: &Path, env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new(BIN);
+        Self::spawn_command(Command::new(BIN), dir, config_path, env)
+    }
+
+    /// The process's resident memory, from /proc.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("read /proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
+    }
+
+    /// CPU time the process has used (user + system), from /proc.
+    pub fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .expect("read /proc stat");
+        // Fields after the command name (which may contain spaces) start after ") ".
+        let rest = stat.rsplit_once(") ").expect("stat format").1;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        // Linux reports in USER_HZ, 100 on every mainstream configuration.
+        Duration::from_millis(ticks * 10)
+    }
+
+    fn spawn_command(
+        mut command: Command,
+        dir: tempfile::TempDir,
+        config_path: &Path,
+        env: &[(&str, &str)],
+    ) -> Self {
         command
             .arg("serve")
             .arg("--config")
