@@ -40,7 +40,7 @@ pub use audit::{AuditEvent, Outcome, redact};
 pub use caller::{CallContext, Caller};
 pub use error::{ErrorKind, ToolError};
 pub use language::Language;
-pub use limits::{RateLimitStore, RetryAfter};
+pub use limits::{LimitPolicy, RateLimitStore, RetryAfter};
 pub use schema::schema_for;
 pub use tool::{
     Annotations, BoxFuture, FollowUp, Tool, ToolOutput, ToolSpec, WriteSafety, typed_tool,

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use concierge_core::{
-    AuditEvent, CallContext, Caller, ErrorKind, Language, Outcome, RateLimitStore, Tool, ToolError,
-    redact,
+    AuditEvent, CallContext, Caller, ErrorKind, Language, LimitPolicy, Outcome, RateLimitStore,
+    Tool, ToolError, redact,
 };
 use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
 use serde_json::{Map, Value, json};
@@ -333,7 +333,12 @@ impl Endpoint {
         for (limiter, key) in self.limiters_for(spec.annotations.read_only, &caller) {
             if let Err(retry) = limiter.check(&key) {
                 let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
-                let message = rate_limit_message(mounted.language, &limiter.describe(), seconds);
+                let message = rate_limit_message(
+                    mounted.language,
+                    &limiter.describe(),
+                    limiter.policy(),
+                    seconds,
+                );
                 event.outcome = Outcome::RateLimited;
                 event.code = Some("rate_limited".into());
                 self.finish(event, started);
@@ -469,19 +474,47 @@ fn error_result(error: Value) -> CallToolResult {
     envelope_result(json!({ "error": error }))
 }
 
-fn rate_limit_message(language: Language, limit: &str, seconds: u64) -> String {
+/// The refusal names the limit and how it counts, so a caller knows whether waiting
+/// `seconds` buys one call (a bucket) or the oldest call leaving the window (a sliding window).
+fn rate_limit_message(
+    language: Language,
+    limit: &str,
+    policy: LimitPolicy,
+    seconds: u64,
+) -> String {
+    let sliding = policy == LimitPolicy::SlidingWindow;
     match language {
-        Language::Russian => format!(
-            "Превышен лимит вызовов для этого клиента ({limit}). Повторите через {seconds} с."
-        ),
-        Language::Chinese => {
-            format!("该客户端的调用次数已超过限制（{limit}），请在 {seconds} 秒后重试。")
+        Language::Russian => {
+            let how = if sliding {
+                "скользящее окно"
+            } else {
+                "корзина с пополнением"
+            };
+            format!(
+                "Превышен лимит вызовов для этого клиента ({limit}, {how}). Повторите через {seconds} с."
+            )
         }
-        Language::German => format!(
-            "Aufruflimit für diesen Client erreicht ({limit}). Bitte in {seconds} s erneut versuchen."
-        ),
+        Language::Chinese => {
+            let how = if sliding { "滑动窗口" } else { "令牌桶" };
+            format!("该客户端的调用次数已超过限制（{limit}，{how}），请在 {seconds} 秒后重试。")
+        }
+        Language::German => {
+            let how = if sliding {
+                "gleitendes Fenster"
+            } else {
+                "Token-Bucket"
+            };
+            format!(
+                "Aufruflimit für diesen Client erreicht ({limit}, {how}). Bitte in {seconds} s erneut versuchen."
+            )
+        }
         Language::English => {
-            format!("Rate limit for this client reached ({limit}). Retry in {seconds} s.")
+            let how = if sliding {
+                "sliding window"
+            } else {
+                "token bucket"
+            };
+            format!("Rate limit for this client reached ({limit}, {how}). Retry in {seconds} s.")
         }
     }
 }

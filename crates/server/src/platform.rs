@@ -17,7 +17,6 @@ use crate::audit::AuditSink;
 use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
 use crate::endpoint::{Endpoint, MountedTool};
 use crate::http::{Authenticator, Guard, SessionOwners};
-use crate::limits::GovernorStore;
 use crate::tokens::TokenList;
 
 type ToolsFactory =
@@ -248,9 +247,10 @@ impl Platform {
         }
 
         let mut limiters: BTreeMap<String, Arc<dyn RateLimitStore>> = BTreeMap::new();
-        for (name, text) in &config.limits {
-            if let Ok(rate) = Rate::parse(text) {
-                limiters.insert(name.clone(), Arc::new(GovernorStore::new(rate, text)));
+        for (name, limiter) in &config.limits {
+            if let Ok(rate) = Rate::parse(&limiter.rate) {
+                let store = crate::limits::store(rate, &limiter.rate, limiter.policy);
+                limiters.insert(name.clone(), store);
             }
         }
         let mut sinks: BTreeMap<String, AuditSink> = BTreeMap::new();
