@@ -250,6 +250,7 @@ fn write_events(dir: &Path, ages: &[(&str, u64)]) {
                 trace_id: format!("trace-{tool}"),
                 arguments: None,
                 result_count: None,
+                output: None,
                 outcome: Outcome::Ok,
                 code: None,
                 duration_ms: 1.0,

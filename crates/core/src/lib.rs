@@ -36,7 +36,7 @@ mod schema;
 mod tool;
 
 pub use app::{Health, HealthCheck, ToolSet};
-pub use audit::{AuditEvent, Outcome, redact};
+pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact};
 pub use caller::{CallContext, Caller};
 pub use error::{ErrorKind, ToolError};
 pub use language::Language;

@@ -9,13 +9,14 @@ use std::time::Instant;
 
 use concierge_core::{
     AuditEvent, CallContext, Caller, ErrorKind, Language, LimitPolicy, Outcome, RateLimitStore,
-    Tool, ToolError, redact,
+    RetryAfter, Tool, ToolError, audit_output, audit_output_of, redact,
 };
 use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::audit::AuditSink;
 use crate::validate::ArgumentValidator;
+use crate::writes::WriteCode;
 
 /// A tool as one endpoint serves it.
 pub struct MountedTool {
@@ -154,15 +155,10 @@ impl Endpoint {
         self
     }
 
-    /// The limiters a call passes, each with the key it counts: per client first, then the
-    /// call's class (write tools go to the write limiter when there is one).
-    fn limiters_for(
-        &self,
-        read_only: bool,
-        caller: &Caller,
-    ) -> Vec<(&Arc<dyn RateLimitStore>, String)> {
+    /// The key limits count `caller` under (`rate_limit_key`).
+    fn rate_key(&self, caller: &Caller) -> String {
         use crate::config::RateKey;
-        let key = match self.limits.key {
+        match self.limits.key {
             RateKey::Client => caller.client.clone(),
             RateKey::Token => caller
                 .token
@@ -172,19 +168,46 @@ impl Endpoint {
                 .user
                 .as_ref()
                 .map_or_else(|| caller.client.clone(), |u| format!("user:{u}")),
-        };
+        }
+    }
+
+    /// The limiters a call passes before it is validated, each with the key it counts: per client
+    /// first, then `rate_limit`. With a write limiter, a write tool's call passes only the per
+    /// client one here: the write budget is taken where the write happens ([`Self::write_gate`]).
+    fn limiters_for(
+        &self,
+        read_only: bool,
+        caller: &Caller,
+    ) -> Vec<(&Arc<dyn RateLimitStore>, String)> {
         let mut out = Vec::new();
         if let Some(limiter) = &self.limits.per_client {
             out.push((limiter, caller.client.clone()));
         }
-        let class = match (&self.limits.write, read_only) {
-            (Some(write), false) => Some(write),
-            _ => self.limiter.as_ref(),
-        };
-        if let Some(limiter) = class {
-            out.push((limiter, key));
+        if (read_only || self.limits.write.is_none())
+            && let Some(limiter) = &self.limiter
+        {
+            out.push((limiter, self.rate_key(caller)));
         }
         out
+    }
+
+    /// The write budget of a call, taken only when the call is about to reach the tool's write:
+    /// a dry run, a confirmation preview, an idempotent replay and a refused call never write,
+    /// so they must not use up the budget that protects the backend (seed §8: 10 writes a
+    /// minute because of the GBP API's limits). `None`: no write limiter applies.
+    fn write_gate(
+        &self,
+        read_only: bool,
+        caller: &Caller,
+        language: Language,
+    ) -> Option<impl Fn() -> Result<(), ToolError> + Send + Sync + use<'_>> {
+        let limiter = self.limits.write.as_ref().filter(|_| !read_only)?;
+        let key = self.rate_key(caller);
+        Some(move || {
+            limiter
+                .check(&key)
+                .map_err(|retry| rate_limited(language, limiter.as_ref(), retry))
+        })
     }
 
     /// Checks tools against the caller's OAuth scopes (endpoints with `kind = "oauth"`).
@@ -274,6 +297,7 @@ impl Endpoint {
             trace_id,
             arguments: None,
             result_count: None,
+            output: None,
             outcome: Outcome::Ok,
             code: None,
             duration_ms: 0.0,
@@ -318,8 +342,7 @@ impl Endpoint {
         if !missing.is_empty() {
             event.outcome = Outcome::Forbidden;
             event.code = Some("insufficient_scope".into());
-            self.finish(event, started);
-            return CallAnswer::Result(error_result(json!({
+            let document = json!({"error": {
                 "code": "insufficient_scope",
                 "message": format!(
                     "this tool needs the scope(s) {}; the access token was not granted them — sign in again and allow them",
@@ -327,26 +350,21 @@ impl Endpoint {
                 ),
                 "scopes": missing,
                 "status": 403,
-            })));
+            }});
+            event.output = Some(audit_output(&document, &spec.secret_fields));
+            self.finish(event, started);
+            return CallAnswer::Result(envelope_result(document));
         }
 
         for (limiter, key) in self.limiters_for(spec.annotations.read_only, &caller) {
             if let Err(retry) = limiter.check(&key) {
-                let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
-                let message = rate_limit_message(
-                    mounted.language,
-                    &limiter.describe(),
-                    limiter.policy(),
-                    seconds,
-                );
+                let error = rate_limited(mounted.language, limiter.as_ref(), retry);
                 event.outcome = Outcome::RateLimited;
                 event.code = Some("rate_limited".into());
+                let document = *error.envelope.unwrap_or_default();
+                event.output = Some(audit_output(&document, &spec.secret_fields));
                 self.finish(event, started);
-                return CallAnswer::Result(error_result(json!({
-                    "code": "rate_limited",
-                    "message": message,
-                    "retryAfterSeconds": seconds,
-                })));
+                return CallAnswer::Result(envelope_result(document));
             }
         }
 
@@ -355,22 +373,26 @@ impl Endpoint {
             Err(error) => {
                 event.outcome = Outcome::InvalidArgument;
                 event.code = Some("invalid_argument".into());
-                self.finish(event, started);
-                return CallAnswer::Result(match spec.argument_error {
-                    Some(envelope) => envelope_result(envelope(&error.field, &error.message)),
-                    None => error_result(json!({
+                let document = match spec.argument_error {
+                    Some(envelope) => envelope(&error.field, &error.message),
+                    None => json!({"error": {
                         "code": "invalid_argument",
                         "field": error.field,
                         "message": error.message,
-                    })),
-                });
+                    }}),
+                };
+                event.output = Some(audit_output(&document, &spec.secret_fields));
+                self.finish(event, started);
+                return CallAnswer::Result(envelope_result(document));
             }
         };
 
+        let gate = self.write_gate(spec.annotations.read_only, &caller, mounted.language);
         let context = CallContext::new(caller, trace.clone());
         let (outcome, write_code) = match (spec.write, &self.writes) {
             (Some(safety), Some(writes)) => {
-                let (outcome, code) = writes
+                let gate = gate.as_ref().map(|g| g as &(dyn Fn() -> _ + Send + Sync));
+                writes
                     .run(
                         &self.path,
                         mounted.tool.as_ref(),
@@ -378,12 +400,27 @@ impl Endpoint {
                         arguments,
                         context.clone(),
                         mounted.language,
+                        gate,
                     )
-                    .await;
-                (outcome, code.audit_code())
+                    .await
             }
-            _ => (mounted.tool.call(arguments, context.clone()).await, None),
+            _ => match gate.as_ref().map(|g| g()) {
+                Some(Err(limited)) => (Err(limited), WriteCode::RateLimited),
+                _ => (
+                    mounted.tool.call(arguments, context.clone()).await,
+                    WriteCode::Executed,
+                ),
+            },
         };
+        if write_code == WriteCode::RateLimited {
+            event.outcome = Outcome::RateLimited;
+            event.code = Some("rate_limited".into());
+            let document = *outcome.err().and_then(|e| e.envelope).unwrap_or_default();
+            event.output = Some(audit_output(&document, &spec.secret_fields));
+            self.finish(event, started);
+            return CallAnswer::Result(envelope_result(document));
+        }
+        let write_code = write_code.audit_code();
         let answer = match outcome {
             Ok(mut output) => {
                 event.code = write_code.map(str::to_string);
@@ -402,11 +439,16 @@ impl Endpoint {
                     tracing::error!(trace_id = %trace, tool = name, %message, "broken result");
                     event.outcome = Outcome::InternalError;
                     event.code = Some("output_schema_violation".into());
+                    event.output = Some(json!({"error": {
+                        "code": "output_schema_violation",
+                        "message": &message,
+                    }}));
                     self.finish(event, started);
                     return CallAnswer::BrokenOutput(message);
                 }
                 event.result_count = Some(result_count(&output));
                 let text = output.to_string();
+                event.output = Some(audit_output_of(&output, &text, &spec.secret_fields));
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content = Some(output);
                 result
@@ -417,10 +459,12 @@ impl Endpoint {
                 if let Some(detail) = &error.detail {
                     tracing::error!(trace_id = %trace, tool = name, code = error.code, %detail, "tool failed");
                 }
-                match error.envelope {
-                    Some(envelope) => envelope_result(*envelope),
-                    None => error_result(error_body(&error, &trace)),
-                }
+                let document = match error.envelope {
+                    Some(envelope) => *envelope,
+                    None => json!({ "error": error_body(&error, &trace) }),
+                };
+                event.output = Some(audit_output(&document, &spec.secret_fields));
+                envelope_result(document)
             }
         };
         let notes = context.notes();
@@ -459,7 +503,8 @@ fn error_body(error: &ToolError, trace: &str) -> Value {
     body
 }
 
-/// An error in the app's own document, as the result's text, `isError: true`.
+/// An error document (the app's own, or the platform's `{"error": {…}}`), as the result's
+/// text, `isError: true`.
 ///
 /// Errors never carry `structuredContent`: a tool's output schema describes its results, and the
 /// TypeScript SDK and the MCP Inspector validate `structuredContent` against it even on errors
@@ -469,9 +514,15 @@ fn envelope_result(envelope: Value) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
 }
 
-/// The platform's error document `{"error": {…}}`, as the result's text (see [`envelope_result`]).
-fn error_result(error: Value) -> CallToolResult {
-    envelope_result(json!({ "error": error }))
+/// A refusal by `limiter`, as the platform's error document in the error's envelope.
+fn rate_limited(language: Language, limiter: &dyn RateLimitStore, retry: RetryAfter) -> ToolError {
+    let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+    let message = rate_limit_message(language, &limiter.describe(), limiter.policy(), seconds);
+    ToolError::rejected("rate_limited", message.clone()).with_envelope(json!({"error": {
+        "code": "rate_limited",
+        "message": message,
+        "retryAfterSeconds": seconds,
+    }}))
 }
 
 /// The refusal names the limit and how it counts, so a caller knows whether waiting
