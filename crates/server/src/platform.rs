@@ -558,8 +558,14 @@ fn resolve_tools(
                     concierge_core::with_spec(found, |spec| {
                         spec.write = Some(safety);
                         crate::writes::augment_schema(&mut spec.input_schema, safety);
-                        spec.secret_fields
-                            .push(crate::writes::CONFIRM_TOKEN.to_string());
+                        // The token is a secret in the arguments and in the preview's answer
+                        // alike: whoever reads the audit must not be able to confirm a change.
+                        for field in [
+                            crate::writes::CONFIRM_TOKEN,
+                            crate::writes::CONFIRM_TOKEN_ANSWER,
+                        ] {
+                            spec.secret_fields.push(field.to_string());
+                        }
                     })
                 }
                 None => found,

@@ -35,6 +35,8 @@ pub use store::{Claim, WriteStore};
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
 pub const DRY_RUN: &str = "dry_run";
 pub const CONFIRM_TOKEN: &str = "confirm_token";
+/// Where a preview's answer carries the token.
+pub const CONFIRM_TOKEN_ANSWER: &str = "confirmToken";
 
 /// How a write call ended, for the audit line's `code` (besides the tool's own error codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +199,7 @@ impl Writes {
                         json!({
                             "confirmationRequired": true,
                             "preview": preview,
-                            "confirmToken": self.tokens.mint(&binding, expires),
+                            CONFIRM_TOKEN_ANSWER: self.tokens.mint(&binding, expires),
                             "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
                                 .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                             "message": text(language, Text::ConfirmFirst),
