@@ -1108,6 +1108,66 @@ async fn only_writes_that_reach_mappy_use_the_write_budget() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_cut_off_by_a_crash_is_answered_by_mappy_after_a_restart() {
+    // Mappy accepts the write, and the process is killed before its answer arrives: our claim on
+    // the key stays, with no result. After a restart, the same call must be answered (Mappy
+    // dedupes on the key) within seconds — not `write_in_progress` for ten minutes — and Mappy
+    // must have written once.
+    let mut m = deploy(Settings {
+        timeout_seconds: 30.0,
+        ..Settings::default()
+    })
+    .await;
+    let owner = m.client(10).await;
+    let review_id = a_review(&owner, 103).await["id"].as_u64().unwrap();
+    let arguments =
+        json!({"review_id": review_id, "comment": "Xin cảm ơn!", "idempotency_key": "crash-1"});
+    m.laravel.answer_writes_late(1, Duration::from_secs(60));
+    let pending = tokio::spawn({
+        let arguments = arguments.clone();
+        async move {
+            let _ = call(&owner, "review_reply", arguments).await;
+        }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while m.laravel.batches_created() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Mappy never got the write"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    m.server.child.kill().expect("SIGKILL");
+    m.server.child.wait().unwrap();
+    pending.abort();
+
+    let config = std::fs::read_to_string(m.server.dir.path().join("concierge.toml")).unwrap();
+    let dir = std::mem::replace(&mut m.server.dir, tempfile::tempdir().unwrap());
+    m.server = Server::start_in(dir, |_| config, &[]);
+    let owner = m.client(10).await;
+    let started = std::time::Instant::now();
+    let answered = call(&owner, "review_reply", arguments.clone()).await;
+    let answer = structured(&answered);
+    assert!(answer["batch_id"].is_string(), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(m.laravel.batches_created(), 1, "Mappy wrote it once");
+    assert_eq!(
+        m.laravel.write_requests(),
+        2,
+        "sent once more, with its key"
+    );
+    // From now on our own record answers.
+    let again = structured(&call(&owner, "review_reply", arguments).await);
+    assert_eq!(again["batch_id"], answer["batch_id"]);
+    assert_eq!(again["idempotentReplay"], true);
+    assert_eq!(m.laravel.write_requests(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_reports_whether_the_mappy_api_answers() {
     let m = deploy(Settings::default()).await;
     let health: Value = http()
