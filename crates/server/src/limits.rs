@@ -91,6 +91,9 @@ impl Clock for FakeClock {
     }
 }
 
+/// Per key, the instants of the calls in its window.
+type Logs = HashMap<String, VecDeque<u64>>;
+
 /// Shards keep keys of different callers from waiting on one lock; a power of two.
 const SHARDS: usize = 16;
 
@@ -98,7 +101,7 @@ const SHARDS: usize = 16;
 /// within the last period, oldest first. Memory is at most `count` × 8 bytes per key with calls
 /// in the window.
 pub struct WindowStore<C: Clock = MonotonicClock> {
-    shards: Box<[Mutex<HashMap<String, VecDeque<u64>>>]>,
+    shards: Box<[Mutex<Logs>]>,
     hasher: RandomState,
     count: usize,
     period: u64,
@@ -133,7 +136,7 @@ impl<C: Clock> WindowStore<C> {
         self.shards.iter().map(|s| lock(s).len()).sum()
     }
 
-    fn shard(&self, key: &str) -> MutexGuard<'_, HashMap<String, VecDeque<u64>>> {
+    fn shard(&self, key: &str) -> MutexGuard<'_, Logs> {
         let index = self.hasher.hash_one(key) as usize & (SHARDS - 1);
         lock(&self.shards[index])
     }

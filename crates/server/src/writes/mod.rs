@@ -108,6 +108,7 @@ impl Writes {
     }
 
     /// Runs one validated call of a write tool on `endpoint`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn run(
         &self,
         endpoint: &str,
