@@ -1,7 +1,12 @@
 //! One mounted endpoint's tools and policies, and the dispatcher that runs every tool call.
 //!
-//! The order is fixed and the same for every app: find the tool → rate limit (per client) →
-//! validate arguments → run → shape the result → audit. Each refusal is audited too.
+//! The order is fixed and the same for every app: find the tool → scopes → rate limits (per
+//! client, and `rate_limit` for reads, or for every call without a write limiter) → validate
+//! arguments → run (write safety first for write tools) → shape the result → audit. The write
+//! limiter is not among the early limits: it counts only calls that are about to write, so it is
+//! taken where the write starts (`writes::Writes::run` once the key is claimed, or just before a
+//! write tool without write safety runs). Each refusal is audited too, with its error document as
+//! the output.
 
 use std::collections::HashMap;
 use std::sync::Arc;
