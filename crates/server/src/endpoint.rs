@@ -798,6 +798,65 @@ mod tests {
         }
     }
 
+    /// A write tool without write safety (an order, say) whose input needs `qty`.
+    fn order_tool() -> MountedTool {
+        let spec = ToolSpec {
+            name: "order".into(),
+            title: None,
+            description: "orders".into(),
+            input_schema: json!({"type": "object", "properties": {"qty": {"type": "integer"}}, "required": ["qty"]})
+                .as_object()
+                .cloned()
+                .unwrap(),
+            output_schema: json!({"type": "object"}).as_object().cloned().unwrap(),
+            annotations: Annotations::additive_write(),
+            secret_fields: Vec::new(),
+            scopes: Vec::new(),
+            write: None,
+            follow_up: None,
+            argument_error: None,
+        };
+        let answer = Ok(json!({"id": 1}));
+        MountedTool::new(Arc::new(Fixed { spec, answer }), Language::Russian).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_refused_write_leaves_the_write_budget_and_the_refusal_names_the_policy() {
+        let rate = crate::config::Rate::parse("2/minute").unwrap();
+        let write = crate::limits::store(rate, "2/minute", LimitPolicy::SlidingWindow);
+        let endpoint = Endpoint::new("/coffee/mcp".into(), None, vec![order_tool()], None, None)
+            .limits(Limits {
+                write: Some(write),
+                ..Limits::default()
+            });
+        let order = |arguments: Value| {
+            endpoint.call(
+                "order",
+                arguments.as_object().cloned(),
+                Caller::client("bot"),
+                json!(1),
+            )
+        };
+        let text = |answer: CallAnswer| match answer {
+            CallAnswer::Result(result) => (
+                result.is_error == Some(true),
+                result.content[0].as_text().unwrap().text.clone(),
+            ),
+            _ => panic!("a result"),
+        };
+        for _ in 0..5 {
+            let (error, body) = text(order(json!({"qty": "two"})).await);
+            assert!(error && body.contains("invalid_argument"), "{body}");
+        }
+        for _ in 0..2 {
+            let (error, body) = text(order(json!({"qty": 2})).await);
+            assert!(!error, "{body}");
+        }
+        let (error, body) = text(order(json!({"qty": 2})).await);
+        assert!(error && body.contains("rate_limited"), "{body}");
+        assert!(body.contains("2/minute, скользящее окно"), "{body}");
+    }
+
     async fn call(tool: MountedTool) -> CallAnswer {
         let endpoint = Endpoint::new("/test/mcp".into(), None, vec![tool], None, None);
         endpoint
