@@ -356,6 +356,17 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                     config.display(),
                     platform.endpoints.len()
                 );
+                // How each limit counts: "60/minute" as a bucket lets nearly twice that through
+                // in a rolling minute, so the policy is said, not implied.
+                for (name, limiter) in &platform.config.limits {
+                    if let Ok(rate) = concierge_server::config::Rate::parse(&limiter.rate) {
+                        println!(
+                            "  limits.{name} = {}: {}",
+                            limiter.rate,
+                            concierge_server::limits::explain(rate, limiter.policy)
+                        );
+                    }
+                }
                 ExitCode::SUCCESS
             }
             Ok((platform, _)) => report(&config, &platform.warnings),

@@ -25,6 +25,19 @@ async fn every_event_lands_in_the_postgres_audit_table() {
         .await
         .unwrap();
     let url = format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0);
+    // The table as the version before outputs made it: the server adds the column.
+    let before = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query(
+        "CREATE TABLE audit_event (
+            id BIGSERIAL PRIMARY KEY, ts TIMESTAMPTZ NOT NULL, endpoint TEXT NOT NULL,
+            client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
+            outcome TEXT NOT NULL, code TEXT, duration_ms DOUBLE PRECISION NOT NULL,
+            result_count BIGINT, arguments JSONB, notes JSONB)",
+    )
+    .execute(&before)
+    .await
+    .unwrap();
+    before.close().await;
 
     let server = Server::start(
         |dir| {
@@ -51,7 +64,8 @@ async fn every_event_lands_in_the_postgres_audit_table() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let rows = loop {
         let rows = sqlx::query(
-            "SELECT client_id, tool, outcome, arguments->>'query' AS query, ts > now() - interval '5 minutes' AS recent \
+            "SELECT client_id, tool, outcome, arguments->>'query' AS query, ts > now() - interval '5 minutes' AS recent, \
+             output->'error'->>'code' AS error_code \
              FROM audit_event ORDER BY id",
         )
         .fetch_all(&pool)
@@ -83,6 +97,11 @@ async fn every_event_lands_in_the_postgres_audit_table() {
         Some("латте")
     );
     assert!(rows.iter().all(|r| r.get::<bool, _>("recent")));
+    assert_eq!(
+        rows[1].get::<Option<String>, _>("error_code").as_deref(),
+        Some("invalid_argument"),
+        "the refusal's error document is the output"
+    );
 
     // `concierge audit` reads the same table back, filtered.
     let lines = server
@@ -90,6 +109,7 @@ async fn every_event_lands_in_the_postgres_audit_table() {
         .unwrap();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["arguments"], json!({"query": "латте"}));
+    assert!(lines[0]["output"]["results"].is_array(), "{lines:?}");
     assert!(lines[0]["ts"].as_str().unwrap().ends_with('Z'), "{lines:?}");
 }
 

@@ -56,8 +56,16 @@ fn the_demo_config_is_valid_and_checked_quietly() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.lines().next().unwrap_or_default();
     assert!(
-        stdout.starts_with("concierge.toml: ok (") && stdout.trim_end().ends_with(" endpoints)"),
+        first.starts_with("concierge.toml: ok (") && first.ends_with(" endpoints)"),
+        "{stdout}"
+    );
+    // Each limiter says how it counts: the default is the sliding window.
+    assert!(
+        stdout.contains(
+            "\n  limits.mappy_read = 60/minute: sliding window: never more than 60 calls in any 1m\n"
+        ),
         "{stdout}"
     );
     // What the apps log while loading (catalog progress, notes on the sample data) is not a

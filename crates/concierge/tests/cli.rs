@@ -79,7 +79,13 @@ fn config_is_accepted_before_and_after_every_subcommand() {
     for args in [["check", "--config", p], ["--config", p, "check"]] {
         let out = run(dir, &args, "");
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-        assert_eq!(out.stdout.trim(), format!("{p}: ok (1 endpoints)"));
+        assert_eq!(
+            out.stdout.trim(),
+            format!(
+                "{p}: ok (1 endpoints)\n  limits.chatbot_mcp = 60/minute: sliding window: never \
+                 more than 60 calls in any 1m"
+            )
+        );
     }
     // After the sub-subcommand too: the case that failed.
     let added = run(
@@ -250,6 +256,7 @@ fn write_events(dir: &Path, ages: &[(&str, u64)]) {
                 trace_id: format!("trace-{tool}"),
                 arguments: None,
                 result_count: None,
+                output: None,
                 outcome: Outcome::Ok,
                 code: None,
                 duration_ms: 1.0,

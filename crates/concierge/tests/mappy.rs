@@ -1012,6 +1012,161 @@ async fn limits_per_token_read_and_write_and_per_client_hour() {
     assert_eq!(row["user"], "10");
 }
 
+/// The error document of a refused call, from its text.
+fn refusal(result: &CallToolResult) -> String {
+    assert_eq!(result.is_error, Some(true), "{:?}", result.content);
+    result.content[0].as_text().unwrap().text.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_writes_that_reach_mappy_use_the_write_budget() {
+    // Seed §8: 10 writes a minute per token. Dry runs, previews, replays and refused calls send
+    // no write to Mappy, so they must leave all ten.
+    let m = deploy(Settings {
+        write: "10/minute",
+        ..Settings::default()
+    })
+    .await;
+    let owner = m.client(10).await;
+    let review_id = a_review(&owner, 101).await["id"].as_u64().unwrap();
+    let reply = |key: &str| json!({"review_id": review_id, "comment": format!("Cảm ơn quý khách ({key})"), "idempotency_key": key});
+    let hours = json!({"location_id": 102, "regular_hours": {"monday": [{"open": "06:00", "close": "14:00"}]}, "idempotency_key": "hours-1"});
+    let first = structured(&call(&owner, "review_reply", reply("w-0")).await);
+    assert!(first["batch_id"].is_string(), "{first}");
+
+    for i in 0..10 {
+        let mut dry = reply(&format!("dry-{i}"));
+        dry["dry_run"] = json!(true);
+        let dry = structured(&call(&owner, "review_reply", dry).await);
+        assert_eq!(dry["dryRun"], true, "{dry}");
+        let preview = structured(&call(&owner, "location_hours_update", hours.clone()).await);
+        assert_eq!(preview["confirmationRequired"], true, "{preview}");
+        let replay = structured(&call(&owner, "review_reply", reply("w-0")).await);
+        assert_eq!(replay["idempotentReplay"], true, "{replay}");
+        let keyless = json!({"review_id": review_id, "comment": "x"});
+        let text = refusal(&call(&owner, "review_reply", keyless).await);
+        assert!(text.contains("idempotency_key"), "{text}");
+        let invalid = json!({"review_id": "one", "comment": "x", "idempotency_key": "bad"});
+        let text = refusal(&call(&owner, "review_reply", invalid).await);
+        assert!(text.contains("invalid_argument"), "{text}");
+        let mut forged = hours.clone();
+        forged["confirm_token"] = json!("not-a-token");
+        let text = refusal(&call(&owner, "location_hours_update", forged).await);
+        assert!(text.contains("confirm_token_invalid"), "{text}");
+    }
+    assert_eq!(m.laravel.batches_created(), 1);
+
+    // The other nine of the minute's ten writes all go through.
+    for i in 1..10 {
+        let sent = structured(&call(&owner, "review_reply", reply(&format!("w-{i}"))).await);
+        assert!(sent["batch_id"].is_string(), "write {i}: {sent}");
+    }
+    assert_eq!(m.laravel.batches_created(), 10);
+
+    // The eleventh is refused before it reaches Mappy, and says how the limit counts.
+    let before = m.laravel.write_requests();
+    let text = refusal(&call(&owner, "review_reply", reply("w-10")).await);
+    assert!(
+        text.contains("rate_limited") && text.contains("10/minute, sliding window"),
+        "{text}"
+    );
+    assert_eq!(m.laravel.write_requests(), before);
+    // A replay still answers: it writes nothing, so the spent budget does not stop it.
+    let replay = structured(&call(&owner, "review_reply", reply("w-0")).await);
+    assert_eq!(replay["idempotentReplay"], true, "{replay}");
+    m.audited("rate_limited", Some("rate_limited"), Some("review_reply"))
+        .await;
+
+    // The audit holds each call's output: the write's answer, a refusal's error document.
+    let url = format!(
+        "sqlite://{}?mode=ro",
+        m.server.dir.path().join("audit.sqlite").display()
+    );
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let outputs: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT outcome, code, output FROM audit_event WHERE tool = 'review_reply' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let output = |outcome: &str, code: Option<&str>| -> Value {
+        let (_, _, output) = outputs
+            .iter()
+            .find(|(o, c, _)| o == outcome && c.as_deref() == code)
+            .unwrap_or_else(|| panic!("no row {outcome}/{code:?}: {outputs:?}"));
+        serde_json::from_str(output.as_deref().expect("an output")).unwrap()
+    };
+    assert_eq!(output("ok", None)["batch_id"], first["batch_id"]);
+    assert_eq!(output("ok", Some("dry_run"))["dryRun"], true);
+    assert_eq!(
+        output("invalid_argument", Some("invalid_argument"))["error"]["code"],
+        "invalid_argument"
+    );
+    let limited = output("rate_limited", Some("rate_limited"));
+    assert_eq!(limited["error"]["code"], "rate_limited", "{limited}");
+    assert!(limited["error"]["retryAfterSeconds"].as_u64().unwrap() >= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_cut_off_by_a_crash_is_answered_by_mappy_after_a_restart() {
+    // Mappy accepts the write, and the process is killed before its answer arrives: our claim on
+    // the key stays, with no result. After a restart, the same call must be answered (Mappy
+    // dedupes on the key) within seconds — not `write_in_progress` for ten minutes — and Mappy
+    // must have written once.
+    let mut m = deploy(Settings {
+        timeout_seconds: 30.0,
+        ..Settings::default()
+    })
+    .await;
+    let owner = m.client(10).await;
+    let review_id = a_review(&owner, 103).await["id"].as_u64().unwrap();
+    let arguments =
+        json!({"review_id": review_id, "comment": "Xin cảm ơn!", "idempotency_key": "crash-1"});
+    m.laravel.answer_writes_late(1, Duration::from_secs(60));
+    let pending = tokio::spawn({
+        let arguments = arguments.clone();
+        async move {
+            let _ = call(&owner, "review_reply", arguments).await;
+        }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while m.laravel.batches_created() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Mappy never got the write"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    m.server.child.kill().expect("SIGKILL");
+    m.server.child.wait().unwrap();
+    pending.abort();
+
+    let config = std::fs::read_to_string(m.server.dir.path().join("concierge.toml")).unwrap();
+    let dir = std::mem::replace(&mut m.server.dir, tempfile::tempdir().unwrap());
+    m.server = Server::start_in(dir, |_| config, &[]);
+    let owner = m.client(10).await;
+    let started = std::time::Instant::now();
+    let answered = call(&owner, "review_reply", arguments.clone()).await;
+    let answer = structured(&answered);
+    assert!(answer["batch_id"].is_string(), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(m.laravel.batches_created(), 1, "Mappy wrote it once");
+    assert_eq!(
+        m.laravel.write_requests(),
+        2,
+        "sent once more, with its key"
+    );
+    // From now on our own record answers.
+    let again = structured(&call(&owner, "review_reply", arguments).await);
+    assert_eq!(again["batch_id"], answer["batch_id"]);
+    assert_eq!(again["idempotentReplay"], true);
+    assert_eq!(m.laravel.write_requests(), 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_reports_whether_the_mappy_api_answers() {
     let m = deploy(Settings::default()).await;

@@ -40,6 +40,11 @@ pub struct AuditEvent {
     pub arguments: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result_count: Option<usize>,
+    /// What the call answered (seed §10: input, output, duration, result code): the result, or
+    /// the error document on a failure or refusal; secret fields redacted at any depth and the
+    /// whole capped by [`audit_output`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
     pub outcome: Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -62,6 +67,63 @@ pub fn redact(arguments: &Value, secret_fields: &[String]) -> Value {
     arguments
 }
 
+/// The most of an answer the audit keeps, as JSON text: 4 KiB holds every write's answer (batch
+/// id, status, items), every error document and a handful of search results in full, while a row
+/// per call stays small enough for thousands of calls a second and a table kept for months. Longer
+/// answers (full-text search pages, documents) keep their first 4 KiB; `result_count` says how
+/// many results there were, and the upstream holds the data itself.
+pub const AUDIT_OUTPUT_CAP: usize = 4096;
+
+/// An answer as the audit keeps it: every value of a key in `secret_fields`, at any depth
+/// (answers nest, unlike arguments), replaced with `"***"`; when its JSON is longer than
+/// [`AUDIT_OUTPUT_CAP`] bytes, `{"truncated": true, "bytes": <full length>, "head": <the first
+/// bytes of the JSON text, cut on a character boundary>}` instead, so a reader can never take a
+/// cut answer for a whole one.
+pub fn audit_output(output: &Value, secret_fields: &[String]) -> Value {
+    let mut output = output.clone();
+    redact_deep(&mut output, secret_fields);
+    let text = output.to_string();
+    if text.len() <= AUDIT_OUTPUT_CAP {
+        return output;
+    }
+    truncated(&text)
+}
+
+/// [`audit_output`] of `output` whose JSON text is `text` (the answer's own), so a large answer
+/// is neither cloned nor serialized again when nothing in it needs redacting.
+pub fn audit_output_of(output: &Value, text: &str, secret_fields: &[String]) -> Value {
+    match (secret_fields.is_empty(), text.len() <= AUDIT_OUTPUT_CAP) {
+        (true, true) => output.clone(),
+        (true, false) => truncated(text),
+        (false, _) => audit_output(output, secret_fields),
+    }
+}
+
+fn truncated(text: &str) -> Value {
+    // Room for the marker itself, so the stored row stays near the cap.
+    let mut end = AUDIT_OUTPUT_CAP - 128;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    serde_json::json!({"truncated": true, "bytes": text.len(), "head": &text[..end]})
+}
+
+fn redact_deep(value: &mut Value, secret_fields: &[String]) {
+    match value {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                if secret_fields.iter().any(|f| f == key) {
+                    *value = Value::String("***".into());
+                } else {
+                    redact_deep(value, secret_fields);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_deep(v, secret_fields)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +136,29 @@ mod tests {
             &["api_key".to_string()],
         );
         assert_eq!(redacted, json!({"api_key": "***", "query": "Latte"}));
+    }
+
+    #[test]
+    fn outputs_are_redacted_at_any_depth_and_capped_with_a_marker() {
+        let secret = vec!["phone".to_string()];
+        let kept = audit_output(
+            &json!({"results": [{"name": "Anna", "phone": "+49 171"}], "phone": "x"}),
+            &secret,
+        );
+        assert_eq!(
+            kept,
+            json!({"results": [{"name": "Anna", "phone": "***"}], "phone": "***"})
+        );
+        let long = json!({"results": ["ä".repeat(5000)]});
+        let cut = audit_output(&long, &[]);
+        assert_eq!(cut["truncated"], true);
+        assert_eq!(cut["bytes"], long.to_string().len());
+        let head = cut["head"].as_str().unwrap();
+        assert!(long.to_string().starts_with(head));
+        assert!(
+            cut.to_string().len() <= AUDIT_OUTPUT_CAP,
+            "{}",
+            cut.to_string().len()
+        );
     }
 }

@@ -36,11 +36,11 @@ mod schema;
 mod tool;
 
 pub use app::{Health, HealthCheck, ToolSet};
-pub use audit::{AuditEvent, Outcome, redact};
+pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact};
 pub use caller::{CallContext, Caller};
 pub use error::{ErrorKind, ToolError};
 pub use language::Language;
-pub use limits::{RateLimitStore, RetryAfter};
+pub use limits::{LimitPolicy, RateLimitStore, RetryAfter};
 pub use schema::schema_for;
 pub use tool::{
     Annotations, BoxFuture, FollowUp, Tool, ToolOutput, ToolSpec, WriteSafety, typed_tool,

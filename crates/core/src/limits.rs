@@ -4,8 +4,31 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryAfter(pub Duration);
 
-/// A rate-limit store keyed per client. In-process (governor) by default; a shared store
-/// (Redis) implements the same trait so several instances enforce one budget.
+/// What a limit of `count` per `period` means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitPolicy {
+    /// Never more than `count` calls in any `period` (a rolling window): what people read
+    /// "60 per minute" as. The default.
+    #[default]
+    SlidingWindow,
+    /// A refilling bucket: a burst of `count`, then one every `period / count`. Lets close to
+    /// twice `count` through in a rolling period; kept for deployments that want smooth refill.
+    Bucket,
+}
+
+impl LimitPolicy {
+    /// The name in config (`policy = "…"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitPolicy::SlidingWindow => "sliding_window",
+            LimitPolicy::Bucket => "bucket",
+        }
+    }
+}
+
+/// A rate-limit store keyed per client. In-process by default; a shared store (Redis) implements
+/// the same trait so several instances enforce one budget.
 pub trait RateLimitStore: Send + Sync {
     /// Takes one unit from `key`'s budget, or says when to retry. Must be exact under
     /// concurrency: N parallel calls against a budget of M < N let exactly M through.
@@ -13,4 +36,7 @@ pub trait RateLimitStore: Send + Sync {
 
     /// The limit as configured, for messages (`60/minute`).
     fn describe(&self) -> String;
+
+    /// How the limit counts, for messages and `concierge check`.
+    fn policy(&self) -> LimitPolicy;
 }

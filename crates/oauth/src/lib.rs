@@ -334,6 +334,7 @@ impl AuthServer {
             trace_id: uuid::Uuid::new_v4().simple().to_string(),
             arguments: None,
             result_count: None,
+            output: None,
             outcome,
             code: Some(event.to_string()),
             duration_ms: 0.0,

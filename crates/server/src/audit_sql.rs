@@ -4,7 +4,7 @@
 //! Like the file, it is written off the request path: events queue, and a task inserts them in
 //! batches, one transaction per batch. SQLite by default (a path); a `postgres://` URL puts the
 //! table in PostgreSQL, where several instances can share it (`ts` is a `timestamptz` there and
-//! `arguments` / `notes` are `jsonb`).
+//! `arguments` / `notes` / `output` are `jsonb`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -24,7 +24,7 @@ pub(crate) enum Message {
 }
 
 const COLUMNS: &str = "ts, endpoint, client_id, user_id, tool, trace_id, rpc_id, outcome, code, \
-                       duration_ms, result_count, arguments, notes";
+                       duration_ms, result_count, arguments, notes, output";
 
 const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS audit_event_ts ON audit_event (ts)",
@@ -37,13 +37,18 @@ const SQLITE_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_event (
     id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, endpoint TEXT NOT NULL,
     client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
     outcome TEXT NOT NULL, code TEXT, duration_ms REAL NOT NULL, result_count INTEGER,
-    arguments TEXT, notes TEXT)";
+    arguments TEXT, notes TEXT, output TEXT)";
 
 const POSTGRES_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_event (
     id BIGSERIAL PRIMARY KEY, ts TIMESTAMPTZ NOT NULL, endpoint TEXT NOT NULL,
     client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
     outcome TEXT NOT NULL, code TEXT, duration_ms DOUBLE PRECISION NOT NULL, result_count BIGINT,
-    arguments JSONB, notes JSONB)";
+    arguments JSONB, notes JSONB, output JSONB)";
+
+/// Columns added after the first release, for tables an older version made (`CREATE TABLE IF NOT
+/// EXISTS` leaves those as they are): the call's output (seed §10).
+const POSTGRES_MIGRATIONS: &[&str] =
+    &["ALTER TABLE audit_event ADD COLUMN IF NOT EXISTS output JSONB"];
 
 enum Database {
     Sqlite(SqlitePool),
@@ -61,7 +66,10 @@ pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> 
             .connect(target)
             .await
             .map_err(|e| format!("cannot connect to PostgreSQL ({})", kind(&e)))?;
-        for statement in std::iter::once(&POSTGRES_TABLE).chain(INDEXES) {
+        for statement in std::iter::once(&POSTGRES_TABLE)
+            .chain(POSTGRES_MIGRATIONS)
+            .chain(INDEXES)
+        {
             sqlx::query(*statement)
                 .execute(&pool)
                 .await
@@ -74,6 +82,9 @@ pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> 
             .chain(INDEXES.iter().copied())
             .collect();
         let pool = crate::sqlite::open(path, 1, &schema).await?;
+        crate::sqlite::add_column(&pool, "audit_event", "output", "TEXT")
+            .await
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         Database::Sqlite(pool)
     };
     let (sender, receiver) = mpsc::channel(QUEUE);
@@ -132,6 +143,7 @@ struct Row<'a> {
     rpc_id: Option<String>,
     arguments: Option<String>,
     notes: Option<String>,
+    output: Option<String>,
 }
 
 impl<'a> Row<'a> {
@@ -148,6 +160,7 @@ impl<'a> Row<'a> {
                 .notes
                 .as_ref()
                 .map(|v| serde_json::Value::Object(v.clone()).to_string()),
+            output: event.output.as_ref().map(|v| v.to_string()),
         }
     }
 }
@@ -172,6 +185,7 @@ macro_rules! insert_events {
                 .bind(row.event.result_count.map(|n| n as i64))
                 .bind(&row.arguments)
                 .bind(&row.notes)
+                .bind(&row.output)
                 .execute(&mut *transaction)
                 .await?;
         }
@@ -181,7 +195,7 @@ macro_rules! insert_events {
 
 async fn insert_sqlite(pool: &SqlitePool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
     let statement = format!(
-        "INSERT INTO audit_event ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO audit_event ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     );
     insert_events!(pool, statement.as_str(), events)
 }
@@ -189,7 +203,7 @@ async fn insert_sqlite(pool: &SqlitePool, events: &[Box<AuditEvent>]) -> Result<
 async fn insert_postgres(pool: &PgPool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
     let statement = format!(
         "INSERT INTO audit_event ({COLUMNS}) VALUES ($1::timestamptz, $2, $3, $4, $5, $6, $7, $8, \
-         $9, $10, $11, $12::jsonb, $13::jsonb)"
+         $9, $10, $11, $12::jsonb, $13::jsonb, $14::jsonb)"
     );
     insert_events!(pool, statement.as_str(), events)
 }
@@ -257,10 +271,10 @@ pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::
     let select = if postgres {
         "to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS ts, endpoint, \
          client_id, user_id, tool, trace_id, outcome, code, duration_ms, result_count, \
-         arguments::text AS arguments, notes::text AS notes"
+         arguments::text AS arguments, notes::text AS notes, output::text AS output"
     } else {
         "ts, endpoint, client_id, user_id, tool, trace_id, outcome, code, duration_ms, \
-         result_count, arguments, notes"
+         result_count, arguments, notes, output"
     };
     let mut statement = format!("SELECT {select} FROM audit_event");
     if !clauses.is_empty() {
@@ -288,6 +302,16 @@ pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::
             .connect_with(options)
             .await
             .map_err(|e| format!("{path}: {e}"))?;
+        // A table no server of this version has opened yet lacks `output`: read it as empty.
+        let has_output: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pragma_table_info('audit_event') WHERE name = 'output'",
+        )
+        .fetch_one(&pool)
+        .await
+        .map_err(|e| format!("{path}: {e}"))?;
+        if has_output == 0 {
+            statement = statement.replace("notes, output FROM", "notes, NULL AS output FROM");
+        }
         let rows = fetch!(&pool, &statement, &values).map_err(|e| format!("{path}: {e}"))?;
         Ok(rows.iter().map(sqlite_row).collect())
     }
@@ -313,6 +337,7 @@ macro_rules! event_json {
             "result_count": row.get::<Option<i64>, _>("result_count"),
             "arguments": json(row.get::<Option<String>, _>("arguments")),
             "notes": json(row.get::<Option<String>, _>("notes")),
+            "output": json(row.get::<Option<String>, _>("output")),
         });
         if let serde_json::Value::Object(fields) = &mut event {
             fields.retain(|_, v| !v.is_null());
@@ -327,4 +352,78 @@ fn sqlite_row(row: &sqlx::sqlite::SqliteRow) -> serde_json::Value {
 
 fn pg_row(row: &sqlx::postgres::PgRow) -> serde_json::Value {
     event_json!(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use concierge_core::{AuditEvent, Outcome};
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(output: Option<serde_json::Value>) -> AuditEvent {
+        AuditEvent {
+            ts: "2026-12-01T08:00:00.000Z".into(),
+            endpoint: "/mappy/mcp".into(),
+            client: Some("claude".into()),
+            user: Some("10".into()),
+            tool: Some("review_reply".into()),
+            rpc_id: None,
+            trace_id: "t1".into(),
+            arguments: Some(json!({"review_id": 1})),
+            result_count: Some(1),
+            output,
+            outcome: Outcome::Ok,
+            code: None,
+            duration_ms: 1.0,
+            notes: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_table_made_before_outputs_gains_the_column_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.sqlite");
+        let target = path.to_str().unwrap().to_string();
+        // The table as the previous version made it, with one row.
+        let old = "CREATE TABLE audit_event (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, endpoint TEXT NOT NULL,
+            client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
+            outcome TEXT NOT NULL, code TEXT, duration_ms REAL NOT NULL, result_count INTEGER,
+            arguments TEXT, notes TEXT)";
+        let pool = crate::sqlite::open(&path, 1, &[old]).await.unwrap();
+        sqlx::query(
+            "INSERT INTO audit_event (ts, endpoint, trace_id, outcome, duration_ms) \
+             VALUES ('2026-12-01T07:00:00.000Z', '/mappy/mcp', 't0', 'ok', 1.0)",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        let filter = AuditQuery {
+            limit: 10,
+            ..Default::default()
+        };
+        // Read before any server of this version opened it: the old rows, without output.
+        let rows = query(&target, &filter).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        pool.close().await;
+
+        let sender = open(&target).await.unwrap();
+        let answer = json!({"batch_id": "b_1", "status": "queued"});
+        sender
+            .send(Message::Event(Box::new(event(Some(answer.clone())))))
+            .await
+            .unwrap();
+        let (done, wait) = std::sync::mpsc::channel();
+        sender.send(Message::Flush(done)).await.unwrap();
+        tokio::task::spawn_blocking(move || wait.recv().unwrap())
+            .await
+            .unwrap();
+        let rows = query(&target, &filter).await.unwrap();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows[0].get("output").is_none(), "{rows:?}");
+        assert_eq!(rows[1]["output"], answer);
+        // Opening again (the column is there now) changes nothing.
+        open(&target).await.unwrap();
+    }
 }

@@ -79,9 +79,10 @@ impl Listeners {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub server: ServerSection,
-    /// Named rate limiters: `chatbot_mcp = "60/minute"`.
+    /// Named rate limiters: `chatbot_mcp = "60/minute"`, or with a policy,
+    /// `chatbot_mcp = { rate = "60/minute", policy = "bucket" }`.
     #[serde(default)]
-    pub limits: BTreeMap<String, String>,
+    pub limits: BTreeMap<String, LimiterSection>,
     /// Named audit sinks.
     #[serde(default)]
     pub audit: BTreeMap<String, AuditSection>,
@@ -371,6 +372,60 @@ pub enum RateKey {
     User,
 }
 
+/// One limiter of `[limits]`.
+///
+/// The policy defaults to the sliding window: "60/minute" then means never more than 60 calls
+/// in any 60 seconds, as a reader takes it. The bucket (a burst of the whole count, then one per
+/// `period / count`) lets close to twice the count through in a rolling period, so it is only
+/// ever chosen by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimiterSection {
+    /// `60/minute`.
+    pub rate: String,
+    pub policy: concierge_core::LimitPolicy,
+}
+
+/// The table form of a limiter (the string form is its `rate` alone).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimiterTable {
+    rate: String,
+    #[serde(default)]
+    policy: concierge_core::LimitPolicy,
+}
+
+impl<'de> Deserialize<'de> for LimiterSection {
+    // By hand rather than `untagged`: an untagged enum hides which key was wrong, while this
+    // reports unknown keys and policies like every other table.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = LimiterSection;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(r#"a rate like "60/minute" or { rate = "60/minute", policy = "sliding_window" }"#)
+            }
+            fn visit_str<E: serde::de::Error>(self, rate: &str) -> Result<Self::Value, E> {
+                Ok(LimiterSection {
+                    rate: rate.to_string(),
+                    policy: Default::default(),
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let table =
+                    LimiterTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(LimiterSection {
+                    rate: table.rate,
+                    policy: table.policy,
+                })
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 /// A rate as configured: `count` calls per `period`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
@@ -501,8 +556,8 @@ impl Config {
         if let Err(error) = &listen {
             errors.push(error.clone());
         }
-        for (name, rate) in &self.limits {
-            if let Err(message) = Rate::parse(rate) {
+        for (name, limiter) in &self.limits {
+            if let Err(message) = Rate::parse(&limiter.rate) {
                 errors.push(ConfigError::new(format!("limits.{name}"), message));
             }
         }
@@ -1009,6 +1064,44 @@ mod tests {
             text.iter()
                 .any(|e| e.starts_with("endpoint[0].auth: ") && e.contains("loopback")),
             "{text:?}"
+        );
+    }
+
+    #[test]
+    fn limiters_default_to_the_sliding_window_and_name_the_bucket() {
+        use concierge_core::LimitPolicy;
+        let config = Config::parse(MINIMAL, &env).unwrap();
+        assert_eq!(config.limits["chatbot"].policy, LimitPolicy::SlidingWindow);
+        let text = MINIMAL.replace(
+            "chatbot = \"60/minute\"",
+            "chatbot = { rate = \"60/minute\", policy = \"bucket\" }",
+        );
+        let config = Config::parse(&text, &env).unwrap();
+        assert_eq!(
+            config.limits["chatbot"],
+            LimiterSection {
+                rate: "60/minute".into(),
+                policy: LimitPolicy::Bucket
+            }
+        );
+        let text = MINIMAL.replace(
+            "chatbot = \"60/minute\"",
+            "chatbot = { rate = \"60/minute\", polcy = \"bucket\" }",
+        );
+        let errors = texts(&Config::parse(&text, &env).unwrap_err());
+        assert_eq!(
+            errors,
+            ["limits.chatbot.polcy: unknown key; did you mean `policy`?"],
+            "{errors:?}"
+        );
+        let text = MINIMAL.replace(
+            "chatbot = \"60/minute\"",
+            "chatbot = { rate = \"60/minute\", policy = \"buckets\" }",
+        );
+        let errors = texts(&Config::parse(&text, &env).unwrap_err());
+        assert!(
+            errors.len() == 1 && errors[0].contains("did you mean `bucket`?"),
+            "{errors:?}"
         );
     }
 

@@ -1,21 +1,27 @@
 //! One mounted endpoint's tools and policies, and the dispatcher that runs every tool call.
 //!
-//! The order is fixed and the same for every app: find the tool → rate limit (per client) →
-//! validate arguments → run → shape the result → audit. Each refusal is audited too.
+//! The order is fixed and the same for every app: find the tool → scopes → rate limits (per
+//! client, and `rate_limit` for reads, or for every call without a write limiter) → validate
+//! arguments → run (write safety first for write tools) → shape the result → audit. The write
+//! limiter is not among the early limits: it counts only calls that are about to write, so it is
+//! taken where the write starts (`writes::Writes::run` once the key is claimed, or just before a
+//! write tool without write safety runs). Each refusal is audited too, with its error document as
+//! the output.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use concierge_core::{
-    AuditEvent, CallContext, Caller, ErrorKind, Language, Outcome, RateLimitStore, Tool, ToolError,
-    redact,
+    AuditEvent, CallContext, Caller, ErrorKind, Language, LimitPolicy, Outcome, RateLimitStore,
+    RetryAfter, Tool, ToolError, audit_output, audit_output_of, redact,
 };
 use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::audit::AuditSink;
 use crate::validate::ArgumentValidator;
+use crate::writes::WriteCode;
 
 /// A tool as one endpoint serves it.
 pub struct MountedTool {
@@ -154,15 +160,10 @@ impl Endpoint {
         self
     }
 
-    /// The limiters a call passes, each with the key it counts: per client first, then the
-    /// call's class (write tools go to the write limiter when there is one).
-    fn limiters_for(
-        &self,
-        read_only: bool,
-        caller: &Caller,
-    ) -> Vec<(&Arc<dyn RateLimitStore>, String)> {
+    /// The key limits count `caller` under (`rate_limit_key`).
+    fn rate_key(&self, caller: &Caller) -> String {
         use crate::config::RateKey;
-        let key = match self.limits.key {
+        match self.limits.key {
             RateKey::Client => caller.client.clone(),
             RateKey::Token => caller
                 .token
@@ -172,19 +173,46 @@ impl Endpoint {
                 .user
                 .as_ref()
                 .map_or_else(|| caller.client.clone(), |u| format!("user:{u}")),
-        };
+        }
+    }
+
+    /// The limiters a call passes before it is validated, each with the key it counts: per client
+    /// first, then `rate_limit`. With a write limiter, a write tool's call passes only the per
+    /// client one here: the write budget is taken where the write happens ([`Self::write_gate`]).
+    fn limiters_for(
+        &self,
+        read_only: bool,
+        caller: &Caller,
+    ) -> Vec<(&Arc<dyn RateLimitStore>, String)> {
         let mut out = Vec::new();
         if let Some(limiter) = &self.limits.per_client {
             out.push((limiter, caller.client.clone()));
         }
-        let class = match (&self.limits.write, read_only) {
-            (Some(write), false) => Some(write),
-            _ => self.limiter.as_ref(),
-        };
-        if let Some(limiter) = class {
-            out.push((limiter, key));
+        if (read_only || self.limits.write.is_none())
+            && let Some(limiter) = &self.limiter
+        {
+            out.push((limiter, self.rate_key(caller)));
         }
         out
+    }
+
+    /// The write budget of a call, taken only when the call is about to reach the tool's write:
+    /// a dry run, a confirmation preview, an idempotent replay and a refused call never write,
+    /// so they must not use up the budget that protects the backend (seed §8: 10 writes a
+    /// minute because of the GBP API's limits). `None`: no write limiter applies.
+    fn write_gate(
+        &self,
+        read_only: bool,
+        caller: &Caller,
+        language: Language,
+    ) -> Option<impl Fn() -> Result<(), ToolError> + Send + Sync + use<'_>> {
+        let limiter = self.limits.write.as_ref().filter(|_| !read_only)?;
+        let key = self.rate_key(caller);
+        Some(move || {
+            limiter
+                .check(&key)
+                .map_err(|retry| rate_limited(language, limiter.as_ref(), retry))
+        })
     }
 
     /// Checks tools against the caller's OAuth scopes (endpoints with `kind = "oauth"`).
@@ -278,7 +306,7 @@ impl Endpoint {
             if let Err(retry) = limiter.check(&key) {
                 let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
                 return Err((
-                    rate_limit_message(language, &limiter.describe(), seconds),
+                    rate_limit_message(language, &limiter.describe(), limiter.policy(), seconds),
                     seconds,
                 ));
             }
@@ -298,6 +326,7 @@ impl Endpoint {
             trace_id,
             arguments: None,
             result_count: None,
+            output: None,
             outcome: Outcome::Ok,
             code: None,
             duration_ms: 0.0,
@@ -342,8 +371,7 @@ impl Endpoint {
         if !missing.is_empty() {
             event.outcome = Outcome::Forbidden;
             event.code = Some("insufficient_scope".into());
-            self.finish(event, started);
-            return CallAnswer::Result(error_result(json!({
+            let document = json!({"error": {
                 "code": "insufficient_scope",
                 "message": format!(
                     "this tool needs the scope(s) {}; the access token was not granted them — sign in again and allow them",
@@ -351,21 +379,21 @@ impl Endpoint {
                 ),
                 "scopes": missing,
                 "status": 403,
-            })));
+            }});
+            event.output = Some(audit_output(&document, &spec.secret_fields));
+            self.finish(event, started);
+            return CallAnswer::Result(envelope_result(document));
         }
 
         for (limiter, key) in self.limiters_for(spec.annotations.read_only, &caller) {
             if let Err(retry) = limiter.check(&key) {
-                let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
-                let message = rate_limit_message(mounted.language, &limiter.describe(), seconds);
+                let error = rate_limited(mounted.language, limiter.as_ref(), retry);
                 event.outcome = Outcome::RateLimited;
                 event.code = Some("rate_limited".into());
+                let document = *error.envelope.unwrap_or_default();
+                event.output = Some(audit_output(&document, &spec.secret_fields));
                 self.finish(event, started);
-                return CallAnswer::Result(error_result(json!({
-                    "code": "rate_limited",
-                    "message": message,
-                    "retryAfterSeconds": seconds,
-                })));
+                return CallAnswer::Result(envelope_result(document));
             }
         }
 
@@ -374,22 +402,26 @@ impl Endpoint {
             Err(error) => {
                 event.outcome = Outcome::InvalidArgument;
                 event.code = Some("invalid_argument".into());
-                self.finish(event, started);
-                return CallAnswer::Result(match spec.argument_error {
-                    Some(envelope) => envelope_result(envelope(&error.field, &error.message)),
-                    None => error_result(json!({
+                let document = match spec.argument_error {
+                    Some(envelope) => envelope(&error.field, &error.message),
+                    None => json!({"error": {
                         "code": "invalid_argument",
                         "field": error.field,
                         "message": error.message,
-                    })),
-                });
+                    }}),
+                };
+                event.output = Some(audit_output(&document, &spec.secret_fields));
+                self.finish(event, started);
+                return CallAnswer::Result(envelope_result(document));
             }
         };
 
+        let gate = self.write_gate(spec.annotations.read_only, &caller, mounted.language);
         let context = CallContext::new(caller, trace.clone());
         let (outcome, write_code) = match (spec.write, &self.writes) {
             (Some(safety), Some(writes)) => {
-                let (outcome, code) = writes
+                let gate = gate.as_ref().map(|g| g as &(dyn Fn() -> _ + Send + Sync));
+                writes
                     .run(
                         &self.path,
                         mounted.tool.as_ref(),
@@ -397,12 +429,27 @@ impl Endpoint {
                         arguments,
                         context.clone(),
                         mounted.language,
+                        gate,
                     )
-                    .await;
-                (outcome, code.audit_code())
+                    .await
             }
-            _ => (mounted.tool.call(arguments, context.clone()).await, None),
+            _ => match gate.as_ref().map(|g| g()) {
+                Some(Err(limited)) => (Err(limited), WriteCode::RateLimited),
+                _ => (
+                    mounted.tool.call(arguments, context.clone()).await,
+                    WriteCode::Executed,
+                ),
+            },
         };
+        if write_code == WriteCode::RateLimited {
+            event.outcome = Outcome::RateLimited;
+            event.code = Some("rate_limited".into());
+            let document = *outcome.err().and_then(|e| e.envelope).unwrap_or_default();
+            event.output = Some(audit_output(&document, &spec.secret_fields));
+            self.finish(event, started);
+            return CallAnswer::Result(envelope_result(document));
+        }
+        let write_code = write_code.audit_code();
         let answer = match outcome {
             Ok(mut output) => {
                 event.code = write_code.map(str::to_string);
@@ -421,11 +468,16 @@ impl Endpoint {
                     tracing::error!(trace_id = %trace, tool = name, %message, "broken result");
                     event.outcome = Outcome::InternalError;
                     event.code = Some("output_schema_violation".into());
+                    event.output = Some(json!({"error": {
+                        "code": "output_schema_violation",
+                        "message": &message,
+                    }}));
                     self.finish(event, started);
                     return CallAnswer::BrokenOutput(message);
                 }
                 event.result_count = Some(result_count(&output));
                 let text = output.to_string();
+                event.output = Some(audit_output_of(&output, &text, &spec.secret_fields));
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content = Some(output);
                 result
@@ -436,10 +488,12 @@ impl Endpoint {
                 if let Some(detail) = &error.detail {
                     tracing::error!(trace_id = %trace, tool = name, code = error.code, %detail, "tool failed");
                 }
-                match error.envelope {
-                    Some(envelope) => envelope_result(*envelope),
-                    None => error_result(error_body(&error, &trace)),
-                }
+                let document = match error.envelope {
+                    Some(envelope) => *envelope,
+                    None => json!({ "error": error_body(&error, &trace) }),
+                };
+                event.output = Some(audit_output(&document, &spec.secret_fields));
+                envelope_result(document)
             }
         };
         let notes = context.notes();
@@ -478,7 +532,8 @@ fn error_body(error: &ToolError, trace: &str) -> Value {
     body
 }
 
-/// An error in the app's own document, as the result's text, `isError: true`.
+/// An error document (the app's own, or the platform's `{"error": {…}}`), as the result's
+/// text, `isError: true`.
 ///
 /// Errors never carry `structuredContent`: a tool's output schema describes its results, and the
 /// TypeScript SDK and the MCP Inspector validate `structuredContent` against it even on errors
@@ -488,24 +543,58 @@ fn envelope_result(envelope: Value) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
 }
 
-/// The platform's error document `{"error": {…}}`, as the result's text (see [`envelope_result`]).
-fn error_result(error: Value) -> CallToolResult {
-    envelope_result(json!({ "error": error }))
+/// A refusal by `limiter`, as the platform's error document in the error's envelope.
+fn rate_limited(language: Language, limiter: &dyn RateLimitStore, retry: RetryAfter) -> ToolError {
+    let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+    let message = rate_limit_message(language, &limiter.describe(), limiter.policy(), seconds);
+    ToolError::rejected("rate_limited", message.clone()).with_envelope(json!({"error": {
+        "code": "rate_limited",
+        "message": message,
+        "retryAfterSeconds": seconds,
+    }}))
 }
 
-fn rate_limit_message(language: Language, limit: &str, seconds: u64) -> String {
+/// The refusal names the limit and how it counts, so a caller knows whether waiting
+/// `seconds` buys one call (a bucket) or the oldest call leaving the window (a sliding window).
+fn rate_limit_message(
+    language: Language,
+    limit: &str,
+    policy: LimitPolicy,
+    seconds: u64,
+) -> String {
+    let sliding = policy == LimitPolicy::SlidingWindow;
     match language {
-        Language::Russian => format!(
-            "Превышен лимит вызовов для этого клиента ({limit}). Повторите через {seconds} с."
-        ),
-        Language::Chinese => {
-            format!("该客户端的调用次数已超过限制（{limit}），请在 {seconds} 秒后重试。")
+        Language::Russian => {
+            let how = if sliding {
+                "скользящее окно"
+            } else {
+                "корзина с пополнением"
+            };
+            format!(
+                "Превышен лимит вызовов для этого клиента ({limit}, {how}). Повторите через {seconds} с."
+            )
         }
-        Language::German => format!(
-            "Aufruflimit für diesen Client erreicht ({limit}). Bitte in {seconds} s erneut versuchen."
-        ),
+        Language::Chinese => {
+            let how = if sliding { "滑动窗口" } else { "令牌桶" };
+            format!("该客户端的调用次数已超过限制（{limit}，{how}），请在 {seconds} 秒后重试。")
+        }
+        Language::German => {
+            let how = if sliding {
+                "gleitendes Fenster"
+            } else {
+                "Token-Bucket"
+            };
+            format!(
+                "Aufruflimit für diesen Client erreicht ({limit}, {how}). Bitte in {seconds} s erneut versuchen."
+            )
+        }
         Language::English => {
-            format!("Rate limit for this client reached ({limit}). Retry in {seconds} s.")
+            let how = if sliding {
+                "sliding window"
+            } else {
+                "token bucket"
+            };
+            format!("Rate limit for this client reached ({limit}, {how}). Retry in {seconds} s.")
         }
     }
 }
@@ -731,6 +820,65 @@ mod tests {
             let answer = self.answer.clone();
             Box::pin(async move { answer })
         }
+    }
+
+    /// A write tool without write safety (an order, say) whose input needs `qty`.
+    fn order_tool() -> MountedTool {
+        let spec = ToolSpec {
+            name: "order".into(),
+            title: None,
+            description: "orders".into(),
+            input_schema: json!({"type": "object", "properties": {"qty": {"type": "integer"}}, "required": ["qty"]})
+                .as_object()
+                .cloned()
+                .unwrap(),
+            output_schema: json!({"type": "object"}).as_object().cloned().unwrap(),
+            annotations: Annotations::additive_write(),
+            secret_fields: Vec::new(),
+            scopes: Vec::new(),
+            write: None,
+            follow_up: None,
+            argument_error: None,
+        };
+        let answer = Ok(json!({"id": 1}));
+        MountedTool::new(Arc::new(Fixed { spec, answer }), Language::Russian).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_refused_write_leaves_the_write_budget_and_the_refusal_names_the_policy() {
+        let rate = crate::config::Rate::parse("2/minute").unwrap();
+        let write = crate::limits::store(rate, "2/minute", LimitPolicy::SlidingWindow);
+        let endpoint = Endpoint::new("/coffee/mcp".into(), None, vec![order_tool()], None, None)
+            .limits(Limits {
+                write: Some(write),
+                ..Limits::default()
+            });
+        let order = |arguments: Value| {
+            endpoint.call(
+                "order",
+                arguments.as_object().cloned(),
+                Caller::client("bot"),
+                json!(1),
+            )
+        };
+        let text = |answer: CallAnswer| match answer {
+            CallAnswer::Result(result) => (
+                result.is_error == Some(true),
+                result.content[0].as_text().unwrap().text.clone(),
+            ),
+            _ => panic!("a result"),
+        };
+        for _ in 0..5 {
+            let (error, body) = text(order(json!({"qty": "two"})).await);
+            assert!(error && body.contains("invalid_argument"), "{body}");
+        }
+        for _ in 0..2 {
+            let (error, body) = text(order(json!({"qty": 2})).await);
+            assert!(!error, "{body}");
+        }
+        let (error, body) = text(order(json!({"qty": 2})).await);
+        assert!(error && body.contains("rate_limited"), "{body}");
+        assert!(body.contains("2/minute, скользящее окно"), "{body}");
     }
 
     async fn call(tool: MountedTool) -> CallAnswer {

@@ -1,21 +1,216 @@
-//! The in-process rate-limit store: governor's GCRA, one budget per client key.
+//! The in-process rate-limit stores, one budget per key (client, token or user).
 //!
-//! GCRA with a burst equal to the count admits exactly `count` calls in a burst and then one per
-//! `period / count`: 64 parallel calls against `60/minute` let exactly 60 run.
+//! Two policies ([`LimitPolicy`]):
+//!
+//! - [`WindowStore`], the default: a sliding log. Each key keeps the instants of the calls it was
+//!   let through in the last `period` (at most `count` of them), so "60/minute" means never more
+//!   than 60 in any 60 seconds, which is how people read it. Exact under concurrency: a key's log
+//!   is changed under its shard's lock.
+//! - [`GovernorStore`]: governor's GCRA, a refilling bucket whose burst is the count. It admits
+//!   `count` at once and then one per `period / count`, so close to twice the count in a rolling
+//!   period; kept as `policy = "bucket"` for deployments that want a smooth refill.
+//!
+//! Both forget keys whose budget is untouched again (nothing in the window, a full bucket), in
+//! an amortised sweep at most once a period on the call path: a limiter per access token would
+//! otherwise grow with every token ever seen. No background task is needed, and a key that comes
+//! back simply starts with a whole budget, which is what it would have had anyway.
 
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasher, RandomState};
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use concierge_core::{RateLimitStore, RetryAfter};
-use governor::clock::{Clock, DefaultClock};
+use concierge_core::{LimitPolicy, RateLimitStore, RetryAfter};
+use governor::clock::{Clock as GovernorClock, DefaultClock, Reference};
 use governor::middleware::NoOpMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
 use crate::config::Rate;
 
-pub struct GovernorStore<C: Clock = DefaultClock> {
+/// A limiter of `policy` for `rate`, on the real clock.
+pub fn store(rate: Rate, text: &str, policy: LimitPolicy) -> Arc<dyn RateLimitStore> {
+    match policy {
+        LimitPolicy::SlidingWindow => Arc::new(WindowStore::new(rate, text)),
+        LimitPolicy::Bucket => Arc::new(GovernorStore::new(rate, text)),
+    }
+}
+
+/// What a limiter lets through, in words (`concierge check`).
+pub fn explain(rate: Rate, policy: LimitPolicy) -> String {
+    let period = humantime::format_duration(rate.period);
+    match policy {
+        LimitPolicy::SlidingWindow => format!(
+            "sliding window: never more than {} calls in any {period}",
+            rate.count
+        ),
+        LimitPolicy::Bucket => format!(
+            "token bucket: a burst of {}, then one every {}; up to about {} in a rolling {period}",
+            rate.count,
+            humantime::format_duration(rate.period / rate.count.max(1)),
+            rate.count.saturating_mul(2).saturating_sub(1)
+        ),
+    }
+}
+
+/// Monotonic time since some fixed origin: injected so tests move time exactly.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Duration;
+}
+
+/// The real clock: time since the store was made.
+pub struct MonotonicClock(Instant);
+
+impl Default for MonotonicClock {
+    fn default() -> Self {
+        Self(Instant::now())
+    }
+}
+
+impl Clock for MonotonicClock {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+}
+
+/// A clock that moves only when told (tests).
+#[derive(Clone, Default)]
+pub struct FakeClock(Arc<AtomicU64>);
+
+impl FakeClock {
+    pub fn advance(&self, by: Duration) {
+        self.0.fetch_add(by.as_nanos() as u64, Ordering::SeqCst);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// Per key, the instants of the calls in its window.
+type Logs = HashMap<String, VecDeque<u64>>;
+
+/// Shards keep keys of different callers from waiting on one lock; a power of two.
+const SHARDS: usize = 16;
+
+/// The sliding log: per key, the instants (nanoseconds on the clock) of the calls let through
+/// within the last period, oldest first. Memory is at most `count` × 8 bytes per key with calls
+/// in the window.
+pub struct WindowStore<C: Clock = MonotonicClock> {
+    shards: Box<[Mutex<Logs>]>,
+    hasher: RandomState,
+    count: usize,
+    period: u64,
+    clock: C,
+    /// When the next sweep for empty windows is due (nanoseconds on the clock).
+    next_sweep: AtomicU64,
+    text: String,
+}
+
+impl WindowStore<MonotonicClock> {
+    pub fn new(rate: Rate, text: &str) -> Self {
+        Self::with_clock(rate, text, MonotonicClock::default())
+    }
+}
+
+impl<C: Clock> WindowStore<C> {
+    pub fn with_clock(rate: Rate, text: &str, clock: C) -> Self {
+        let period = (rate.period.as_nanos() as u64).max(1);
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            hasher: RandomState::new(),
+            count: rate.count.max(1) as usize,
+            period,
+            next_sweep: AtomicU64::new(clock.now().as_nanos() as u64 + period),
+            clock,
+            text: text.to_string(),
+        }
+    }
+
+    /// How many keys are held now (tests, metrics).
+    pub fn keys(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).len()).sum()
+    }
+
+    fn shard(&self, key: &str) -> MutexGuard<'_, Logs> {
+        let index = self.hasher.hash_one(key) as usize & (SHARDS - 1);
+        lock(&self.shards[index])
+    }
+
+    /// Drops the calls that left the window `(now - period, now]`.
+    fn expire(&self, log: &mut VecDeque<u64>, now: u64) {
+        while log.front().is_some_and(|t| t + self.period <= now) {
+            log.pop_front();
+        }
+    }
+
+    /// Once a period, forgets every key whose window is empty: one caller does it (the one
+    /// that moves `next_sweep`), the others go on.
+    fn sweep_if_due(&self, now: u64) {
+        let due = self.next_sweep.load(Ordering::Relaxed);
+        if now < due
+            || self
+                .next_sweep
+                .compare_exchange(due, now + self.period, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        for shard in self.shards.iter() {
+            let mut keys = lock(shard);
+            keys.retain(|_, log| {
+                self.expire(log, now);
+                !log.is_empty()
+            });
+        }
+    }
+}
+
+impl<C: Clock> RateLimitStore for WindowStore<C> {
+    fn check(&self, key: &str) -> Result<(), RetryAfter> {
+        let now = self.clock.now().as_nanos() as u64;
+        self.sweep_if_due(now);
+        let mut keys = self.shard(key);
+        let log = match keys.get_mut(key) {
+            Some(log) => log,
+            None => keys
+                .entry(key.to_string())
+                .or_insert_with(|| VecDeque::with_capacity(self.count.min(64))),
+        };
+        self.expire(log, now);
+        if log.len() < self.count {
+            log.push_back(now);
+            return Ok(());
+        }
+        // Full: the next call fits when the oldest one leaves the window.
+        let oldest = log.front().copied().unwrap_or(now);
+        Err(RetryAfter(Duration::from_nanos(oldest + self.period - now)))
+    }
+
+    fn describe(&self) -> String {
+        self.text.clone()
+    }
+
+    fn policy(&self) -> LimitPolicy {
+        LimitPolicy::SlidingWindow
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The bucket: governor's GCRA with a burst equal to the count.
+pub struct GovernorStore<C: GovernorClock = DefaultClock> {
     limiter: RateLimiter<String, DefaultKeyedStateStore<String>, C, NoOpMiddleware<C::Instant>>,
     clock: C,
+    period: Duration,
+    /// When keys with a full bucket were last forgotten.
+    last_sweep: Mutex<C::Instant>,
     text: String,
 }
 
@@ -25,7 +220,7 @@ impl GovernorStore<DefaultClock> {
     }
 }
 
-impl<C: Clock + Clone> GovernorStore<C> {
+impl<C: GovernorClock + Clone> GovernorStore<C> {
     /// A store on a given clock; tests pass governor's `FakeRelativeClock` to move time exactly.
     pub fn with_clock(rate: Rate, text: &str, clock: C) -> Self {
         let count = NonZeroU32::new(rate.count).unwrap_or(NonZeroU32::MIN);
@@ -34,72 +229,164 @@ impl<C: Clock + Clone> GovernorStore<C> {
             .allow_burst(count);
         Self {
             limiter: RateLimiter::dashmap_with_clock(quota, clock.clone()),
+            last_sweep: Mutex::new(clock.now()),
             clock,
+            period: rate.period,
             text: text.to_string(),
         }
     }
+
+    /// How many keys are held now (tests, metrics).
+    pub fn keys(&self) -> usize {
+        self.limiter.len()
+    }
 }
 
-impl<C: Clock + Send + Sync> RateLimitStore for GovernorStore<C>
+impl<C: GovernorClock + Send + Sync> RateLimitStore for GovernorStore<C>
 where
     C::Instant: Send + Sync,
 {
     fn check(&self, key: &str) -> Result<(), RetryAfter> {
+        let now = self.clock.now();
+        // `try_lock`: whoever holds it is sweeping or about to; nobody waits for it.
+        if let Ok(mut last) = self.last_sweep.try_lock()
+            && Duration::from(now.duration_since(*last)) >= self.period
+        {
+            *last = now;
+            // Keys whose bucket refilled completely are indistinguishable from new ones.
+            self.limiter.retain_recent();
+            self.limiter.shrink_to_fit();
+        }
         self.limiter
             .check_key(&key.to_string())
-            .map_err(|not_until| RetryAfter(not_until.wait_time_from(self.clock.now())))
+            .map_err(|not_until| RetryAfter(not_until.wait_time_from(now)))
     }
 
     fn describe(&self) -> String {
         self.text.clone()
     }
+
+    fn policy(&self) -> LimitPolicy {
+        LimitPolicy::Bucket
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::time::Duration;
 
     use governor::clock::FakeRelativeClock;
 
     use super::*;
 
-    fn store() -> (GovernorStore<FakeRelativeClock>, FakeRelativeClock) {
-        let clock = FakeRelativeClock::default();
-        let rate = Rate::parse("60/minute").unwrap();
+    fn rate() -> Rate {
+        Rate::parse("60/minute").unwrap()
+    }
+
+    fn window() -> (WindowStore<FakeClock>, FakeClock) {
+        let clock = FakeClock::default();
         (
-            GovernorStore::with_clock(rate, "60/minute", clock.clone()),
+            WindowStore::with_clock(rate(), "60/minute", clock.clone()),
             clock,
         )
     }
 
-    #[test]
-    fn exactly_the_budget_passes_under_concurrency() {
-        let (store, _) = store();
-        let store = Arc::new(store);
-        let passed: usize = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..64)
-                .map(|_| {
-                    let store = store.clone();
-                    scope.spawn(move || store.check("n8n").is_ok() as usize)
-                })
+    fn parallel(store: &dyn RateLimitStore, calls: usize, key: &str) -> usize {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..calls)
+                .map(|_| scope.spawn(|| store.check(key).is_ok() as usize))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).sum()
-        });
-        assert_eq!(passed, 60);
+        })
     }
 
     #[test]
-    fn clients_have_separate_budgets_and_time_refills() {
-        let (store, clock) = store();
+    fn the_window_is_exact_under_a_thousand_concurrent_calls() {
+        let (store, clock) = window();
+        assert_eq!(parallel(&store, 1000, "n8n"), 60);
+        // Still none a moment before the first call leaves the window, however many try.
+        clock.advance(Duration::from_millis(59_900));
+        assert_eq!(parallel(&store, 1000, "n8n"), 0);
+        clock.advance(Duration::from_millis(100));
+        assert_eq!(parallel(&store, 1000, "n8n"), 60);
+    }
+
+    #[test]
+    fn never_more_than_the_count_in_any_window_as_time_moves() {
+        // The old bucket let 119 through in one minute (60 at once, then one a second); the
+        // window lets 60. Calls every 100 ms for five minutes, each window of 60 s checked.
+        let (store, clock) = window();
+        let mut passed = Vec::new();
+        for step in 0..3000u64 {
+            if store.check("n8n").is_ok() {
+                passed.push(step * 100);
+            }
+            clock.advance(Duration::from_millis(100));
+        }
+        for (i, start) in passed.iter().enumerate() {
+            let within = passed[i..]
+                .iter()
+                .take_while(|t| **t < start + 60_000)
+                .count();
+            assert!(within <= 60, "{within} calls in the minute from {start} ms");
+        }
+        assert_eq!(passed.len(), 300, "60 in each of the five minutes");
+        // The refusal says when the oldest call leaves the window.
+        let (store, clock) = window();
         for _ in 0..60 {
             store.check("n8n").unwrap();
+            clock.advance(Duration::from_millis(500));
         }
         let RetryAfter(wait) = store.check("n8n").unwrap_err();
+        assert_eq!(wait, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn the_bucket_policy_still_refills_one_a_second() {
+        let clock = FakeRelativeClock::default();
+        let store = GovernorStore::with_clock(rate(), "60/minute", clock.clone());
+        assert_eq!(parallel(&store, 1000, "n8n"), 60);
+        let RetryAfter(wait) = store.check("n8n").unwrap_err();
         assert_eq!(wait, Duration::from_secs(1));
-        assert!(store.check("claude-desktop").is_ok());
+        assert!(store.check("claude-desktop").is_ok(), "keys are separate");
         clock.advance(Duration::from_secs(1));
         assert!(store.check("n8n").is_ok());
         assert!(store.check("n8n").is_err());
+        assert_eq!(store.policy(), LimitPolicy::Bucket);
+    }
+
+    #[test]
+    fn keys_with_an_empty_window_are_forgotten() {
+        let (store, clock) = window();
+        for token in 0..1000 {
+            store.check(&format!("token:{token}")).unwrap();
+        }
+        assert_eq!(store.keys(), 1000);
+        clock.advance(Duration::from_secs(30));
+        store.check("token:late").unwrap();
+        assert_eq!(store.keys(), 1001, "windows not yet empty are kept");
+        clock.advance(Duration::from_secs(31));
+        store.check("token:0").unwrap();
+        assert_eq!(
+            store.keys(),
+            2,
+            "only the keys with calls in the window remain"
+        );
+        clock.advance(Duration::from_secs(120));
+        store.check("token:0").unwrap();
+        assert_eq!(store.keys(), 1);
+    }
+
+    #[test]
+    fn bucket_keys_with_a_full_bucket_are_forgotten() {
+        let clock = FakeRelativeClock::default();
+        let store = GovernorStore::with_clock(rate(), "60/minute", clock.clone());
+        for token in 0..1000 {
+            store.check(&format!("token:{token}")).unwrap();
+        }
+        assert_eq!(store.keys(), 1000);
+        clock.advance(Duration::from_secs(61));
+        store.check("token:0").unwrap();
+        assert!(store.keys() <= 1, "{} keys left", store.keys());
     }
 }

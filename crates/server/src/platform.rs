@@ -17,7 +17,6 @@ use crate::audit::AuditSink;
 use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
 use crate::endpoint::{Endpoint, MountedTool};
 use crate::http::{Authenticator, Guard};
-use crate::limits::GovernorStore;
 use crate::origin::BrowserRules;
 use crate::sessions::SessionTable;
 use crate::tokens::TokenList;
@@ -251,9 +250,10 @@ impl Platform {
         }
 
         let mut limiters: BTreeMap<String, Arc<dyn RateLimitStore>> = BTreeMap::new();
-        for (name, text) in &config.limits {
-            if let Ok(rate) = Rate::parse(text) {
-                limiters.insert(name.clone(), Arc::new(GovernorStore::new(rate, text)));
+        for (name, limiter) in &config.limits {
+            if let Ok(rate) = Rate::parse(&limiter.rate) {
+                let store = crate::limits::store(rate, &limiter.rate, limiter.policy);
+                limiters.insert(name.clone(), store);
             }
         }
         let mut sinks: BTreeMap<String, AuditSink> = BTreeMap::new();
@@ -576,8 +576,14 @@ fn resolve_tools(
                     concierge_core::with_spec(found, |spec| {
                         spec.write = Some(safety);
                         crate::writes::augment_schema(&mut spec.input_schema, safety);
-                        spec.secret_fields
-                            .push(crate::writes::CONFIRM_TOKEN.to_string());
+                        // The token is a secret in the arguments and in the preview's answer
+                        // alike: whoever reads the audit must not be able to confirm a change.
+                        for field in [
+                            crate::writes::CONFIRM_TOKEN,
+                            crate::writes::CONFIRM_TOKEN_ANSWER,
+                        ] {
+                            spec.secret_fields.push(field.to_string());
+                        }
                     })
                 }
                 None => found,

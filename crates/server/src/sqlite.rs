@@ -36,3 +36,37 @@ pub async fn open(
     }
     Ok(pool)
 }
+
+/// Adds `column` (with its SQL `declaration`) to `table` when a database made by an older version
+/// lacks it: SQLite has no `ADD COLUMN IF NOT EXISTS`. Another instance adding it at the same
+/// moment is not an error.
+pub async fn add_column(
+    pool: &SqlitePool,
+    table: &str,
+    column: &str,
+    declaration: &str,
+) -> Result<(), sqlx::Error> {
+    let has = |pool: &SqlitePool| {
+        let pool = pool.clone();
+        let (table, column) = (table.to_string(), column.to_string());
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?")
+                .bind(table)
+                .bind(column)
+                .fetch_one(&pool)
+                .await
+        }
+    };
+    if has(pool).await? > 0 {
+        return Ok(());
+    }
+    let statement = format!("ALTER TABLE {table} ADD COLUMN {column} {declaration}");
+    match sqlx::query(sqlx::AssertSqlSafe(statement))
+        .execute(pool)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(_) if has(pool).await? > 0 => Ok(()),
+        Err(error) => Err(error),
+    }
+}

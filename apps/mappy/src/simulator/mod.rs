@@ -17,7 +17,8 @@
 //!
 //! And what a test needs to provoke, through the [`Laravel`] handle: jobs held or failing, the next
 //! requests failing with a debug page full of secrets (stack trace, server paths, a database
-//! address) that must never reach a client, slow answers, and a whole API that is down.
+//! address) that must never reach a client, slow answers, writes answered long after they were
+//! accepted, and a whole API that is down.
 //!
 //! Layout: [`data`] the sample and its checks · [`tenancy`] acting user, scopes, sign-in ·
 //! [`reads`] and [`writes`] the endpoints · [`jobs`] batches · [`laravel`] error shapes and query
@@ -176,6 +177,13 @@ impl Laravel {
         *lock(&self.shared.hang_next) = (count, wait);
     }
 
+    /// The next `count` write requests are handled at once — a write is accepted, its batch
+    /// created and its key remembered — and answered only after `wait`: a caller that dies in
+    /// that time never learns that its write went through.
+    pub fn answer_writes_late(&self, count: usize, wait: Duration) {
+        *lock(&self.shared.answer_late) = (count, wait);
+    }
+
     /// While down, every request, health included, answers 503 (Laravel's maintenance mode).
     pub fn set_down(&self, down: bool) {
         self.shared.down.store(down, Ordering::SeqCst);
@@ -197,6 +205,8 @@ pub(crate) struct Shared {
     fail_next: Mutex<(usize, u16)>,
     /// `(requests left, wait)`.
     hang_next: Mutex<(usize, Duration)>,
+    /// `(write requests left, wait)`: handled first, answered after the wait.
+    answer_late: Mutex<(usize, Duration)>,
 }
 
 /// What the API stores: the sample (changed by jobs), the batches, the remembered writes.
@@ -250,6 +260,7 @@ fn build(
         down: AtomicBool::new(false),
         fail_next: Mutex::new((0, 500)),
         hang_next: Mutex::new((0, Duration::ZERO)),
+        answer_late: Mutex::new((0, Duration::ZERO)),
     });
     let router = routes(Arc::clone(&shared));
     (router, Laravel { addr, shared })
@@ -285,8 +296,8 @@ async fn gate(State(sim): State<Arc<Shared>>, request: Request, next: Next) -> R
     let is_write = !matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
-    );
-    if is_write && path != SIGN_IN_PATH {
+    ) && path != SIGN_IN_PATH;
+    if is_write {
         sim.write_requests.fetch_add(1, Ordering::SeqCst);
     }
     let mut response = if sim.down.load(Ordering::SeqCst) {
@@ -302,7 +313,11 @@ async fn gate(State(sim): State<Arc<Shared>>, request: Request, next: Next) -> R
         } else if !sim.authorized(&request) {
             message(StatusCode::UNAUTHORIZED, "Unauthenticated.")
         } else {
-            next.run(request).await
+            let answer = next.run(request).await;
+            if is_write && let Some(wait) = take_one(&sim.answer_late) {
+                tokio::time::sleep(wait).await;
+            }
+            answer
         }
     };
     if let Some(id) = request_id {

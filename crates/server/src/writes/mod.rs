@@ -35,6 +35,8 @@ pub use store::{Claim, WriteStore};
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
 pub const DRY_RUN: &str = "dry_run";
 pub const CONFIRM_TOKEN: &str = "confirm_token";
+/// Where a preview's answer carries the token.
+pub const CONFIRM_TOKEN_ANSWER: &str = "confirmToken";
 
 /// How a write call ended, for the audit line's `code` (besides the tool's own error codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +45,8 @@ pub enum WriteCode {
     DryRun,
     ConfirmationRequired,
     Replayed,
+    /// Refused by the write limiter at the moment it would have written.
+    RateLimited,
 }
 
 impl WriteCode {
@@ -52,12 +56,18 @@ impl WriteCode {
             WriteCode::DryRun => Some("dry_run"),
             WriteCode::ConfirmationRequired => Some("confirmation_required"),
             WriteCode::Replayed => Some("idempotent_replay"),
+            WriteCode::RateLimited => Some("rate_limited"),
         }
     }
 }
 
-/// One run's answer: the result and whether it came from an earlier run's record.
-type Shared = Arc<OnceCell<Result<(Value, bool), ToolError>>>;
+/// One run's answer: the result and whether it came from an earlier run's record, or the error
+/// and how the run ended.
+type Shared = Arc<OnceCell<Result<(Value, bool), (ToolError, WriteCode)>>>;
+
+/// What takes one unit of the write budget, called only when a write is about to reach the tool
+/// (never for a dry run, a preview, a replay or a refusal); its error is answered as it is.
+pub type Gate<'a> = &'a (dyn Fn() -> Result<(), ToolError> + Send + Sync);
 
 pub struct Writes {
     store: WriteStore,
@@ -98,6 +108,7 @@ impl Writes {
     }
 
     /// Runs one validated call of a write tool on `endpoint`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn run(
         &self,
         endpoint: &str,
@@ -106,6 +117,7 @@ impl Writes {
         arguments: Value,
         mut context: CallContext,
         language: Language,
+        gate: Option<Gate<'_>>,
     ) -> (Result<Value, ToolError>, WriteCode) {
         let Value::Object(mut arguments) = arguments else {
             return (
@@ -188,7 +200,7 @@ impl Writes {
                         json!({
                             "confirmationRequired": true,
                             "preview": preview,
-                            "confirmToken": self.tokens.mint(&binding, expires),
+                            CONFIRM_TOKEN_ANSWER: self.tokens.mint(&binding, expires),
                             "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
                                 .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                             "message": text(language, Text::ConfirmFirst),
@@ -239,7 +251,15 @@ impl Writes {
         let answer = shared
             .get_or_init(|| {
                 ran_here = true;
-                self.execute(&record, &fingerprint, tool, arguments, context, language)
+                self.execute(
+                    &record,
+                    &fingerprint,
+                    tool,
+                    arguments,
+                    context,
+                    language,
+                    gate,
+                )
             })
             .await
             .clone();
@@ -257,11 +277,13 @@ impl Writes {
                 };
                 (Ok(result), code)
             }
-            Err(error) => (Err(error), WriteCode::Executed),
+            Err((error, code)) => (Err(error), code),
         }
     }
 
-    /// The one run behind a key: claim it, write, record the result (or free the key).
+    /// The one run behind a key: claim it, take the write budget, write, record the result (or
+    /// free the key).
+    #[allow(clippy::too_many_arguments)]
     async fn execute(
         &self,
         record: &str,
@@ -270,13 +292,15 @@ impl Writes {
         arguments: Value,
         context: CallContext,
         language: Language,
-    ) -> Result<(Value, bool), ToolError> {
+        gate: Option<Gate<'_>>,
+    ) -> Result<(Value, bool), (ToolError, WriteCode)> {
+        let refused = |error| (error, WriteCode::Executed);
         let now = chrono::Utc::now().timestamp();
         let claim = self
             .store
             .claim(record, fingerprint, now, self.window)
             .await
-            .map_err(|e| ToolError::internal("idempotency_store", e.to_string()))?;
+            .map_err(|e| refused(ToolError::internal("idempotency_store", e.to_string())))?;
         match claim {
             Claim::Done {
                 fingerprint: stored,
@@ -285,32 +309,41 @@ impl Writes {
                 if stored == fingerprint {
                     Ok((result, true))
                 } else {
-                    Err(reused(language))
+                    Err(refused(reused(language)))
                 }
             }
             Claim::Running {
                 fingerprint: stored,
-            } => Err(if stored == fingerprint {
+            } => Err(refused(if stored == fingerprint {
                 ToolError::rejected("write_in_progress", text(language, Text::InProgress))
             } else {
                 reused(language)
-            }),
-            Claim::Claimed => match tool.call(arguments, context).await {
-                Ok(result) => {
-                    if let Err(error) = self.store.complete(record, &result).await {
-                        // The write happened; answer it. A replay may reach the backend again,
-                        // which dedupes on the same key.
-                        tracing::error!(%error, "idempotency: cannot record a write's result");
+            })),
+            Claim::Claimed => {
+                if let Some(Err(limited)) = gate.map(|take| take()) {
+                    // Nothing was sent: the key is free for the same call once the budget allows.
+                    if let Err(error) = self.store.release(record).await {
+                        tracing::error!(%error, "idempotency: cannot free a key");
                     }
-                    Ok((result, false))
+                    return Err((limited, WriteCode::RateLimited));
                 }
-                Err(error) => {
-                    if let Err(store_error) = self.store.release(record).await {
-                        tracing::error!(error = %store_error, "idempotency: cannot free a key");
+                match tool.call(arguments, context).await {
+                    Ok(result) => {
+                        if let Err(error) = self.store.complete(record, &result).await {
+                            // The write happened; answer it. A replay may reach the backend
+                            // again, which dedupes on the same key.
+                            tracing::error!(%error, "idempotency: cannot record a write's result");
+                        }
+                        Ok((result, false))
                     }
-                    Err(error)
+                    Err(error) => {
+                        if let Err(store_error) = self.store.release(record).await {
+                            tracing::error!(error = %store_error, "idempotency: cannot free a key");
+                        }
+                        Err(refused(error))
+                    }
                 }
-            },
+            }
         }
     }
 }

@@ -2,8 +2,22 @@
 //! endpoint of a deployment. A record is claimed before a write runs and completed with its
 //! result, so a replay — from the same process, another instance on the same file, or after a
 //! restart — answers from it instead of writing again.
+//!
+//! A claim names the process that holds it (its owner id). Each process holds an exclusive lock
+//! on a file of its own, `<database>.owners/<owner>.lock`, for as long as it runs; the operating
+//! system lets go of it when the process ends, however it ends (a `kill -9` included). So a claim
+//! whose owner's file can be locked — or is gone — belongs to a process that is dead, and the
+//! write it started may have reached the backend or not: nobody will ever record its result.
+//! Such a claim is taken over at once by the next call with that key, which sends the write again
+//! with the same key; the backend's own duplicate guard (Mappy's `Idempotency-Key`,
+//! docs/contracts/mappy-api.md) answers its first answer instead of writing twice. Without this a
+//! replay after a crash answered `write_in_progress` until the claim counted as abandoned (10
+//! minutes). The lock file works because everything sharing this SQLite file runs on one host (SQLite
+//! is not shared over a network); a shared store (Redis, issue 18) would answer the same question
+//! with an owner key that expires unless its process keeps refreshing it.
 
-use std::path::Path;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -21,27 +35,117 @@ pub enum Claim {
     Running { fingerprint: String },
 }
 
-/// A claim older than this whose write never finished was abandoned (a crash mid-write): the key
-/// may be claimed again. Write tools must give up sooner (Mappy's write timeout is at most 5
-/// minutes), and the idempotency window must be longer (the config check says so), so a live
-/// write is never taken over.
+/// A claim older than this whose write never finished was abandoned: the key may be claimed
+/// again. Only for claims that name no owner (made before owners were recorded); a claim of a
+/// dead owner is taken over at once. Write tools must give up sooner (Mappy's write timeout is at
+/// most 5 minutes), and the idempotency window must be longer (the config check says so), so a
+/// live write is never taken over.
 pub const ABANDONED: Duration = Duration::from_secs(10 * 60);
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS write_idempotency (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, \
-     state TEXT NOT NULL, result TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)",
+     state TEXT NOT NULL, result TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, \
+     owner TEXT)",
     "CREATE INDEX IF NOT EXISTS write_idempotency_expiry ON write_idempotency (expires_at)",
     "CREATE TABLE IF NOT EXISTS write_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret BLOB NOT NULL)",
 ];
 
+/// This process as an owner of claims: its id and the lock that says it is alive.
+struct Owner {
+    id: String,
+    dir: PathBuf,
+    /// Held (locked) until the store is dropped or the process ends.
+    _lock: File,
+}
+
+impl Owner {
+    fn register(database: &Path) -> Result<Self, String> {
+        let mut dir = database.as_os_str().to_owned();
+        dir.push(".owners");
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        // Locked under a name no one checks, then renamed: a file under its final name is
+        // always locked, so another process never takes a starting one for a dead one.
+        let path = dir.join(format!("{id}.lock"));
+        let starting = dir.join(format!("{id}.starting"));
+        let named = |e: std::io::Error| format!("{}: {e}", path.display());
+        let lock = File::create(&starting).map_err(named)?;
+        lock.try_lock().map_err(|e| named(e.into()))?;
+        std::fs::rename(&starting, &path).map_err(named)?;
+        let owner = Self {
+            id,
+            dir,
+            _lock: lock,
+        };
+        owner.forget_the_dead();
+        Ok(owner)
+    }
+
+    fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.lock"))
+    }
+
+    /// Whether the process that wrote claims as `id` still runs. Ids come from our own table;
+    /// anything that is not one of ours counts as alive, so it is never taken over by mistake.
+    fn is_alive(&self, id: &str) -> bool {
+        if id == self.id {
+            return true;
+        }
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+            return true;
+        }
+        let path = self.path(id);
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return false,
+            Err(_) => return true,
+        };
+        match file.try_lock_shared() {
+            Ok(()) => {
+                // Nobody holds it: its process is gone. Its file goes too.
+                let _ = std::fs::remove_file(&path);
+                false
+            }
+            Err(_) => true,
+        }
+    }
+
+    /// Removes the lock files of processes that ended without removing their own (crashes), so
+    /// the directory does not grow with every restart.
+    fn forget_the_dead(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".lock")) {
+                self.is_alive(id);
+            }
+        }
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.path(&self.id));
+    }
+}
+
 pub struct WriteStore {
     pool: SqlitePool,
+    owner: Owner,
 }
 
 impl WriteStore {
     pub async fn open(path: &Path) -> Result<Self, String> {
         let pool = crate::sqlite::open(path, 4, SCHEMA).await?;
-        Ok(Self { pool })
+        // Tables made before claims named their owner.
+        crate::sqlite::add_column(&pool, "write_idempotency", "owner", "TEXT")
+            .await
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let owner = Owner::register(path)?;
+        Ok(Self { pool, owner })
     }
 
     /// The deployment's secret for confirm tokens: made once, kept here, so every instance on
@@ -75,7 +179,7 @@ impl WriteStore {
     ) -> Result<Claim, sqlx::Error> {
         sqlx::query(
             "DELETE FROM write_idempotency WHERE expires_at <= ? \
-             OR (key = ? AND state = 'running' AND started_at <= ?)",
+             OR (key = ? AND state = 'running' AND owner IS NULL AND started_at <= ?)",
         )
         .bind(now)
         .bind(key)
@@ -83,37 +187,66 @@ impl WriteStore {
         .execute(&self.pool)
         .await?;
         let inserted = sqlx::query(
-            "INSERT INTO write_idempotency (key, fingerprint, state, started_at, expires_at) \
-             VALUES (?, ?, 'running', ?, ?) ON CONFLICT (key) DO NOTHING",
+            "INSERT INTO write_idempotency (key, fingerprint, state, started_at, expires_at, owner) \
+             VALUES (?, ?, 'running', ?, ?, ?) ON CONFLICT (key) DO NOTHING",
         )
         .bind(key)
         .bind(fingerprint)
         .bind(now)
         .bind(now + window.as_secs() as i64)
+        .bind(&self.owner.id)
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 1 {
             return Ok(Claim::Claimed);
         }
-        let row =
-            sqlx::query("SELECT fingerprint, state, result FROM write_idempotency WHERE key = ?")
-                .bind(key)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row = sqlx::query(
+            "SELECT fingerprint, state, result, owner FROM write_idempotency WHERE key = ?",
+        )
+        .bind(key)
+        .fetch_optional(&self.pool)
+        .await?;
         let Some(row) = row else {
             // Released between our insert and select: the key is free again.
             return Box::pin(self.claim(key, fingerprint, now, window)).await;
         };
-        let fingerprint: String = row.get(0);
+        let stored: String = row.get(0);
         let state: String = row.get(1);
         let result: Option<String> = row.get(2);
-        Ok(match (state.as_str(), result) {
-            ("done", Some(result)) => Claim::Done {
-                fingerprint,
+        let owner: Option<String> = row.get(3);
+        match (state.as_str(), result, owner) {
+            ("done", Some(result), _) => Ok(Claim::Done {
+                fingerprint: stored,
                 result: serde_json::from_str(&result).unwrap_or(Value::Null),
-            },
-            _ => Claim::Running { fingerprint },
-        })
+            }),
+            ("running", _, Some(owner))
+                if stored == fingerprint && !self.owner.is_alive(&owner) =>
+            {
+                // Its process died mid-write. Take the claim over (only one caller can: the
+                // update names the dead owner) and let the caller send the write again.
+                let taken = sqlx::query(
+                    "UPDATE write_idempotency SET owner = ?, started_at = ? \
+                     WHERE key = ? AND state = 'running' AND owner = ?",
+                )
+                .bind(&self.owner.id)
+                .bind(now)
+                .bind(key)
+                .bind(&owner)
+                .execute(&self.pool)
+                .await?;
+                if taken.rows_affected() == 1 {
+                    tracing::info!(
+                        "idempotency: a write whose process ended before recording it is sent again with its key"
+                    );
+                    Ok(Claim::Claimed)
+                } else {
+                    Box::pin(self.claim(key, fingerprint, now, window)).await
+                }
+            }
+            _ => Ok(Claim::Running {
+                fingerprint: stored,
+            }),
+        }
     }
 
     /// What the key holds now, without claiming it (`None`: nothing live).
@@ -157,5 +290,100 @@ impl WriteStore {
             .execute(&self.pool)
             .await
             .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: Duration = Duration::from_secs(24 * 3600);
+
+    #[tokio::test]
+    async fn a_claim_of_a_dead_process_is_taken_over_and_a_live_ones_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("writes.sqlite");
+        let first = WriteStore::open(&path).await.unwrap();
+        let second = WriteStore::open(&path).await.unwrap();
+        let now = 1_000_000;
+
+        // Held by a process that runs: the other one waits for its result.
+        assert_eq!(
+            first.claim("k1", "f", now, DAY).await.unwrap(),
+            Claim::Claimed
+        );
+        assert_eq!(
+            second.claim("k1", "f", now + 1, DAY).await.unwrap(),
+            Claim::Running {
+                fingerprint: "f".into()
+            }
+        );
+
+        // A process killed mid-write leaves its claim and an unlocked lock file behind.
+        let dead = "0123456789abcdef0123456789abcdef";
+        let stale = path
+            .with_extension("sqlite.owners")
+            .join(format!("{dead}.lock"));
+        std::fs::write(&stale, b"").unwrap();
+        sqlx::query(
+            "INSERT INTO write_idempotency (key, fingerprint, state, started_at, expires_at, owner) \
+             VALUES ('k2', 'f', 'running', ?, ?, ?)",
+        )
+        .bind(now)
+        .bind(now + 3600)
+        .bind(dead)
+        .execute(&first.pool)
+        .await
+        .unwrap();
+        // Other arguments under that key are still refused as a reuse, not taken over.
+        assert_eq!(
+            second.claim("k2", "g", now + 1, DAY).await.unwrap(),
+            Claim::Running {
+                fingerprint: "f".into()
+            }
+        );
+        assert_eq!(
+            second.claim("k2", "f", now + 1, DAY).await.unwrap(),
+            Claim::Claimed
+        );
+        assert!(!stale.exists(), "the dead process's file is cleaned up");
+        // Now the second process holds it, and it is alive.
+        assert_eq!(
+            first.claim("k2", "f", now + 2, DAY).await.unwrap(),
+            Claim::Running {
+                fingerprint: "f".into()
+            }
+        );
+
+        // A process that stops cleanly leaves no file; its claims are free at once too.
+        assert_eq!(
+            first.claim("k3", "f", now, DAY).await.unwrap(),
+            Claim::Claimed
+        );
+        drop(first);
+        assert_eq!(
+            second.claim("k3", "f", now + 1, DAY).await.unwrap(),
+            Claim::Claimed
+        );
+
+        // A claim from before owners were recorded keeps the old rule: free after 10 minutes.
+        sqlx::query(
+            "INSERT INTO write_idempotency (key, fingerprint, state, started_at, expires_at) \
+             VALUES ('k4', 'f', 'running', ?, ?)",
+        )
+        .bind(now)
+        .bind(now + 3600)
+        .execute(&second.pool)
+        .await
+        .unwrap();
+        assert!(matches!(
+            second.claim("k4", "f", now + 60, DAY).await.unwrap(),
+            Claim::Running { .. }
+        ));
+        let later = now + ABANDONED.as_secs() as i64;
+        assert_eq!(
+            second.claim("k4", "f", later, DAY).await.unwrap(),
+            Claim::Claimed
+        );
     }
 }
