@@ -271,12 +271,17 @@ pub async fn serve_http(
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            stop.cancel();
-        })
-        .await
+    // The peer address (`ConnectInfo<SocketAddr>`) is what the authorization server limits
+    // registrations, sign-in pages and password tries by.
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        stop.cancel();
+    })
+    .await
 }
 
 async fn shutdown_signal() {
