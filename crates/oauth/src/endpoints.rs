@@ -132,13 +132,29 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
 
 // ── Dynamic client registration (RFC 7591) ───────────────────────────────────────────────────
 
+/// A wait in whole seconds, rounded up (`Retry-After` has no fractions; 0 would invite a retry
+/// that is refused again).
+fn whole_seconds(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
+fn in_seconds(seconds: u64) -> String {
+    match seconds {
+        1 => "1 second".into(),
+        n => format!("{n} seconds"),
+    }
+}
+
 /// 429 with `Retry-After`, as an OAuth error.
 fn too_many(wait: Duration, what: &str) -> Response {
-    let seconds = wait.as_secs() + 1;
+    let seconds = whole_seconds(wait);
     let mut response = oauth_error(
         StatusCode::TOO_MANY_REQUESTS,
         "temporarily_unavailable",
-        &format!("too many {what} from your address; try again in {seconds} s"),
+        &format!(
+            "too many {what} from your address; try again in {}",
+            in_seconds(seconds)
+        ),
     );
     response
         .headers_mut()
@@ -404,11 +420,12 @@ async fn authorize(
             params.get("client_id").map(String::as_str),
             None,
         );
-        let seconds = wait.as_secs() + 1;
+        let seconds = whole_seconds(wait);
         let mut page = pages::error(
             StatusCode::TOO_MANY_REQUESTS,
             &format!(
-                "Too many sign-in requests from your address. Try again in {seconds} seconds."
+                "Too many sign-in requests from your address. Try again in {}.",
+                in_seconds(seconds)
             ),
         );
         page.headers_mut()
@@ -626,7 +643,6 @@ async fn decide(
                 (wait, "account", "Too many failed sign-ins for this user.")
             }
         };
-        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         server.audit_with(
             "/authorize",
             "sign_in_throttled",
@@ -639,7 +655,10 @@ async fn decide(
             &server,
             &pending,
             &username,
-            &format!("{message} Try again in {seconds} seconds."),
+            &format!(
+                "{message} Try again in {}.",
+                in_seconds(whole_seconds(wait))
+            ),
         )
         .await;
     }
