@@ -632,11 +632,11 @@ async fn decide(
         );
     }
     let username = field("username").trim().to_string();
-    // The account as the audit names it: cut, so a password typed into the wrong field or a
-    // megabyte of junk is not kept whole.
+    // The account as the audit and the throttle name it: cut, so a password typed into the
+    // wrong field or kilobytes of junk are neither logged nor kept in memory whole.
     let account: String = username.chars().take(MAX_NAME_CHARS).collect();
     let ip = peer_ip(&peer);
-    if let Err(throttled) = server.sign_ins.check(ip, &username, Instant::now()) {
+    if let Err(throttled) = server.sign_ins.check(ip, &account, Instant::now()) {
         let (wait, why, message) = match throttled {
             Throttled::Peer(wait) => (wait, "peer", "Too many failed sign-ins from your address."),
             Throttled::Account(wait) => {
@@ -666,8 +666,11 @@ async fn decide(
     if let Err(error) = &person {
         tracing::error!(%error, "oauth: the user directory failed");
     }
+    // Only wrong credentials count: our directory being down must not slow its users later.
+    if matches!(person, Ok(None)) {
+        server.sign_ins.failed(ip, &account, Instant::now());
+    }
     let Ok(Some(person)) = person else {
-        server.sign_ins.failed(ip, &username, Instant::now());
         server.audit_with(
             "/authorize",
             "sign_in_failed",
@@ -684,7 +687,7 @@ async fn decide(
         )
         .await;
     };
-    server.sign_ins.succeeded(&username);
+    server.sign_ins.succeeded(&account);
     let code = random_token(32);
     let grant = Grant {
         client_id: pending.client_id.clone(),

@@ -4,8 +4,9 @@
 //! checklist it follows): RFC 8414 metadata, `/authorize` with PKCE S256 only and a sign-in and
 //! consent page, `/token` (authorization code, refresh with rotation and reuse detection for
 //! public clients, client credentials for confidential machine clients), open dynamic client
-//! registration (RFC 7591), revocation (RFC 7009), and Ed25519-signed JWT access tokens bound to
-//! one resource (RFC 8707). [`AuthServer::verify`] is the resource server's side: what an MCP
+//! registration (RFC 7591; bounded, with allow-listed redirect URIs, see [`redirects`] and
+//! [`limits`]), revocation (RFC 7009), and Ed25519-signed JWT access tokens bound to one
+//! resource (RFC 8707). Everything a stranger can make it store or try is bounded per peer. [`AuthServer::verify`] is the resource server's side: what an MCP
 //! endpoint calls for every request.
 
 pub mod cimd;
