@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real third-party MCP clients against the demo: the Python `mcp` SDK, langchain-mcp-adapters
-# (DeerFlow's client), and the 1.x SDK's legacy SSE client on /mappy/sse. Each gets its own
+# (DeerFlow's client), the 1.x SDK's legacy SSE client on /mappy/sse, and the SDK's OAuth client. Each gets its own
 # virtualenv with pinned versions under scripts/interop/. Then the walk: every tool of every
 # endpoint through a success and an error path (scripts/interop/walk-plan.json) with the Python SDK
 # and the TypeScript SDK (pinned in scripts/interop/ts, installed on first use; Node ≥ 18).
@@ -35,6 +35,8 @@ start_demo "$bin"
 "$here/.venv-langchain/bin/python" "$here/langchain_mcp.py" "$demo_url"
 # The legacy HTTP+SSE transport, with the 1.x SDK's SSE client and an OAuth sign-in.
 "$here/.venv-langchain/bin/python" "$here/legacy_sse.py" "$demo_url" examples/mappy/sample.json
+# The Python SDK's own OAuth client on /mappy/mcp: it must end up with the write tools.
+"$here/.venv-mcp/bin/python" "$here/oauth_client.py" "$demo_url" examples/mappy/sample.json
 
 # The walk, with both SDKs (each validates structuredContent against the tools' outputSchema).
 status=0

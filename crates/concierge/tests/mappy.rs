@@ -1524,3 +1524,84 @@ async fn a_client_with_mcp_tasks_follows_a_write_as_a_task() {
     assert!(answer["batch_id"].is_string(), "{answer}");
     assert_eq!(m.laravel.batches_created(), 2);
 }
+
+/// rmcp's own OAuth client, as a Rust MCP client would use it: discovery from the 401
+/// challenge, dynamic registration, PKCE, the scopes the challenge names (rmcp's initial scope
+/// selection), sign-in as the sample owner. After consent the write tools are listed and
+/// `review_reply` goes through.
+#[tokio::test]
+async fn rmcp_s_oauth_client_reaches_the_write_tools() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::auth::{AuthClient, AuthorizationRequest, OAuthState};
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let server = Server::start_demo(&[]);
+    let url = server.url("/mappy/mcp");
+    let unauthorized = http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(&common::initialize(1))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthorized.status(), 401);
+    let challenge = unauthorized.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(challenge.contains("mappy:review:write"), "{challenge}");
+
+    let mut state = OAuthState::new(&url, None).await.expect("discovery");
+    state
+        .start_authorization(
+            AuthorizationRequest::new("http://127.0.0.1:5175/callback")
+                .with_client_name("rmcp OAuth interop")
+                .with_challenge(challenge)
+                .with_initial_scope_selection(),
+        )
+        .await
+        .expect("registration");
+    let authorize = state.get_authorization_url().await.unwrap();
+    let asked = reqwest::Url::parse(&authorize).unwrap();
+    let scopes = common::oauth::query(&asked, "scope").unwrap_or_default();
+    assert!(scopes.contains("mappy:review:write"), "{scopes}");
+    let decided = common::oauth::post_sign_in(
+        &authorize,
+        "owner@phohathanh.example",
+        "demo-owner",
+        "allow",
+    )
+    .await;
+    let back = reqwest::Url::parse(decided.headers()["location"].to_str().unwrap()).unwrap();
+    let code = common::oauth::query(&back, "code").expect("a code");
+    let csrf = common::oauth::query(&back, "state").expect("the state");
+    let issuer = common::oauth::query(&back, "iss");
+    state
+        .handle_callback_with_issuer(&code, &csrf, issuer.as_deref())
+        .await
+        .expect("token");
+    let manager = state.into_authorization_manager().expect("authorized");
+    let transport = StreamableHttpClientTransport::with_client(
+        AuthClient::new(reqwest::Client::default(), manager),
+        StreamableHttpClientTransportConfig::with_uri(url),
+    );
+    let client = ().serve(transport).await.expect("MCP over the OAuth client");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "review_reply"), "{tools:?}");
+    let locations = structured(&call(&client, "location_list", json!({})).await);
+    let location = locations["results"][0]["id"].clone();
+    let reviews = structured(&call(&client, "review_list", json!({"location_id": location})).await);
+    let review = reviews["results"][0]["id"].clone();
+    let arguments = json!({"review_id": review, "comment": "Cảm ơn bạn! (rmcp OAuth)", "idempotency_key": "rmcp-oauth-1"});
+    let mut answer = call(&client, "review_reply", arguments.clone()).await;
+    let preview = structured(&answer);
+    if preview["confirmationRequired"] == true {
+        let mut confirmed = arguments;
+        confirmed["confirm_token"] = preview["confirmToken"].clone();
+        answer = call(&client, "review_reply", confirmed).await;
+    }
+    assert_ne!(answer.is_error, Some(true), "{answer:?}");
+    client.cancel().await.unwrap();
+}

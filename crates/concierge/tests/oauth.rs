@@ -304,32 +304,6 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
         .send().await.unwrap();
     assert_eq!(slash.status(), 200);
 
-    // Refresh rotates; the old refresh token used again revokes the whole family.
-    let first_refresh = tokens.refresh_token().expect("refresh token").clone();
-    let rotated = client
-        .exchange_refresh_token(&first_refresh)
-        .request_async(&send)
-        .await
-        .expect("refresh");
-    let second_refresh = rotated.refresh_token().expect("rotated").clone();
-    assert_ne!(second_refresh.secret(), first_refresh.secret());
-    assert!(
-        client
-            .exchange_refresh_token(&first_refresh)
-            .request_async(&send)
-            .await
-            .is_err(),
-        "reuse refused"
-    );
-    assert!(
-        client
-            .exchange_refresh_token(&second_refresh)
-            .request_async(&send)
-            .await
-            .is_err(),
-        "the family is revoked after reuse"
-    );
-
     // Revoking the access token shuts the door at once.
     let revoked = http()
         .post(format!("{}/revoke", d.issuer))
@@ -341,19 +315,64 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
         .await
         .unwrap();
     assert_eq!(revoked.status(), 200);
-    let refused = http()
-        .post(&endpoint)
-        .bearer_auth(&access)
-        .json(&json!({}))
-        .send()
+    let status_with = |token: String| {
+        let endpoint = endpoint.clone();
+        async move {
+            let answer = http()
+                .post(&endpoint)
+                .bearer_auth(token)
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap();
+            let challenge = answer
+                .headers()
+                .get("www-authenticate")
+                .map(|h| h.to_str().unwrap().to_string());
+            (answer.status().as_u16(), challenge)
+        }
+    };
+    let (status, challenge) = status_with(access.clone()).await;
+    assert_eq!(status, 401);
+    assert!(challenge.unwrap().contains("error=\"invalid_token\""));
+
+    // Refresh rotates; the old refresh token used again revokes the whole family.
+    let first_refresh = tokens.refresh_token().expect("refresh token").clone();
+    let rotated = client
+        .exchange_refresh_token(&first_refresh)
+        .request_async(&send)
         .await
-        .unwrap();
-    assert_eq!(refused.status(), 401);
+        .expect("refresh");
+    let second_refresh = rotated.refresh_token().expect("rotated").clone();
+    assert_ne!(second_refresh.secret(), first_refresh.secret());
+    let second_access = rotated.access_token().secret().clone();
+    assert_ne!(
+        status_with(second_access.clone()).await.0,
+        401,
+        "the refreshed access token works"
+    );
     assert!(
-        refused.headers()["www-authenticate"]
-            .to_str()
-            .unwrap()
-            .contains("error=\"invalid_token\"")
+        client
+            .exchange_refresh_token(&first_refresh)
+            .request_async(&send)
+            .await
+            .is_err(),
+        "reuse refused"
+    );
+    // The theft is detected: what the family issued stops at once, its access tokens included
+    // (OAuth 2.1 §4.1.3), not an hour later.
+    assert_eq!(
+        status_with(second_access).await.0,
+        401,
+        "the access token of a reused family is revoked"
+    );
+    assert!(
+        client
+            .exchange_refresh_token(&second_refresh)
+            .request_async(&send)
+            .await
+            .is_err(),
+        "the family is revoked after reuse"
     );
 
     // The authorization server's audit: issue, refresh, reuse, revocation; never a token.
@@ -537,20 +556,45 @@ async fn authorize_refuses_plain_pkce_foreign_redirects_and_reports_denial() {
         "{}/authorize?response_type=code&client_id={client_id}&state=s1&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
         d.issuer
     );
-    // PKCE plain: back to the client with invalid_request.
-    let plain = http()
+    // An invalid request (PKCE plain, an implicit-grant request, an unknown resource) is not
+    // sent back to the redirect URI (RFC 9700 §4.11.2): anyone may register a client, so that
+    // would make our host an open redirector. Our error page says what is wrong.
+    for (query_tail, says) in [
+        (
+            "&code_challenge_method=plain&redirect_uri=http://127.0.0.1:9/callback",
+            "PKCE",
+        ),
+        (
+            "&code_challenge_method=S256&redirect_uri=http://127.0.0.1:9/callback&resource=https://elsewhere.example/mcp",
+            "invalid_target",
+        ),
+    ] {
+        let invalid = http()
+            .get(format!("{base}{query_tail}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(invalid.status(), 400, "{query_tail}");
+        assert!(invalid.headers().get("location").is_none(), "{query_tail}");
+        assert!(invalid.text().await.unwrap().contains(says), "{query_tail}");
+    }
+    let implicit = http()
         .get(format!(
-            "{base}&code_challenge_method=plain&redirect_uri=http://127.0.0.1:9/callback"
+            "{}/authorize?response_type=token&client_id={client_id}&state=s1&redirect_uri=http://127.0.0.1:9/callback",
+            d.issuer
         ))
         .send()
         .await
         .unwrap();
-    let location = reqwest::Url::parse(plain.headers()["location"].to_str().unwrap()).unwrap();
-    assert_eq!(
-        query(&location, "error").as_deref(),
-        Some("invalid_request")
+    assert_eq!(implicit.status(), 400);
+    assert!(implicit.headers().get("location").is_none());
+    assert!(
+        implicit
+            .text()
+            .await
+            .unwrap()
+            .contains("unsupported_response_type")
     );
-    assert_eq!(query(&location, "state").as_deref(), Some("s1"));
     // A redirect URI that does not match: an error page, never a redirect.
     let foreign = http()
         .get(format!(
@@ -844,14 +888,21 @@ async fn operators_list_sign_ins_and_revoke_a_refresh_token_from_the_command_lin
     assert!(!cli(&d.config, &["tokens"], "").contains(&client_id));
 }
 
+/// An authorize URL for `client_id` (PKCE S256, loopback redirect).
+fn authorize_url(issuer: &str, client_id: &str) -> String {
+    format!(
+        "{issuer}/authorize?response_type=code&client_id={client_id}&redirect_uri=http://127.0.0.1:9/callback&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn password_guessing_stops_after_five_failures() {
-    let d = deploy();
-    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
-    let url = format!(
-        "{}/authorize?response_type=code&client_id={client_id}&redirect_uri=http://127.0.0.1:9/callback&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
-        d.issuer
+async fn password_guessing_slows_down_but_never_locks_the_user_out() {
+    // Small delays, so the test waits a fraction of a second instead of the default's 1 s.
+    let d = deploy_with(
+        r#"limits = { sign_in_delay = "200ms", sign_in_max_delay_per_account = "400ms" }"#,
     );
+    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
+    let url = authorize_url(&d.issuer, &client_id);
     let attempt =
         |password: &'static str| common::oauth::post_sign_in(&url, "alice", password, "allow");
     for _ in 0..5 {
@@ -864,15 +915,314 @@ async fn password_guessing_stops_after_five_failures() {
                 .contains("Wrong user name or password")
         );
     }
-    // Now even the right password is not tried: the user is locked for a while.
-    let locked = attempt(PASSWORD).await;
-    assert_eq!(locked.status(), 200);
+    // Right after five failures even the right password waits (it is not tried at all)…
+    let waiting = attempt(PASSWORD).await;
+    assert_eq!(waiting.status(), 200);
+    let page = waiting.text().await.unwrap();
     assert!(
-        locked
-            .text()
-            .await
+        page.contains("Too many failed sign-ins for this user. Try again in 1 second."),
+        "{page}"
+    );
+    // …but only for a moment: whoever knows alice's address cannot lock her out for long.
+    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    let signed_in = attempt(PASSWORD).await;
+    assert!(
+        signed_in.status().is_redirection(),
+        "{}",
+        signed_in.text().await.unwrap()
+    );
+
+    // Every failed sign-in is audited with the account it tried; the wait too.
+    let lines = d.server.audit_lines_of("oauth.log", 8);
+    let failed: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["code"] == "sign_in_failed")
+        .collect();
+    assert_eq!(failed.len(), 5, "{lines:?}");
+    assert!(
+        failed
+            .iter()
+            .all(|l| l["notes"]["account"] == "alice" && l["outcome"] == "unauthorized"),
+        "{failed:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["code"] == "sign_in_throttled" && l["notes"]["throttled"] == "account"),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn password_spraying_from_one_address_is_slowed_others_still_sign_in() {
+    let d = deploy_with("limits = { sign_in_failures_per_peer = 3 }");
+    let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
+    let url = authorize_url(&d.issuer, &client_id);
+    for name in ["ann", "bob", "cyd"] {
+        let wrong = common::oauth::post_sign_in(&url, name, "Summer2026!", "allow").await;
+        assert!(
+            wrong
+                .text()
+                .await
+                .unwrap()
+                .contains("Wrong user name or password")
+        );
+    }
+    // The fourth name from the same address must wait, whichever name it is.
+    let sprayed = common::oauth::post_sign_in(&url, "dan", "Summer2026!", "allow").await;
+    let page = sprayed.text().await.unwrap();
+    assert!(
+        page.contains("Too many failed sign-ins from your address. Try again in 1 second."),
+        "{page}"
+    );
+    // Alice, from another address, is not held up by the sprayer.
+    let elsewhere = common::oauth::http_from("127.0.0.2");
+    let alice =
+        common::oauth::post_sign_in_with(&elsewhere, &url, "alice", PASSWORD, "allow").await;
+    assert!(
+        alice.status().is_redirection(),
+        "{}",
+        alice.text().await.unwrap()
+    );
+    let lines = d.server.audit_lines_of("oauth.log", 5);
+    assert!(
+        lines.iter().any(|l| l["code"] == "sign_in_throttled"
+            && l["notes"]["throttled"] == "peer"
+            && l["notes"]["account"] == "dan"),
+        "{lines:?}"
+    );
+}
+
+/// Posts a registration body; status and JSON answer.
+async fn register_raw(issuer: &str, body: Vec<u8>) -> (u16, Value, Option<String>) {
+    register_raw_with(&http(), issuer, body).await
+}
+
+async fn register_raw_with(
+    http: &reqwest::Client,
+    issuer: &str,
+    body: Vec<u8>,
+) -> (u16, Value, Option<String>) {
+    // A server may close the connection on a body it will not read: that is a refusal too.
+    let Ok(answer) = http
+        .post(format!("{issuer}/register"))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+    else {
+        return (0, Value::Null, None);
+    };
+    let status = answer.status().as_u16();
+    let retry = answer
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    (status, answer.json().await.unwrap_or(Value::Null), retry)
+}
+
+fn registration(uris: &[&str]) -> Vec<u8> {
+    serde_json::to_vec(
+        &json!({"redirect_uris": uris, "token_endpoint_auth_method": "none", "client_name": "t"}),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrations_are_bounded_and_redirect_uris_allow_listed() {
+    let d = deploy();
+    // The flood of the issue: a 1 MB body with 15,000 redirect URIs.
+    let many: Vec<String> = (0..15_000)
+        .map(|n| format!("http://127.0.0.1/callback/{n:040}"))
+        .collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let (status, body, _) = register_raw(&d.issuer, registration(&many)).await;
+    assert!(status == 0 || status == 400, "{status}: {body}");
+    // Just over the bound, the refusal is read in full.
+    let (status, body, _) = register_raw(&d.issuer, registration(&many[..300])).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"], "invalid_client_metadata", "{body}");
+    assert!(
+        body["error_description"]
+            .as_str()
             .unwrap()
-            .contains("Too many failed sign-ins")
+            .contains("16 KB")
+    );
+    // Under the size, but more URIs than any client needs, or one that is a payload.
+    let eleven: Vec<String> = (0..11).map(|n| format!("http://127.0.0.1/cb{n}")).collect();
+    let eleven: Vec<&str> = eleven.iter().map(String::as_str).collect();
+    let (status, body, _) = register_raw(&d.issuer, registration(&eleven)).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_redirect_uri"))
+    );
+    let long = format!("http://127.0.0.1/{}", "a".repeat(600));
+    let (status, body, _) = register_raw(&d.issuer, registration(&[&long])).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_redirect_uri"))
+    );
+
+    // A stranger's page is no redirect URI here; the refusal says what is.
+    let (status, body, _) =
+        register_raw(&d.issuer, registration(&["https://evil.example/landing"])).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_redirect_uri"))
+    );
+    let why = body["error_description"].as_str().unwrap();
+    assert!(
+        why.contains("https://evil.example/landing")
+            && why.contains("https://claude.ai/api/mcp/auth_callback")
+            && why.contains("127.0.0.1"),
+        "{why}"
+    );
+    // The known clients' callbacks and loopback ones are welcome.
+    for ok in [
+        "https://claude.ai/api/mcp/auth_callback",
+        "https://claude.com/api/mcp/auth_callback",
+        "https://chatgpt.com/connector_platform_oauth_redirect",
+        "https://chatgpt.com/connector/oauth/c-123abc",
+        "https://vscode.dev/redirect",
+        "https://insiders.vscode.dev/redirect",
+        "http://localhost:6274/oauth/callback",
+        "http://localhost:6274/oauth/callback/debug",
+        "http://127.0.0.1:33418/callback",
+    ] {
+        let (status, body, _) = register_raw(&d.issuer, registration(&[ok])).await;
+        assert_eq!(status, 201, "{ok}: {body}");
+    }
+    // The name is cut to what the consent page shows.
+    let (status, body, _) = register_raw(
+        &d.issuer,
+        serde_json::to_vec(
+            &json!({"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "none",
+                                   "client_name": "n".repeat(5000)}),
+        )
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(body["client_name"].as_str().unwrap().len(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_deployment_takes_any_https_redirect() {
+    let d = deploy_with("redirects = { open = true }");
+    let (status, body, _) =
+        register_raw(&d.issuer, registration(&["https://app.example/callback"])).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, _, _) =
+        register_raw(&d.issuer, registration(&["http://app.example/callback"])).await;
+    assert_eq!(status, 400, "plain http off loopback stays refused");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrations_and_sign_in_pages_are_limited_per_address_and_unused_clients_capped() {
+    let d = deploy_with(
+        "limits = { registrations_per_minute = 5, max_unused_clients = 2, authorizations_per_minute = 2 }",
+    );
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        let (status, body, _) =
+            register_raw(&d.issuer, registration(&["http://127.0.0.1/callback"])).await;
+        assert_eq!(status, 201, "{body}");
+        ids.push(body["client_id"].as_str().unwrap().to_string());
+    }
+    // The sixth in a minute from the same address: 429, when to come back, an OAuth error.
+    let (status, body, retry) =
+        register_raw(&d.issuer, registration(&["http://127.0.0.1/callback"])).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["error"], "temporarily_unavailable");
+    let retry: u64 = retry.expect("Retry-After").parse().unwrap();
+    assert!((1..=12).contains(&retry), "{retry}");
+    // Another address is not held up.
+    let elsewhere = common::oauth::http_from("127.0.0.2");
+    let (status, body, _) = register_raw_with(
+        &elsewhere,
+        &d.issuer,
+        registration(&["http://127.0.0.1/callback"]),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let newest = body["client_id"].as_str().unwrap().to_string();
+
+    // Only the two newest unused registrations are kept: a flood cannot fill the disk.
+    let clients = cli(&d.config, &["clients"], "");
+    for old in &ids[..4] {
+        assert!(
+            !clients.contains(old.as_str()),
+            "{old} collected: {clients}"
+        );
+    }
+    assert!(
+        clients.contains(&ids[4]) && clients.contains(&newest),
+        "{clients}"
+    );
+
+    // Sign-in pages store a pending authorization each: two a minute here, then 429.
+    let url = authorize_url(&d.issuer, &newest);
+    for _ in 0..2 {
+        assert_eq!(http().get(&url).send().await.unwrap().status(), 200);
+    }
+    let refused = http().get(&url).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().get("retry-after").is_some());
+    // A `state` longer than any client sends is refused, not stored.
+    let huge_state = format!("{url}&state={}", "s".repeat(2000));
+    let refused = elsewhere.get(&huge_state).send().await.unwrap();
+    assert_eq!(refused.status(), 400);
+    assert!(refused.headers().get("location").is_none());
+    assert!(refused.text().await.unwrap().contains("state"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mappy_seeds_oauth_paths_work_too() {
+    let d = deploy();
+    let answer: Value = http()
+        .post(format!("{}/oauth/register", d.issuer))
+        .json(&json!({"redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none", "client_name": "Mappy app"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let client_id = answer["client_id"]
+        .as_str()
+        .expect("registered")
+        .to_string();
+    let client = BasicClient::new(ClientId::new(client_id))
+        .set_auth_uri(AuthUrl::new(format!("{}/oauth/authorize", d.issuer)).unwrap())
+        .set_token_uri(TokenUrl::new(format!("{}/oauth/token", d.issuer)).unwrap())
+        .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:6200/callback".into()).unwrap());
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, _) = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(query(&back, "code").unwrap()))
+        .set_pkce_verifier(verifier)
+        .request_async(&send)
+        .await
+        .expect("token exchange at /oauth/token");
+    assert!(!tokens.access_token().secret().is_empty());
+    // The metadata still advertises the short paths.
+    let metadata: Value = get_json(&format!(
+        "{}/.well-known/oauth-authorization-server",
+        d.issuer
+    ))
+    .await;
+    assert_eq!(
+        metadata["authorization_endpoint"],
+        format!("{}/authorize", d.issuer)
+    );
+    assert_eq!(metadata["token_endpoint"], format!("{}/token", d.issuer));
+    assert_eq!(
+        metadata["registration_endpoint"],
+        format!("{}/register", d.issuer)
     );
 }
 
@@ -914,5 +1264,18 @@ async fn a_code_used_twice_revokes_what_it_bought() {
             .await
             .is_err(),
         "the refresh token the code bought is revoked"
+    );
+    // And the access token it bought: a leaked code's thief must not keep it for an hour.
+    let refused = http()
+        .post(d.server.url("/coffee/mcp"))
+        .bearer_auth(tokens.access_token().secret())
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.status(),
+        401,
+        "the access token the code bought is revoked"
     );
 }

@@ -24,6 +24,11 @@ impl Provider {
     fn sign(&self, claims: &AccessClaims) -> String {
         self.key.lock().unwrap().sign(claims)
     }
+
+    /// Signs claims of any shape (one without `aud`, say).
+    fn sign_json(&self, claims: &Value) -> String {
+        self.key.lock().unwrap().sign(claims)
+    }
 }
 
 async fn provider() -> Provider {
@@ -44,8 +49,10 @@ async fn provider() -> Provider {
             axum::routing::post(|axum::Form(form): axum::Form<std::collections::HashMap<String, String>>| async move {
                 axum::Json(match form.get("token").map(String::as_str) {
                     Some("opaque-good") => json!({"active": true, "iss": IDP, "scope": "coffee:read", "client_id": "n8n", "sub": "svc", "aud": "http://mcp.example/coffee/mcp"}),
-                    // Active, but for another API: no audience of ours.
+                    // Active, but with no audience at all: it may be for any API.
                     Some("opaque-elsewhere") => json!({"active": true, "iss": IDP, "scope": "coffee:read", "client_id": "n8n"}),
+                    // Active, for another API.
+                    Some("opaque-other") => json!({"active": true, "iss": IDP, "scope": "coffee:read", "client_id": "n8n", "aud": ["http://mcp.example/other/mcp"]}),
                     _ => json!({"active": false}),
                 })
             }),
@@ -164,6 +171,17 @@ async fn jwts_from_the_providers_jwks_with_audience_rotation_and_allowed_algorit
         post(idp.sign(&claims("http://mcp.example/other/mcp", "t2"))).await,
         401
     );
+    // No audience at all: the token may have been issued for any API (RFC 8707), refused too.
+    let mut unbound = serde_json::to_value(claims(resource, "t2b")).unwrap();
+    unbound.as_object_mut().unwrap().remove("aud");
+    assert_eq!(
+        post(idp.sign_json(&unbound)).await,
+        401,
+        "a token without aud"
+    );
+    // The same token with our audience passes (the refusal above is the audience's).
+    unbound["aud"] = json!([resource]);
+    assert_ne!(post(idp.sign_json(&unbound)).await, 401);
     let foreign = AccessClaims {
         iss: "https://elsewhere.example".into(),
         ..claims(resource, "t3")
@@ -209,15 +227,17 @@ async fn opaque_tokens_by_introspection() {
             .unwrap()
             .is_empty()
     );
-    // Active but for another API (no audience of ours): refused like an inactive one.
-    let elsewhere = http()
-        .post(server.url("/coffee/mcp"))
-        .bearer_auth("opaque-elsewhere")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(elsewhere.status(), 401);
+    // Active but without an audience, or for another API: refused like an inactive one.
+    for token in ["opaque-elsewhere", "opaque-other"] {
+        let elsewhere = http()
+            .post(server.url("/coffee/mcp"))
+            .bearer_auth(token)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(elsewhere.status(), 401, "{token}");
+    }
     let refused = http()
         .post(server.url("/coffee/mcp"))
         .bearer_auth("opaque-bad")

@@ -1,12 +1,13 @@
 //! The authorization server's HTTP endpoints.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Form, Query, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Form, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -16,12 +17,40 @@ use serde_json::{Value, json};
 
 use crate::AuthServer;
 use crate::keys::AccessClaims;
+use crate::limits::Throttled;
 use crate::pages;
 use crate::store::{Client, Grant};
-use crate::util::{acceptable_redirect, pkce_matches, random_token, redirect_matches, same};
+use crate::util::{pkce_matches, random_token, redirect_matches, same};
 
 const CODE_TTL: Duration = Duration::from_secs(10 * 60);
 const PENDING_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// The largest request body any OAuth endpoint reads. Claude's registration is ~250 bytes and a
+/// token request a few hundred; 16 KB leaves room for generous RFC 7591 metadata (contacts,
+/// logo and policy URIs, which are not stored) and nothing like the megabyte of a flood.
+const MAX_BODY_BYTES: usize = 16 * 1024;
+/// Redirect URIs one registration may list: real clients register one or two (web plus
+/// loopback); 10 is ample and keeps a registration's row small.
+const MAX_REDIRECT_URIS: usize = 10;
+/// The longest redirect URI accepted: the known clients' are under 100 bytes; 512 leaves room
+/// for deep paths and a query without letting one URI be a payload.
+const MAX_REDIRECT_URI_BYTES: usize = 512;
+/// The longest client name kept (longer ones are cut): it is shown on the consent page.
+const MAX_NAME_CHARS: usize = 100;
+/// The longest `state` accepted at /authorize: clients send 32–64 random characters, some pack
+/// a little JSON; 1 KB is generous and bounds what each pending authorization stores.
+const MAX_STATE_BYTES: usize = 1024;
+/// Pending authorizations kept at most (the oldest go first): ~10,000 × ≤ 3 KB ≈ 30 MB,
+/// whatever many peers open.
+const MAX_PENDING: u64 = 10_000;
+
+/// The peer address, when the server is told it (`ConnectInfo`); without it nothing is limited
+/// per peer rather than everything failing.
+type Peer = Option<axum::Extension<ConnectInfo<SocketAddr>>>;
+
+fn peer_ip(peer: &Peer) -> Option<IpAddr> {
+    peer.as_ref().map(|p| p.0.0.ip())
+}
 
 /// The server's routes, to be merged at the root of the issuer.
 pub fn router(server: Arc<AuthServer>) -> Router {
@@ -33,7 +62,13 @@ pub fn router(server: Arc<AuthServer>) -> Router {
         .route("/authorize", get(authorize).post(decide))
         .route("/token", post(token))
         .route("/revoke", post(revoke))
+        // The Mappy seed (§4.2) names its endpoints under /oauth/; clients find the metadata's
+        // paths, so these are aliases only and the metadata keeps advertising the short ones.
+        .route("/oauth/register", post(register))
+        .route("/oauth/authorize", get(authorize).post(decide))
+        .route("/oauth/token", post(token))
         .with_state(server)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         // Browser clients (the Inspector, the TS SDK in a page) preflight /register, /token and
         // /revoke; the consent page is a navigation and needs none.
         .layer(
@@ -97,7 +132,63 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
 
 // ── Dynamic client registration (RFC 7591) ───────────────────────────────────────────────────
 
-async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes) -> Response {
+/// A wait in whole seconds, rounded up (`Retry-After` has no fractions; 0 would invite a retry
+/// that is refused again).
+fn whole_seconds(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
+fn in_seconds(seconds: u64) -> String {
+    match seconds {
+        1 => "1 second".into(),
+        n => format!("{n} seconds"),
+    }
+}
+
+/// 429 with `Retry-After`, as an OAuth error.
+fn too_many(wait: Duration, what: &str) -> Response {
+    let seconds = whole_seconds(wait);
+    let mut response = oauth_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "temporarily_unavailable",
+        &format!(
+            "too many {what} from your address; try again in {}",
+            in_seconds(seconds)
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
+}
+
+async fn register(
+    State(server): State<Arc<AuthServer>>,
+    peer: Peer,
+    body: axum::body::Body,
+) -> Response {
+    if let Some(ip) = peer_ip(&peer)
+        && let Err(wait) = server.registrations.take(ip, Instant::now())
+    {
+        server.audit(
+            "/register",
+            "registration_throttled",
+            Outcome::RateLimited,
+            None,
+            None,
+        );
+        return too_many(wait, "registrations");
+    }
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            &format!(
+                "the registration is larger than {} KB",
+                MAX_BODY_BYTES / 1024
+            ),
+        );
+    };
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return oauth_error(
             StatusCode::BAD_REQUEST,
@@ -121,9 +212,29 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
             "redirect_uris is required",
         );
     }
+    if redirect_uris.len() > MAX_REDIRECT_URIS {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_redirect_uri",
+            &format!("at most {MAX_REDIRECT_URIS} redirect_uris"),
+        );
+    }
+    if let Some(long) = redirect_uris
+        .iter()
+        .find(|u| u.len() > MAX_REDIRECT_URI_BYTES)
+    {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_redirect_uri",
+            &format!(
+                "`{}…` is longer than {MAX_REDIRECT_URI_BYTES} bytes",
+                long.chars().take(60).collect::<String>()
+            ),
+        );
+    }
     if let Some(bad) = redirect_uris
         .iter()
-        .find_map(|u| acceptable_redirect(u).err())
+        .find_map(|u| server.redirects.allows(u).err())
     {
         return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &bad);
     }
@@ -142,7 +253,15 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
             "token_endpoint_auth_method: none, client_secret_post or client_secret_basic",
         );
     }
-    let grant_types = strings("grant_types").unwrap_or_else(|| vec!["authorization_code".into()]);
+    let mut grant_types =
+        strings("grant_types").unwrap_or_else(|| vec!["authorization_code".into()]);
+    // Only the two known names pass below; repeats are not stored.
+    let mut seen = Vec::new();
+    grant_types.retain(|g| {
+        let first = !seen.contains(g);
+        seen.push(g.clone());
+        first
+    });
     if let Some(other) = grant_types
         .iter()
         .find(|g| !matches!(g.as_str(), "authorization_code" | "refresh_token"))
@@ -160,7 +279,7 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
         .and_then(Value::as_str)
         .unwrap_or("unnamed application")
         .chars()
-        .take(100)
+        .take(MAX_NAME_CHARS)
         .collect::<String>();
     let secret = (auth_method != "none").then(|| random_token(32));
     let client = Client {
@@ -180,6 +299,16 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
             "server_error",
             "try again",
         );
+    }
+    // The disk's bound: floods leave registrations nobody uses; the oldest of them go first.
+    match server
+        .store
+        .cap_unused_clients(server.max_unused_clients)
+        .await
+    {
+        Ok(0) => {}
+        Ok(removed) => tracing::info!(removed, "oauth: oldest unused registrations removed"),
+        Err(error) => tracing::error!(%error, "oauth: capping unused registrations failed"),
     }
     server.audit(
         "/register",
@@ -245,10 +374,64 @@ fn answer(
     Redirect::to(url.as_str()).into_response()
 }
 
+/// The error page for an invalid authorization request: after RFC 9700 §4.11.2, an invalid
+/// request is not sent back to the redirect URI (no user ever approved the client, and anyone
+/// can register one), so our host cannot be used to bounce a browser to a stranger's page.
+fn invalid_request(
+    server: &AuthServer,
+    client_id: &str,
+    error: &str,
+    description: &str,
+) -> Response {
+    server.audit_with(
+        "/authorize",
+        "authorization_refused",
+        Outcome::Rejected,
+        Some(client_id),
+        None,
+        Some(notes(&[("error", error)])),
+    );
+    pages::error(
+        StatusCode::BAD_REQUEST,
+        &format!("This application sent an invalid sign-in request ({error}): {description}."),
+    )
+}
+
+fn notes(pairs: &[(&str, &str)]) -> serde_json::Map<String, Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect()
+}
+
 async fn authorize(
     State(server): State<Arc<AuthServer>>,
+    peer: Peer,
     Query(params): Query<HashMap<String, String>>,
 ) -> Response {
+    // Each sign-in page stores a pending authorization: a stranger may open only so many.
+    if let Some(ip) = peer_ip(&peer)
+        && let Err(wait) = server.authorizations.take(ip, Instant::now())
+    {
+        server.audit(
+            "/authorize",
+            "authorization_throttled",
+            Outcome::RateLimited,
+            params.get("client_id").map(String::as_str),
+            None,
+        );
+        let seconds = whole_seconds(wait);
+        let mut page = pages::error(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!(
+                "Too many sign-in requests from your address. Try again in {}.",
+                in_seconds(seconds)
+            ),
+        );
+        page.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        return page;
+    }
     let param = |key: &str| {
         params
             .get(key)
@@ -305,28 +488,31 @@ async fn authorize(
         }
     };
     let state = param("state");
-    if param("response_type") != Some("code") {
-        return answer(
+    if state.is_some_and(|s| s.len() > MAX_STATE_BYTES) {
+        return invalid_request(
             &server,
-            &redirect_uri,
-            state,
-            &[("error", "unsupported_response_type")],
+            client_id,
+            "invalid_request",
+            &format!("state is longer than {MAX_STATE_BYTES} bytes"),
+        );
+    }
+    if param("response_type") != Some("code") {
+        return invalid_request(
+            &server,
+            client_id,
+            "unsupported_response_type",
+            "only response_type=code is supported",
         );
     }
     let challenge = match (param("code_challenge"), param("code_challenge_method")) {
-        (Some(challenge), Some("S256")) => challenge.to_string(),
+        // An S256 challenge is a SHA-256 in base64url: 43 characters, no more to store.
+        (Some(challenge), Some("S256")) if challenge.len() == 43 => challenge.to_string(),
         _ => {
-            return answer(
+            return invalid_request(
                 &server,
-                &redirect_uri,
-                state,
-                &[
-                    ("error", "invalid_request"),
-                    (
-                        "error_description",
-                        "PKCE with code_challenge_method=S256 is required",
-                    ),
-                ],
+                client_id,
+                "invalid_request",
+                "PKCE with code_challenge_method=S256 is required",
             );
         }
     };
@@ -334,15 +520,7 @@ async fn authorize(
         Some(requested) => match server.resource(requested) {
             Some(resource) => resource.to_string(),
             None => {
-                return answer(
-                    &server,
-                    &redirect_uri,
-                    state,
-                    &[
-                        ("error", "invalid_target"),
-                        ("error_description", "unknown resource"),
-                    ],
-                );
+                return invalid_request(&server, client_id, "invalid_target", "unknown resource");
             }
         },
         // Claude omits `resource`: the default is our (first) protected endpoint.
@@ -393,6 +571,9 @@ async fn consent_page(
         tracing::error!(%error, "oauth: cannot store a pending authorization");
         return pages::error(StatusCode::INTERNAL_SERVER_ERROR, "Please try again.");
     }
+    if let Err(error) = server.store.trim_pending(MAX_PENDING).await {
+        tracing::error!(%error, "oauth: cannot trim pending authorizations");
+    }
     let host = url::Url::parse(&pending.redirect_uri)
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))
@@ -420,6 +601,7 @@ async fn consent_page(
 
 async fn decide(
     State(server): State<Arc<AuthServer>>,
+    peer: Peer,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
     let field = |key: &str| form.get(key).map(String::as_str).unwrap_or("");
@@ -450,13 +632,33 @@ async fn decide(
         );
     }
     let username = field("username").trim().to_string();
-    if !server.may_sign_in(&username) {
+    // The account as the audit and the throttle name it: cut, so a password typed into the
+    // wrong field or kilobytes of junk are neither logged nor kept in memory whole.
+    let account: String = username.chars().take(MAX_NAME_CHARS).collect();
+    let ip = peer_ip(&peer);
+    if let Err(throttled) = server.sign_ins.check(ip, &account, Instant::now()) {
+        let (wait, why, message) = match throttled {
+            Throttled::Peer(wait) => (wait, "peer", "Too many failed sign-ins from your address."),
+            Throttled::Account(wait) => {
+                (wait, "account", "Too many failed sign-ins for this user.")
+            }
+        };
+        server.audit_with(
+            "/authorize",
+            "sign_in_throttled",
+            Outcome::RateLimited,
+            Some(&pending.client_id),
+            None,
+            Some(notes(&[("account", &account), ("throttled", why)])),
+        );
         return sign_in_again(
             &server,
             &pending,
             &username,
-            ("sign_in_locked", Outcome::Rejected),
-            "Too many failed sign-ins for this user. Try again in 15 minutes.",
+            &format!(
+                "{message} Try again in {}.",
+                in_seconds(whole_seconds(wait))
+            ),
         )
         .await;
     }
@@ -464,17 +666,28 @@ async fn decide(
     if let Err(error) = &person {
         tracing::error!(%error, "oauth: the user directory failed");
     }
-    server.signed_in(&username, matches!(person, Ok(Some(_))));
+    // Only wrong credentials count: our directory being down must not slow its users later.
+    if matches!(person, Ok(None)) {
+        server.sign_ins.failed(ip, &account, Instant::now());
+    }
     let Ok(Some(person)) = person else {
+        server.audit_with(
+            "/authorize",
+            "sign_in_failed",
+            Outcome::Unauthorized,
+            Some(&pending.client_id),
+            None,
+            Some(notes(&[("account", &account)])),
+        );
         return sign_in_again(
             &server,
             &pending,
             &username,
-            ("sign_in_failed", Outcome::Unauthorized),
             &server.wording.wrong_sign_in(),
         )
         .await;
     };
+    server.sign_ins.succeeded(&account);
     let code = random_token(32);
     let grant = Grant {
         client_id: pending.client_id.clone(),
@@ -499,15 +712,13 @@ async fn decide(
     answer(&server, &pending.redirect_uri, state, &[("code", &code)])
 }
 
-/// The form again, with why, after a refused sign-in (audited as `event`).
+/// The form again, with why, after a refused sign-in (audited by the caller).
 async fn sign_in_again(
     server: &AuthServer,
     pending: &Pending,
     username: &str,
-    (event, outcome): (&str, Outcome),
     message: &str,
 ) -> Response {
-    server.audit("/authorize", event, outcome, Some(&pending.client_id), None);
     match server.client(&pending.client_id).await {
         Ok(Some(client)) => consent_page(server, &client, pending, username, Some(message)).await,
         _ => pages::error(
@@ -629,7 +840,7 @@ async fn authorization_code(
         _ => {
             // A code used twice leaked: what it bought goes too (OAuth 2.1 §4.1.3).
             if server.store.code_was_redeemed(code).await.unwrap_or(false) {
-                let _ = server.store.revoke_family(&family_of(code)).await;
+                server.revoke_family(&family_of(code)).await;
                 server.audit(
                     "/token",
                     "code_reuse",
@@ -690,7 +901,7 @@ async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, St
                 .await
                 .unwrap_or(false);
         if !first {
-            let _ = server.store.revoke_family(&state.family).await;
+            server.revoke_family(&state.family).await;
             server.audit(
                 "/token",
                 "refresh_token_reuse",
@@ -722,14 +933,21 @@ async fn refresh(server: &AuthServer, client: &Client, form: &HashMap<String, St
             client,
             &grant,
             scope,
-            Some(&state.family),
+            (Some(&state.family), true),
             "token_refreshed",
         )
         .await
     } else {
         // Confidential clients keep their refresh token (DeerFlow resends one static token).
-        let mut response =
-            issue_scoped(server, client, &grant, scope, None, "token_refreshed").await;
+        let mut response = issue_scoped(
+            server,
+            client,
+            &grant,
+            scope,
+            (Some(&state.family), false),
+            "token_refreshed",
+        )
+        .await;
         if response.status().is_success() {
             response = with_refresh_token(response, presented).await;
         }
@@ -811,16 +1029,18 @@ async fn issue(
     family: Option<&str>,
     event: &str,
 ) -> Response {
-    issue_scoped(server, client, grant, None, family, event).await
+    issue_scoped(server, client, grant, None, (family, true), event).await
 }
 
-/// As [`issue`], with the access token narrowed to `scope` when given.
+/// As [`issue`], with the access token narrowed to `scope` when given. The access token is
+/// recorded with `family`, so that revoking the family (reuse, replay, revocation) stops it
+/// too; a new refresh token in it is minted only when `mint_refresh`.
 async fn issue_scoped(
     server: &AuthServer,
     client: &Client,
     grant: &Grant,
     scope: Option<&str>,
-    family: Option<&str>,
+    (family, mint_refresh): (Option<&str>, bool),
     event: &str,
 ) -> Response {
     let scope = scope.unwrap_or(&grant.scope).to_string();
@@ -840,13 +1060,27 @@ async fn issue_scoped(
         nbf: now,
         exp: now + server.access_ttl.as_secs() as i64,
     };
+    if let Some(family) = family
+        && let Err(error) = server
+            .store
+            .record_access(family, &claims.jti, claims.exp)
+            .await
+    {
+        // A token its family cannot revoke would outlive a detected theft: none is issued.
+        tracing::error!(%error, "oauth: cannot record an access token");
+        return oauth_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "try again",
+        );
+    }
     let mut answer = json!({
         "access_token": server.key.sign(&claims),
         "token_type": "Bearer",
         "expires_in": server.access_ttl.as_secs(),
         "scope": scope,
     });
-    if let Some(family) = family {
+    if let Some(family) = family.filter(|_| mint_refresh) {
         let refresh = random_token(32);
         if let Err(error) = server
             .store
@@ -891,7 +1125,7 @@ async fn revoke(
     if let Ok(Some(state)) = server.store.refresh(token).await
         && state.grant.client_id == client.client_id
     {
-        let _ = server.store.revoke_family(&state.family).await;
+        server.revoke_family(&state.family).await;
         server.audit(
             "/revoke",
             "token_revoked",

@@ -144,6 +144,9 @@ impl ExternalIssuer {
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.config.issuer]);
         validation.set_audience(&[audience, &format!("{}/", audience.trim_end_matches('/'))]);
+        // RFC 8707: the token must say it was issued for us. jsonwebtoken checks `aud` only when
+        // the token has one; a token without any would pass, so the claim is required.
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
         validation.leeway = 30;
         jsonwebtoken::decode::<Value>(token, &key, &validation)

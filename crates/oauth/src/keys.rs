@@ -71,7 +71,8 @@ impl SigningKey {
         json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": self.kid, "x": self.x}]})
     }
 
-    pub fn sign(&self, claims: &AccessClaims) -> String {
+    /// Signs `claims` (ours are [`AccessClaims`]; tests sign others to play an identity provider).
+    pub fn sign<C: serde::Serialize>(&self, claims: &C) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
         header.typ = Some("at+jwt".into());
         header.kid = Some(self.kid.clone());

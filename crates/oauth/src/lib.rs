@@ -4,8 +4,9 @@
 //! checklist it follows): RFC 8414 metadata, `/authorize` with PKCE S256 only and a sign-in and
 //! consent page, `/token` (authorization code, refresh with rotation and reuse detection for
 //! public clients, client credentials for confidential machine clients), open dynamic client
-//! registration (RFC 7591), revocation (RFC 7009), and Ed25519-signed JWT access tokens bound to
-//! one resource (RFC 8707). [`AuthServer::verify`] is the resource server's side: what an MCP
+//! registration (RFC 7591; bounded, with allow-listed redirect URIs, see [`redirects`] and
+//! [`limits`]), revocation (RFC 7009), and Ed25519-signed JWT access tokens bound to one
+//! resource (RFC 8707). Everything a stranger can make it store or try is bounded per peer. [`AuthServer::verify`] is the resource server's side: what an MCP
 //! endpoint calls for every request.
 
 pub mod cimd;
@@ -13,7 +14,9 @@ pub mod directory;
 mod endpoints;
 pub mod external;
 pub mod keys;
+pub mod limits;
 mod pages;
+pub mod redirects;
 pub mod store;
 pub mod util;
 
@@ -83,6 +86,14 @@ pub struct OAuthConfig {
     /// one of `scopes`.
     #[serde(default)]
     pub scope_titles: BTreeMap<String, String>,
+    /// `[oauth.redirects]`: the redirect URIs self-registered clients may use (the known AI
+    /// clients' and loopback ones unless said otherwise).
+    #[serde(default)]
+    pub redirects: redirects::RedirectsConfig,
+    /// `[oauth.limits]`: what one peer may register, open and try (registrations, sign-in pages,
+    /// passwords) and how many unused registrations are kept.
+    #[serde(default)]
+    pub limits: limits::LimitsConfig,
 }
 
 fn yes() -> bool {
@@ -152,12 +163,16 @@ pub struct AuthServer {
     cimd: Option<cimd::Resolver>,
     /// What the sign-in and consent page says (hint, field label, scope titles).
     wording: pages::Wording,
-    /// Recent failed sign-ins per user name: guessing passwords stops after a few.
-    failures: std::sync::Mutex<std::collections::HashMap<String, Vec<Instant>>>,
+    /// Which redirect URIs self-registered clients may use.
+    redirects: redirects::RedirectsConfig,
+    /// Registrations per peer address.
+    registrations: limits::PeerBuckets,
+    /// Sign-in pages (pending authorizations) per peer address.
+    authorizations: limits::PeerBuckets,
+    max_unused_clients: u64,
+    /// Failed sign-ins per peer address and per account: growing waits, never a long lock.
+    sign_ins: limits::SignInThrottle,
 }
-
-const SIGN_IN_WINDOW: Duration = Duration::from_secs(15 * 60);
-const SIGN_IN_ATTEMPTS: usize = 5;
 
 const REVOCATIONS_RELOAD: Duration = Duration::from_secs(10);
 
@@ -205,6 +220,7 @@ impl AuthServer {
             .await
             .map_err(|e| format!("oauth.database: {e}"))?;
         let revoked = store.revoked_jtis().await.map_err(|e| e.to_string())?;
+        config.redirects.check()?;
         Ok(Arc::new(Self {
             issuer,
             scopes: config.scopes.clone(),
@@ -221,7 +237,11 @@ impl AuthServer {
                 .client_id_metadata_documents
                 .then(|| cimd::Resolver::new(config.cimd_test_allow_loopback)),
             wording,
-            failures: Default::default(),
+            redirects: config.redirects.clone(),
+            registrations: limits::PeerBuckets::new(config.limits.registrations_per_minute),
+            authorizations: limits::PeerBuckets::new(config.limits.authorizations_per_minute),
+            max_unused_clients: config.limits.max_unused_clients,
+            sign_ins: limits::SignInThrottle::new(&config.limits),
         }))
     }
 
@@ -237,29 +257,6 @@ impl AuthServer {
                 "the client store is unavailable".to_string()
             }),
         }
-    }
-
-    /// Whether `username` may try a password now (fewer than five failures in 15 minutes).
-    fn may_sign_in(&self, username: &str) -> bool {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let recent = failures.entry(username.to_lowercase()).or_default();
-        recent.retain(|at| at.elapsed() < SIGN_IN_WINDOW);
-        recent.len() < SIGN_IN_ATTEMPTS
-    }
-
-    fn signed_in(&self, username: &str, ok: bool) {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        if ok {
-            failures.remove(&username.to_lowercase());
-            return;
-        }
-        if failures.len() > 10_000 {
-            failures.retain(|_, times| times.iter().any(|at| at.elapsed() < SIGN_IN_WINDOW));
-        }
-        failures
-            .entry(username.to_lowercase())
-            .or_default()
-            .push(Instant::now());
     }
 
     pub fn supports_metadata_documents(&self) -> bool {
@@ -324,6 +321,19 @@ impl AuthServer {
         client: Option<&str>,
         user: Option<&str>,
     ) {
+        self.audit_with(endpoint, event, outcome, client, user, None);
+    }
+
+    /// As [`Self::audit`], with what else the event needs said (`notes`).
+    fn audit_with(
+        &self,
+        endpoint: &str,
+        event: &str,
+        outcome: Outcome,
+        client: Option<&str>,
+        user: Option<&str>,
+        notes: Option<serde_json::Map<String, serde_json::Value>>,
+    ) {
         (self.audit)(AuditEvent {
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             endpoint: endpoint.to_string(),
@@ -338,8 +348,20 @@ impl AuthServer {
             outcome,
             code: Some(event.to_string()),
             duration_ms: 0.0,
-            notes: None,
+            notes,
         });
+    }
+
+    /// Revokes a refresh-token family and the access tokens issued from it, and makes this
+    /// instance refuse them at once (others read the list within `REVOCATIONS_RELOAD`).
+    async fn revoke_family(&self, family: &str) {
+        if let Err(error) = self.store.revoke_family(family).await {
+            tracing::error!(%error, "oauth: revoking a token family failed");
+        }
+        if let Ok(fresh) = self.store.revoked_jtis().await {
+            let mut revoked = self.revoked.write().unwrap_or_else(|p| p.into_inner());
+            *revoked = (fresh.into_iter().collect(), Instant::now());
+        }
     }
 
     /// Removes self-registered clients nobody used for `unused_client_ttl`.

@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS oauth_refresh (
 );
 CREATE INDEX IF NOT EXISTS oauth_refresh_family ON oauth_refresh (family);
 CREATE TABLE IF NOT EXISTS oauth_revoked_jti (jti TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS oauth_family_access (jti TEXT PRIMARY KEY, family TEXT NOT NULL, expires_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS oauth_family_access_family ON oauth_family_access (family);
 CREATE TABLE IF NOT EXISTS oauth_user (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, role TEXT NOT NULL, created_at INTEGER NOT NULL);
 "#;
 
@@ -95,10 +97,15 @@ pub trait OAuthStore: Send + Sync {
     async fn delete_client(&self, client_id: &str) -> Result<bool, StoreError>;
     /// Self-registered clients not used since `cutoff` (Unix seconds) are removed; how many.
     async fn collect_unused_clients(&self, cutoff: i64) -> Result<u64, StoreError>;
+    /// Keeps the `keep` newest self-registered clients that never obtained a token and removes
+    /// the older ones; how many went.
+    async fn cap_unused_clients(&self, keep: u64) -> Result<u64, StoreError>;
     async fn put_pending(&self, csrf: &str, request: &str, ttl: Duration)
     -> Result<(), StoreError>;
     /// The pending request for a CSRF token, consumed.
     async fn take_pending(&self, csrf: &str) -> Result<Option<String>, StoreError>;
+    /// Keeps the `keep` newest pending authorizations and removes the older ones.
+    async fn trim_pending(&self, keep: u64) -> Result<u64, StoreError>;
     async fn put_code(&self, code: &str, grant: &Grant, ttl: Duration) -> Result<(), StoreError>;
     /// Redeems a code once: `None` when unknown, expired or already used.
     async fn redeem_code(&self, code: &str) -> Result<Option<Grant>, StoreError>;
@@ -114,7 +121,16 @@ pub trait OAuthStore: Send + Sync {
     async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, StoreError>;
     /// Marks a refresh token rotated; false when another request rotated it first.
     async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError>;
+    /// Revokes a family's refresh tokens and the access tokens recorded with [`Self::record_access`].
     async fn revoke_family(&self, family: &str) -> Result<(), StoreError>;
+    /// Remembers that access token `jti` (valid until `expires_at`) came from `family`, so that
+    /// revoking the family revokes it too.
+    async fn record_access(
+        &self,
+        family: &str,
+        jti: &str,
+        expires_at: i64,
+    ) -> Result<(), StoreError>;
     async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), StoreError>;
     async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError>;
     /// Deletes expired pending authorizations, codes, refresh tokens and revocations; how many.
@@ -201,6 +217,21 @@ impl SqliteStore {
             .execute(&pool)
             .await
             .map_err(|e| e.to_string())?;
+        // Databases from before `used` existed: a client counts as used when it was touched
+        // after it registered.
+        let has_used: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pragma_table_info('oauth_client') WHERE name = 'used'",
+        )
+        .fetch_one(&pool)
+        .await?;
+        if has_used == 0 {
+            sqlx::raw_sql(
+                "ALTER TABLE oauth_client ADD COLUMN used INTEGER NOT NULL DEFAULT 0; \
+                 UPDATE oauth_client SET used = 1 WHERE last_used_at > created_at;",
+            )
+            .execute(&pool)
+            .await?;
+        }
         Ok(Self { pool })
     }
 }
@@ -249,7 +280,7 @@ impl OAuthStore for SqliteStore {
     }
 
     async fn touch_client(&self, client_id: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE oauth_client SET last_used_at = ? WHERE client_id = ?")
+        sqlx::query("UPDATE oauth_client SET last_used_at = ?, used = 1 WHERE client_id = ?")
             .bind(now())
             .bind(client_id)
             .execute(&self.pool)
@@ -288,6 +319,29 @@ impl OAuthStore for SqliteStore {
             "DELETE FROM oauth_client WHERE last_used_at < ? AND json_extract(client, '$.source') = 'dcr'",
         )
         .bind(before)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn cap_unused_clients(&self, keep: u64) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM oauth_client WHERE client_id IN (SELECT client_id FROM oauth_client \
+             WHERE used = 0 AND json_extract(client, '$.source') = 'dcr' \
+             ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+        )
+        .bind(i64::try_from(keep).unwrap_or(i64::MAX))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn trim_pending(&self, keep: u64) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM oauth_pending WHERE rowid IN (SELECT rowid FROM oauth_pending \
+             ORDER BY expires_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+        )
+        .bind(i64::try_from(keep).unwrap_or(i64::MAX))
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected())
@@ -405,6 +459,30 @@ impl OAuthStore for SqliteStore {
             .bind(family)
             .execute(&self.pool)
             .await?;
+        sqlx::query(
+            "INSERT OR IGNORE INTO oauth_revoked_jti (jti, expires_at) \
+             SELECT jti, expires_at FROM oauth_family_access WHERE family = ?",
+        )
+        .bind(family)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn record_access(
+        &self,
+        family: &str,
+        jti: &str,
+        expires_at: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT OR IGNORE INTO oauth_family_access (jti, family, expires_at) VALUES (?, ?, ?)",
+        )
+        .bind(jti)
+        .bind(family)
+        .bind(expires_at)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 
@@ -444,6 +522,7 @@ impl OAuthStore for SqliteStore {
             "oauth_code",
             "oauth_refresh",
             "oauth_revoked_jti",
+            "oauth_family_access",
         ] {
             let done = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "DELETE FROM {table} WHERE expires_at < ?"
@@ -548,6 +627,45 @@ mod tests {
         assert_eq!(store.collect_unused_clients(now + 10).await.unwrap(), 1);
         assert!(store.client("dcr-a").await.unwrap().is_none());
         assert!(store.client("op-b").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn beyond_the_cap_the_oldest_never_used_registrations_go_first() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SqliteStore::open(&dir.path().join("o.sqlite"))
+            .await
+            .expect("store");
+        for id in ["dcr-1", "dcr-2", "dcr-3", "dcr-4"] {
+            store.put_client(&client(id, "dcr")).await.unwrap();
+        }
+        store.put_client(&client("op-1", "operator")).await.unwrap();
+        store.touch_client("dcr-1").await.unwrap();
+        assert_eq!(store.cap_unused_clients(2).await.unwrap(), 1);
+        for (id, kept) in [
+            ("dcr-1", true),
+            ("dcr-2", false),
+            ("dcr-3", true),
+            ("dcr-4", true),
+            ("op-1", true),
+        ] {
+            assert_eq!(store.client(id).await.unwrap().is_some(), kept, "{id}");
+        }
+    }
+
+    #[tokio::test]
+    async fn revoking_a_family_revokes_the_access_tokens_it_issued() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SqliteStore::open(&dir.path().join("o.sqlite"))
+            .await
+            .expect("store");
+        let later = now() + 3600;
+        store.record_access("fam-a", "jti-1", later).await.unwrap();
+        store.record_access("fam-b", "jti-2", later).await.unwrap();
+        store.revoke_family("fam-a").await.unwrap();
+        assert_eq!(
+            store.revoked_jtis().await.unwrap(),
+            vec!["jti-1".to_string()]
+        );
     }
 
     #[tokio::test]

@@ -48,7 +48,7 @@ pub fn acceptable_redirect(uri: &str) -> Result<(), String> {
     }
 }
 
-fn is_loopback(url: &url::Url) -> bool {
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
     matches!(
         url.host(),
         Some(url::Host::Domain("localhost"))

@@ -419,12 +419,25 @@ impl Platform {
                         "{}/.well-known/oauth-protected-resource{}",
                         setup.base, section.path
                     );
+                    // The challenge names every scope this endpoint's tools can need, not
+                    // only the read scopes of `auth`: standard OAuth clients (the Python SDK's
+                    // among them) ask for exactly what the 401 challenge names, and would never
+                    // hold a write scope otherwise. The consent page shows each one, and the
+                    // user may still be granted fewer (a role or `scopes` narrows them).
+                    let mut challenge = scopes.clone();
+                    for tool in &tools {
+                        for scope in &tool.tool.spec().scopes {
+                            if !challenge.contains(scope) {
+                                challenge.push(scope.clone());
+                            }
+                        }
+                    }
                     (
                         Authenticator::OAuth(crate::http::OAuthResource {
                             verifier: setup.verifier.clone(),
                             resource,
                             metadata_url,
-                            scopes: scopes.clone(),
+                            scopes: challenge,
                         }),
                         None,
                     )

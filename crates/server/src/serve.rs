@@ -295,6 +295,8 @@ pub async fn serve_http(
         shutdown_signal().await;
         signalled.cancel();
     });
+    // The accept loop gives every request its peer address (`ConnectInfo<SocketAddr>`): what
+    // the authorization server limits registrations, sign-in pages and password tries by.
     crate::connections::serve(
         listener,
         app,

@@ -11,6 +11,16 @@ pub fn http() -> reqwest::Client {
         .expect("client")
 }
 
+/// As [`http`], connecting from another loopback address (127.0.0.0/8 is all loopback on
+/// Linux): the server sees another peer, as it would another machine.
+pub fn http_from(address: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(address.parse::<std::net::IpAddr>().expect("an address"))
+        .build()
+        .expect("client")
+}
+
 pub async fn get_json(url: &str) -> Value {
     http().get(url).send().await.unwrap().json().await.unwrap()
 }
@@ -41,7 +51,18 @@ pub async fn post_sign_in(
     password: &str,
     decision: &str,
 ) -> reqwest::Response {
-    let page = http().get(authorize_url).send().await.expect("authorize");
+    post_sign_in_with(&http(), authorize_url, username, password, decision).await
+}
+
+/// As [`post_sign_in`], with `http` as the browser.
+pub async fn post_sign_in_with(
+    http: &reqwest::Client,
+    authorize_url: &str,
+    username: &str,
+    password: &str,
+    decision: &str,
+) -> reqwest::Response {
+    let page = http.get(authorize_url).send().await.expect("authorize");
     assert_eq!(page.status(), 200);
     let csp = page.headers()["content-security-policy"]
         .to_str()
@@ -59,8 +80,7 @@ pub async fn post_sign_in(
         .unwrap()
         .join("authorize")
         .unwrap();
-    http()
-        .post(action)
+    http.post(action)
         .form(&[
             ("csrf", csrf.as_str()),
             ("username", username),
