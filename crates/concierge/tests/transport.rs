@@ -435,20 +435,24 @@ async fn a_client_at_its_session_cap_loses_its_least_recently_used_session() {
 }
 
 #[tokio::test]
-async fn initialize_is_counted_against_the_rate_limit() {
+async fn opening_sessions_is_limited_per_client_per_minute() {
     let server = Server::start(
-        |dir| config(dir, "", "").replace("\"60/minute\"", "\"3/minute\""),
+        |dir| config(dir, "", "max_sessions_per_client = 3"),
         &[TOKENS],
     );
     let raw = Raw::new();
     let url = server.url("/coffee/mcp");
-    for _ in 0..3 {
+    for _ in 0..6 {
         let answer = raw.post(&url, Some("n8n-token"), None, initialize(1)).await;
         assert_eq!(answer.status, 200);
     }
     let refused = raw.post(&url, Some("n8n-token"), None, initialize(1)).await;
     assert_eq!(refused.status, 429, "{}", refused.body);
     assert!(refused.headers.contains_key("retry-after"));
+    assert!(refused.body.contains("6/minute"), "{}", refused.body);
+    // Another client's budget is its own, and calls are not counted in it.
+    let other = raw.post(&url, Some("web-token"), None, initialize(1)).await;
+    assert_eq!(other.status, 200);
 }
 
 #[tokio::test]

@@ -1,4 +1,7 @@
 //! Request bodies are read whole, within a size and a time, before anything looks at them.
+//! The MCP endpoints read them after the browser rules and authentication (a stranger without a
+//! token cannot make us hold a megabyte); the authorization server's and `/health` here, with a
+//! small cap, since a stranger is who they serve.
 //!
 //! Every body concierge accepts is small (a JSON-RPC message, an OAuth form, a registration), so
 //! reading it whole costs nothing and bounds what a stranger can hold: a body larger than
@@ -30,18 +33,26 @@ pub async fn read_whole(
     request: Request,
     next: Next,
 ) -> Response {
-    use http_body::Body as _;
     let (parts, body) = request.into_parts();
+    match read(body, limits).await {
+        Ok(body) => next.run(Request::from_parts(parts, body)).await,
+        Err(refusal) => refusal,
+    }
+}
+
+/// The whole of `body` (as a body again, so it can be handed on), or the refusal to answer.
+pub async fn read(body: Body, limits: BodyLimits) -> Result<Body, Response> {
+    use http_body::Body as _;
     if body.is_end_stream() {
-        return next.run(Request::from_parts(parts, body)).await;
+        return Ok(body);
     }
     if let Some(length) = body.size_hint().exact()
         && length > limits.max_bytes as u64
     {
-        return too_large(limits.max_bytes);
+        return Err(too_large(limits.max_bytes));
     }
     let limited = http_body_util::Limited::new(body, limits.max_bytes);
-    let bytes = match tokio::time::timeout(limits.read_timeout, limited.collect()).await {
+    match tokio::time::timeout(limits.read_timeout, limited.collect()).await {
         Err(_) => {
             let mut response = json_error(
                 StatusCode::REQUEST_TIMEOUT,
@@ -54,21 +65,17 @@ pub async fn read_whole(
                 http::header::CONNECTION,
                 http::HeaderValue::from_static("close"),
             );
-            return response;
+            Err(response)
         }
         Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
-            return too_large(limits.max_bytes);
+            Err(too_large(limits.max_bytes))
         }
-        Ok(Err(_)) => {
-            return json_error(
-                StatusCode::BAD_REQUEST,
-                "the request body could not be read",
-            );
-        }
-        Ok(Ok(collected)) => collected.to_bytes(),
-    };
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+        Ok(Err(_)) => Err(json_error(
+            StatusCode::BAD_REQUEST,
+            "the request body could not be read",
+        )),
+        Ok(Ok(collected)) => Ok(Body::from(collected.to_bytes())),
+    }
 }
 
 fn too_large(max: usize) -> Response {

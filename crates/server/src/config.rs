@@ -140,9 +140,9 @@ pub struct ServerSection {
     /// Largest request body accepted, in bytes.
     #[serde(default = "default_body_limit")]
     pub max_body_bytes: usize,
-    /// A request's head must arrive within this of its first byte (and a new connection's first
-    /// request within this of the connection): a client sending a header a byte a second holds
-    /// a socket for no longer. 10 s is far more than any real client needs on a slow link.
+    /// A new connection's first request head must arrive within this of the connection, a later
+    /// one within this of its first byte: a client sending a header a byte a second holds a
+    /// socket for no longer. 10 s is far more than any real client needs on a slow link.
     #[serde(default = "ten_seconds", with = "humantime_serde_compat")]
     pub header_read_timeout: Duration,
     /// A connection with no request in flight is closed after this long. A minute outlasts a
@@ -156,7 +156,7 @@ pub struct ServerSection {
     pub body_read_timeout: Duration,
     /// Open connections at most; over it a new socket is answered 503 and closed. The default
     /// leaves room under the usual 1,024-descriptor limit for upstream sockets and files; raise
-    /// it with `ulimit -n` for a busy deployment (`check` says when the limit is lower).
+    /// it with `ulimit -n` for a busy deployment (`serve` warns at start when the limit is lower).
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
     /// Open connections from one peer address at most, so one peer cannot take the sockets
@@ -555,6 +555,30 @@ impl Config {
         let listen = self.listen_addr();
         if let Err(error) = &listen {
             errors.push(error.clone());
+        }
+        let server = &self.server;
+        for (key, value) in [
+            ("header_read_timeout", server.header_read_timeout),
+            ("keep_alive_timeout", server.keep_alive_timeout),
+            ("body_read_timeout", server.body_read_timeout),
+        ] {
+            if value < Duration::from_millis(100) {
+                errors.push(ConfigError::new(
+                    format!("server.{key}"),
+                    "must be at least 100ms (it bounds how long a socket may wait)",
+                ));
+            }
+        }
+        for (key, value) in [
+            ("max_connections", server.max_connections),
+            ("max_connections_per_peer", server.max_connections_per_peer),
+        ] {
+            if value == 0 {
+                errors.push(ConfigError::new(
+                    format!("server.{key}"),
+                    "must be at least 1 (0 would refuse every connection)",
+                ));
+            }
         }
         for (name, limiter) in &self.limits {
             if let Err(message) = Rate::parse(&limiter.rate) {

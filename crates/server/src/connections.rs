@@ -52,6 +52,7 @@ pub async fn serve(
     shutdown: CancellationToken,
     drain: Duration,
 ) -> std::io::Result<()> {
+    warn_if_descriptors_are_fewer(&limits);
     let peers = Arc::new(Peers::default());
     let tracker = TaskTracker::new();
     let mut pause = AcceptPause::default();
@@ -86,6 +87,28 @@ pub async fn serve(
         );
     }
     Ok(())
+}
+
+/// Every connection takes a file descriptor; with fewer than the cap allows (plus room for
+/// files and upstream sockets), accept fails before the cap is reached. Said once, at start.
+fn warn_if_descriptors_are_fewer(limits: &ConnectionLimits) {
+    let Ok(text) = std::fs::read_to_string("/proc/self/limits") else {
+        return;
+    };
+    let soft = text
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|v| v.parse::<usize>().ok());
+    if let Some(soft) = soft
+        && soft < limits.max_connections + 64
+    {
+        tracing::warn!(
+            open_files = soft,
+            max_connections = limits.max_connections,
+            "the process may open fewer files than [server] max_connections needs: raise `ulimit -n` or lower max_connections"
+        );
+    }
 }
 
 /// Over a cap: a short readable answer if the socket takes it without waiting, then close.
@@ -133,14 +156,17 @@ async fn serve_connection(
     loop {
         let wake = activity.deadline(&limits);
         tokio::select! {
+            // The connection first: bytes already there are read before a deadline is judged.
+            biased;
             _ = connection.as_mut() => return,
+            _ = shutdown.cancelled() => break,
+            _ = activity.head_began.notified() => {}
             _ = tokio::time::sleep_until(wake) => {
                 if activity.expired(&limits) {
                     // Nothing in flight: dropping the connection closes the socket.
                     return;
                 }
             }
-            _ = shutdown.cancelled() => break,
         }
     }
     connection.as_mut().graceful_shutdown();
@@ -156,6 +182,9 @@ struct Activity {
     quiet_since: AtomicU64,
     /// Milliseconds since `origin`, plus one, of the first byte read while quiet; 0: none yet.
     head_started: AtomicU64,
+    /// Wakes the watchdog when a head starts: its header deadline is sooner than the
+    /// keep-alive deadline it may be sleeping towards.
+    head_began: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -165,6 +194,7 @@ impl Activity {
             in_flight: AtomicUsize::new(0),
             quiet_since: AtomicU64::new(0),
             head_started: AtomicU64::new(0),
+            head_began: tokio::sync::Notify::new(),
         }
     }
 
@@ -180,12 +210,15 @@ impl Activity {
         if self.in_flight.load(Ordering::Relaxed) == 0
             && self.head_started.load(Ordering::Relaxed) == 0
         {
-            let _ = self.head_started.compare_exchange(
+            let began = self.head_started.compare_exchange(
                 0,
                 self.now_ms() + 1,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             );
+            if began.is_ok() {
+                self.head_began.notify_one();
+            }
         }
     }
 
@@ -200,10 +233,12 @@ impl Activity {
         if self.in_flight.load(Ordering::Acquire) > 0 {
             return Instant::now() + limits.keep_alive_timeout;
         }
-        let quiet = self.at(self.quiet_since.load(Ordering::Relaxed));
-        // A socket that has not yet sent its first request must do so within the header time.
+        let quiet_since = self.quiet_since.load(Ordering::Relaxed);
+        let quiet = self.at(quiet_since);
+        // A new connection's first request head must be in within the header time of the
+        // connection; a later head within the header time of its first byte.
         let head = match self.head_started.load(Ordering::Relaxed) {
-            0 if self.quiet_since.load(Ordering::Relaxed) == 0 => Some(quiet),
+            _ if quiet_since == 0 => Some(quiet),
             0 => None,
             started => Some(self.at(started - 1)),
         };
@@ -310,18 +345,50 @@ impl AsyncWrite for Watched {
 }
 
 /// Open connections, in total and per peer address.
-#[derive(Default)]
 struct Peers {
     open: Mutex<(usize, HashMap<IpAddr, usize>)>,
+    refused: AtomicU64,
+    started: std::time::Instant,
+    /// The second (since `started`, plus one) of the last refusal logged.
+    last_logged: AtomicU64,
+}
+
+impl Default for Peers {
+    fn default() -> Self {
+        Self {
+            open: Mutex::default(),
+            refused: AtomicU64::new(0),
+            started: std::time::Instant::now(),
+            last_logged: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The address a per-peer cap counts by: IPv4-mapped IPv6 as IPv4, and IPv6 by its /64 (one
+/// subscriber's network: a host can take any address in it).
+fn peer_key(peer: IpAddr) -> IpAddr {
+    match peer.to_canonical() {
+        IpAddr::V6(v6) => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(std::net::Ipv6Addr::from(bits))
+        }
+        v4 => v4,
+    }
 }
 
 impl Peers {
     fn admit(self: &Arc<Self>, peer: IpAddr, limits: &ConnectionLimits) -> Option<Slot> {
+        let peer = peer_key(peer);
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let (total, by_peer) = &mut *open;
         let mine = by_peer.get(&peer).copied().unwrap_or(0);
         if *total >= limits.max_connections || mine >= limits.max_connections_per_peer {
-            tracing::warn!(%peer, open = *total, from_peer = mine, "connection refused: over the cap");
+            // One line a second at most: a peer hammering at its cap must not flood the log.
+            let refused = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
+            let now = self.started.elapsed().as_secs() + 1;
+            if self.last_logged.swap(now, Ordering::Relaxed) != now {
+                tracing::warn!(%peer, open = *total, from_peer = mine, refused_so_far = refused, "connection refused: over the cap");
+            }
             return None;
         }
         *total += 1;
@@ -397,6 +464,16 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_peers_count_by_their_network_and_mapped_ipv4_as_ipv4() {
+        let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        assert_eq!(peer_key(a), peer_key(b));
+        assert_ne!(peer_key(a), peer_key("2001:db8:1:3::1".parse().unwrap()));
+        let mapped: IpAddr = "::ffff:192.0.2.7".parse().unwrap();
+        assert_eq!(peer_key(mapped), "192.0.2.7".parse::<IpAddr>().unwrap());
+    }
+
+    #[test]
     fn peers_are_capped_each_and_in_total_and_slots_come_back() {
         let peers = Arc::new(Peers::default());
         let a: IpAddr = "127.0.0.1".parse().unwrap();
@@ -418,6 +495,15 @@ mod tests {
         assert!(!activity.expired(&limits));
         tokio::time::advance(Duration::from_secs(2)).await;
         assert!(activity.expired(&limits), "never sent a request");
+
+        let activity = Arc::new(Activity::new());
+        tokio::time::advance(Duration::from_secs(8)).await;
+        activity.bytes_read();
+        tokio::time::advance(Duration::from_secs(3)).await;
+        assert!(
+            activity.expired(&limits),
+            "the first head counts from the connection"
+        );
 
         let activity = Arc::new(Activity::new());
         drop(activity.request_started());

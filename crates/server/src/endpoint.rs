@@ -105,6 +105,8 @@ pub struct Endpoint {
 pub struct Limits {
     pub write: Option<Arc<dyn RateLimitStore>>,
     pub per_client: Option<Arc<dyn RateLimitStore>>,
+    /// Sessions opened per principal (see [`Endpoint::admit_initialize`]).
+    pub sessions: Option<Arc<dyn RateLimitStore>>,
     pub key: crate::config::RateKey,
 }
 
@@ -297,21 +299,23 @@ impl Endpoint {
         self.finish(event, started);
     }
 
-    /// An `initialize` that opens a session takes one unit of the caller's (read-class)
-    /// budget: opening sessions is work and memory, so it cannot be free while calls are
-    /// counted. Refused: the message (in the endpoint's language) and the seconds to wait.
+    /// An `initialize` that opens a session (or a legacy SSE stream) takes one unit of the
+    /// caller's session budget: twice `max_sessions_per_client` openings a minute. Opening sessions is
+    /// work and memory, so it cannot be free; and a budget of its own leaves the tool-call
+    /// budget (`rate_limit`) to calls. Refused: the message (in the endpoint's language) and
+    /// the seconds to wait.
     pub fn admit_initialize(&self, caller: &Caller) -> Result<(), (String, u64)> {
+        let Some(limiter) = &self.limits.sessions else {
+            return Ok(());
+        };
         let language = self.tools.first().map_or(Language::English, |t| t.language);
-        for (limiter, key) in self.limiters_for(true, caller) {
-            if let Err(retry) = limiter.check(&key) {
-                let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
-                return Err((
-                    rate_limit_message(language, &limiter.describe(), limiter.policy(), seconds),
-                    seconds,
-                ));
-            }
-        }
-        Ok(())
+        limiter.check(&caller.principal()).map_err(|retry| {
+            let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+            (
+                rate_limit_message(language, &limiter.describe(), limiter.policy(), seconds),
+                seconds,
+            )
+        })
     }
 
     /// An audit event of this endpoint with nothing known yet but the time and the trace id.

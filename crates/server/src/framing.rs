@@ -69,7 +69,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
                 let mut name = None;
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     if key == "name" {
-                        name = map.next_value::<Option<CowStr<'de>>>()?.map(|s| s.0);
+                        name = map.next_value::<AnyName<'de>>()?.0;
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
@@ -88,14 +88,52 @@ impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
     }
 }
 
-/// A borrowed string when the JSON has no escapes in it.
-struct CowStr<'a>(Cow<'a, str>);
+/// `params.name`: the string (borrowed when it has no escapes), or `None` for any other value —
+/// what a method other than `tools/call` means by `name` is not ours to refuse.
+struct AnyName<'a>(Option<Cow<'a, str>>);
 
-impl<'de: 'a, 'a> Deserialize<'de> for CowStr<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for AnyName<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Inner<'a>(#[serde(borrow)] Cow<'a, str>);
-        Inner::deserialize(deserializer).map(|inner| CowStr(inner.0))
+        struct Reader<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Reader<'a> {
+            type Value = AnyName<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(AnyName(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(AnyName(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(AnyName(Some(Cow::Owned(v))))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(AnyName(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(AnyName(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(AnyName(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(AnyName(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(AnyName(None))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(AnyName(None))
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(AnyName(None))
+            }
+        }
+        deserializer.deserialize_any(Reader(std::marker::PhantomData))
     }
 }
 
@@ -177,6 +215,15 @@ mod tests {
                 .is_none()
         );
         assert!(read(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1,2]}"#).is_ok());
+        let odd = read(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":{"a":[1]}}}"#);
+        assert_eq!(
+            odd.unwrap().tool,
+            None,
+            "a name that is no string is not refused"
+        );
+        let escaped =
+            read(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a\u0062"}}"#);
+        assert_eq!(escaped.unwrap().tool.as_deref(), Some("ab"));
     }
 
     #[test]

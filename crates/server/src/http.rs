@@ -67,6 +67,8 @@ pub struct Guard {
     pub browser: Arc<BrowserRules>,
     /// Sessions are opened here (`session = "stateful"`): `initialize` is counted and capped.
     pub stateful: bool,
+    /// How large a body may be, and how long it may take to arrive.
+    pub body: crate::body::BodyLimits,
 }
 
 /// axum middleware: browser rules, authentication, the session's owner, the message's framing,
@@ -113,10 +115,15 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         );
     }
     let mut opening = None;
-    let mut request = request;
+    let (parts, body) = request.into_parts();
+    let body = match crate::body::read(body, guard.body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    let mut request = Request::from_parts(parts, body);
     if request.method() == http::Method::POST && is_json(&request) {
         let (parts, body) = request.into_parts();
-        // The body is whole already (`body::read_whole` runs first): this takes it, no copy.
+        // Whole already: this takes the one chunk, no copy.
         let bytes = axum::body::to_bytes(body, usize::MAX)
             .await
             .unwrap_or_default();
@@ -136,7 +143,14 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
                 return json_response(StatusCode::BAD_REQUEST, malformed.body());
             }
         };
-        if guard.stateful && session.is_none() && message.method.as_deref() == Some("initialize") {
+        // The Streamable HTTP endpoint opens sessions; a legacy SSE stream was counted when it
+        // opened, and its `initialize` arrives on the messages path.
+        let on_endpoint = parts.uri.path().trim_end_matches('/') == guard.endpoint.path;
+        if guard.stateful
+            && on_endpoint
+            && session.is_none()
+            && message.method.as_deref() == Some("initialize")
+        {
             match open_session(&guard, &caller, started).await {
                 Ok(place) => opening = Some(place),
                 Err(refusal) => return refusal,
@@ -147,7 +161,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         if let (Authenticator::OAuth(oauth), Some(tool)) = (&guard.auth, message.tool.as_deref())
             && guard.endpoint.scope_challenge
             && guard.endpoint.has_scoped_tools()
-            && let Err(refusal) = step_up(&guard, oauth, &caller, tool, started)
+            && let Some(refusal) = step_up(&guard, oauth, &caller, tool, started)
         {
             return refusal;
         }
@@ -242,10 +256,10 @@ fn step_up(
     caller: &Caller,
     tool: &str,
     started: Instant,
-) -> Result<(), Response> {
+) -> Option<Response> {
     let missing = guard.endpoint.scopes_missing_for(tool, caller);
     if missing.is_empty() {
-        return Ok(());
+        return None;
     }
     let mut needed = caller.scopes.clone();
     for scope in oauth.scopes.iter().chain(&missing) {
@@ -268,7 +282,7 @@ fn step_up(
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
     }
-    Err(response)
+    Some(response)
 }
 
 enum Refusal {

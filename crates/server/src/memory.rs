@@ -3,32 +3,39 @@
 //! glibc's allocator keeps what a burst of sessions freed: after 4,000 sessions were reaped the
 //! process stayed at 285 MB resident until `malloc_trim` brought it to 62 MB (measured with the
 //! coffee endpoint; mimalloc was worse, holding 320 MB). Memory a stranger made us take must come
-//! back, so a background task trims the heap when it has shrunk by a lot since the last trim.
+//! back, so a background task trims the heap when much of it has become free.
 //! One call takes well under a millisecond when there is nothing to return.
 
 use std::time::Duration;
 
-/// Runs forever: every `every`, trims the heap if memory in use fell by 16 MiB or more.
+/// Runs forever: every `every`, trims the heap if the free memory inside it grew by 16 MiB or
+/// more since the last trim. Free memory, not memory in use: a burst that comes and goes
+/// between two looks is still seen, by what it left behind.
 pub async fn trim_periodically(every: Duration) {
     let mut interval = tokio::time::interval(every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut peak = 0usize;
+    let mut baseline = usize::MAX;
     loop {
         interval.tick().await;
-        let Some(in_use) = in_use() else { return };
-        peak = peak.max(in_use);
-        if peak - in_use >= 16 << 20 {
+        let Some(free) = free_in_heap() else { return };
+        // Reused free memory lowers the mark; trimming does not (the pages go back to the
+        // system, the chunks stay on the free lists), so it is not retrimmed every time.
+        baseline = baseline.min(free);
+        if free.saturating_sub(baseline) >= 16 << 20 {
             trim();
-            peak = in_use;
+            baseline = free;
         }
     }
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn in_use() -> Option<usize> {
-    // SAFETY: mallinfo2 only reads the allocator's counters; glibc ≥ 2.33 has it.
-    let info = unsafe { libc::mallinfo2() };
-    Some(info.uordblks)
+#[allow(deprecated)]
+fn free_in_heap() -> Option<usize> {
+    // SAFETY: mallinfo only reads the allocator's counters. Not mallinfo2: that needs glibc
+    // 2.33, and a binary linked against it would not start on older distributions. mallinfo's
+    // int fields wrap beyond 4 GiB; read as u32 they are right up to there.
+    let info = unsafe { libc::mallinfo() };
+    Some(info.fordblks as u32 as usize)
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -42,7 +49,7 @@ fn trim() {
 
 /// Other allocators return memory on their own; nothing to do.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn in_use() -> Option<usize> {
+fn free_in_heap() -> Option<usize> {
     None
 }
 

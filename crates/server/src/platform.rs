@@ -469,6 +469,16 @@ impl Platform {
                         .client_rate_limit
                         .as_ref()
                         .and_then(|l| limiters.get(l).cloned()),
+                    // Twice the cap a minute: a client may replace all its sessions, and
+                    // evict, but cannot churn through thousands.
+                    sessions: Some(crate::limits::store(
+                        Rate {
+                            count: 2 * section.session_caps().per_client as u32,
+                            period: std::time::Duration::from_secs(60),
+                        },
+                        &format!("{}/minute", 2 * section.session_caps().per_client),
+                        concierge_core::LimitPolicy::SlidingWindow,
+                    )),
                     key: section.rate_limit_key,
                 }),
             );
@@ -481,6 +491,10 @@ impl Platform {
                 )),
                 browser: browser.clone(),
                 stateful: section.session == crate::config::SessionMode::Stateful,
+                body: crate::body::BodyLimits {
+                    max_bytes: config.server.max_body_bytes,
+                    read_timeout: config.server.body_read_timeout,
+                },
             });
             endpoints.push(BuiltEndpoint {
                 section: section.clone(),

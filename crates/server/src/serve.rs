@@ -27,25 +27,28 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
         cache: platform.config.server.health_cache,
         last: tokio::sync::Mutex::new(None),
     });
-    let server = &platform.config.server;
-    let body = crate::body::BodyLimits {
-        max_bytes: server.max_body_bytes,
-        read_timeout: server.body_read_timeout,
+    // What strangers post to the authorization server (forms, registrations) is small: read
+    // whole within the body time, at most 64 KiB (its endpoints cap lower themselves).
+    let small = crate::body::BodyLimits {
+        max_bytes: 64 * 1024,
+        read_timeout: platform.config.server.body_read_timeout,
     };
-    let mut router = Router::new().route("/health", get(move || health(health_state.clone())));
+    let mut public = Router::new().route("/health", get(move || health(health_state.clone())));
+    let mut router = Router::new();
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));
     }
     if let Some(setup) = &platform.oauth {
         if let Some(server) = &setup.builtin {
-            router = router.merge(concierge_oauth::router(server.clone()));
+            public = public.merge(concierge_oauth::router(server.clone()));
         }
-        router = router.merge(protected_resources(platform, setup));
+        public = public.merge(protected_resources(platform, setup));
     }
-    router.layer(axum::middleware::from_fn_with_state(
-        body,
+    // Endpoints read their bodies in the guard, after authentication.
+    router.merge(public.layer(axum::middleware::from_fn_with_state(
+        small,
         crate::body::read_whole,
-    ))
+    )))
 }
 
 /// RFC 9728 metadata for every OAuth endpoint, at the path-suffixed well-known URL, and the
@@ -213,9 +216,9 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
         guard,
     ));
     {
-        // Browser clients (the Inspector, claude.ai in a browser) preflight: answered before
+        // Browser clients (the Inspector, a web app of the deployment) preflight: answered before
         // authentication, and the headers they must read are exposed — to the allowed origins
-        // only, the same rule the guard applies to the requests themselves.
+        // only (`[server] allowed_origins`), the rule the guard applies to the requests too.
         use tower_http::cors::{AllowOrigin, CorsLayer};
         let browser = built.guard.browser.clone();
         router.layer(

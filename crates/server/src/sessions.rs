@@ -88,17 +88,28 @@ impl SessionTable {
     pub async fn open(self: &Arc<Self>, owner: &str) -> Result<Opening, Full> {
         let evicted = {
             let mut table = self.lock();
-            // rmcp has closed sessions idle this long; their entries go too.
+            // A session unused for `idle` is one rmcp has closed — unless the server itself kept
+            // it busy (notifications it sent reset rmcp's clock, not ours). So an entry is kept
+            // for twice that, to keep refusing other principals, and counts against the caps
+            // only while it is live by our clock.
             let idle = self.idle;
-            table.sessions.retain(|_, e| e.last_seen.elapsed() < idle);
+            table
+                .sessions
+                .retain(|_, e| e.last_seen.elapsed() < idle * 2);
+            let live = |e: &Entry| e.last_seen.elapsed() < idle;
             let pending: usize = table.opening.values().sum();
-            let mine = table.sessions.values().filter(|e| e.owner == owner).count()
+            let open = table.sessions.values().filter(|e| live(e)).count();
+            let mine = table
+                .sessions
+                .values()
+                .filter(|e| e.owner == owner && live(e))
+                .count()
                 + table.opening.get(owner).copied().unwrap_or(0);
             let evicted = if mine >= self.caps.per_client {
                 let oldest = table
                     .sessions
                     .iter()
-                    .filter(|(_, e)| e.owner == owner)
+                    .filter(|(_, e)| e.owner == owner && live(e))
                     .min_by_key(|(_, e)| e.last_seen)
                     .map(|(id, _)| id.clone());
                 match oldest {
@@ -111,7 +122,7 @@ impl SessionTable {
             } else {
                 None
             };
-            if evicted.is_none() && table.sessions.len() + pending >= self.caps.total {
+            if evicted.is_none() && open + pending >= self.caps.total {
                 return Err(Full::Endpoint(self.caps.total));
             }
             *table.opening.entry(owner.to_string()).or_default() += 1;
