@@ -154,14 +154,15 @@ pub struct ServerSection {
     /// at most `max_body_bytes` (1 MiB): 30 s is 35 KB/s, slower than any link that carries a chat.
     #[serde(default = "thirty_seconds", with = "humantime_serde_compat")]
     pub body_read_timeout: Duration,
-    /// Open connections at most; over it a new socket is answered 503 and closed. The default
-    /// leaves room under the usual 1,024-descriptor limit for upstream sockets and files; raise
-    /// it with `ulimit -n` for a busy deployment (`serve` warns at start when the limit is lower).
+    /// Open connections at most; over it a new socket is answered 503 and closed. `serve` raises
+    /// its open-file limit to the hard limit and warns at start when that is still below this
+    /// (then raise `ulimit -Hn`, or lower this).
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
-    /// Open connections from one peer address at most, so one peer cannot take the sockets
-    /// everyone else needs. Behind a reverse proxy every connection has the proxy's address:
-    /// raise this to `max_connections` there, and let the proxy cap its clients.
+    /// Open connections from one peer address (IPv6: one /64) at most, so one peer cannot take
+    /// the sockets everyone else needs; 512 is more than a busy backend (an n8n instance with
+    /// hundreds of calls in flight) opens. Behind a reverse proxy every connection has the
+    /// proxy's address: raise this to `max_connections` there, and let the proxy cap its clients.
     #[serde(default = "default_max_connections_per_peer")]
     pub max_connections_per_peer: usize,
     /// How long one round of upstream probes answers `/health` (anyone may call it; it must not
@@ -187,11 +188,11 @@ fn sixty_seconds() -> Duration {
 }
 
 fn default_max_connections() -> usize {
-    768
+    4096
 }
 
 fn default_max_connections_per_peer() -> usize {
-    128
+    512
 }
 
 fn loopback_hosts() -> Vec<String> {

@@ -52,6 +52,7 @@ pub async fn serve(
     shutdown: CancellationToken,
     drain: Duration,
 ) -> std::io::Result<()> {
+    raise_descriptor_limit();
     warn_if_descriptors_are_fewer(&limits);
     let peers = Arc::new(Peers::default());
     let tracker = TaskTracker::new();
@@ -88,6 +89,28 @@ pub async fn serve(
     }
     Ok(())
 }
+
+/// Raises the soft limit on open files to the hard one, as servers do (Go's runtime does it for
+/// every program): the soft default (often 1,024) is a guard for desktop programs, far below
+/// what a server that holds one descriptor per connection needs.
+#[cfg(unix)]
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max.min(1 << 20);
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn raise_descriptor_limit() {}
 
 /// Every connection takes a file descriptor; with fewer than the cap allows (plus room for
 /// files and upstream sockets), accept fails before the cap is reached. Said once, at start.
