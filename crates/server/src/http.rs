@@ -1,4 +1,7 @@
-//! The HTTP guard in front of an endpoint's MCP transport: bearer tokens and session binding.
+//! The HTTP guard in front of an endpoint's MCP transport, in this order: the browser rules
+//! (`Host`, `Origin`), the bearer token, the session's owner, the body (read whole, within its
+//! limits), its JSON-RPC framing, the session caps for an `initialize`, and the OAuth scope
+//! step-up.
 //!
 //! rmcp serves the protocol; it neither authenticates nor remembers who opened a session. Both
 //! happen here, before a request reaches it: the authenticated [`Caller`] is put into the

@@ -9,7 +9,8 @@
 //!
 //! rmcp dropped this transport, so it is ours, and small: the session is an rmcp service over a
 //! pair of channels, served by the same [`EndpointHandler`] (tools, scopes, limits, audit) as
-//! the Streamable HTTP endpoint. The guard in front authenticates both requests; a post is
+//! the Streamable HTTP endpoint. The guard in front applies the browser rules and authenticates
+//! both requests; a post is
 //! accepted only from the principal that opened the session, and each message runs with the
 //! caller of the request that carried it (its token's scopes and limits, not the opener's).
 
