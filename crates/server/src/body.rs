@@ -16,6 +16,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
+use bytes::Bytes;
 use http::StatusCode;
 use http_body_util::BodyExt;
 
@@ -35,16 +36,19 @@ pub async fn read_whole(
 ) -> Response {
     let (parts, body) = request.into_parts();
     match read(body, limits).await {
-        Ok(body) => next.run(Request::from_parts(parts, body)).await,
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
         Err(refusal) => refusal,
     }
 }
 
-/// The whole of `body` (as a body again, so it can be handed on), or the refusal to answer.
-pub async fn read(body: Body, limits: BodyLimits) -> Result<Body, Response> {
+/// The whole of `body` (empty when there is none), or the refusal to answer.
+pub async fn read(body: Body, limits: BodyLimits) -> Result<Bytes, Response> {
     use http_body::Body as _;
     if body.is_end_stream() {
-        return Ok(body);
+        return Ok(Bytes::new());
     }
     if let Some(length) = body.size_hint().exact()
         && length > limits.max_bytes as u64
@@ -74,7 +78,7 @@ pub async fn read(body: Body, limits: BodyLimits) -> Result<Body, Response> {
             StatusCode::BAD_REQUEST,
             "the request body could not be read",
         )),
-        Ok(Ok(collected)) => Ok(Body::from(collected.to_bytes())),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
 }
 

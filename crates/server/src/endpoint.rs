@@ -310,7 +310,7 @@ impl Endpoint {
         };
         let language = self.tools.first().map_or(Language::English, |t| t.language);
         limiter.check(&caller.principal()).map_err(|retry| {
-            let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+            let seconds = whole_seconds(retry);
             (
                 rate_limit_message(language, &limiter.describe(), limiter.policy(), seconds),
                 seconds,
@@ -547,9 +547,14 @@ fn envelope_result(envelope: Value) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
 }
 
+/// The wait a refusal names: whole seconds, at least one (`Retry-After` takes no fractions).
+fn whole_seconds(retry: RetryAfter) -> u64 {
+    retry.0.as_secs_f64().ceil().max(1.0) as u64
+}
+
 /// A refusal by `limiter`, as the platform's error document in the error's envelope.
 fn rate_limited(language: Language, limiter: &dyn RateLimitStore, retry: RetryAfter) -> ToolError {
-    let seconds = retry.0.as_secs_f64().ceil().max(1.0) as u64;
+    let seconds = whole_seconds(retry);
     let message = rate_limit_message(language, &limiter.describe(), limiter.policy(), seconds);
     ToolError::rejected("rate_limited", message.clone()).with_envelope(json!({"error": {
         "code": "rate_limited",

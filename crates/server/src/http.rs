@@ -119,17 +119,11 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     }
     let mut opening = None;
     let (parts, body) = request.into_parts();
-    let body = match crate::body::read(body, guard.body).await {
-        Ok(body) => body,
+    let bytes = match crate::body::read(body, guard.body).await {
+        Ok(bytes) => bytes,
         Err(refusal) => return refusal,
     };
-    let mut request = Request::from_parts(parts, body);
-    if request.method() == http::Method::POST && is_json(&request) {
-        let (parts, body) = request.into_parts();
-        // Whole already: this takes the one chunk, no copy.
-        let bytes = axum::body::to_bytes(body, usize::MAX)
-            .await
-            .unwrap_or_default();
+    if parts.method == http::Method::POST && is_json(&parts.headers) {
         let message = match framing::read(&bytes) {
             Ok(message) => message,
             Err(malformed) => {
@@ -168,8 +162,8 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         {
             return refusal;
         }
-        request = Request::from_parts(parts, Body::from(bytes));
     }
+    let mut request = Request::from_parts(parts, Body::from(bytes));
     let is_delete = request.method() == http::Method::DELETE;
     request.extensions_mut().insert(caller);
     let mut response = next.run(request).await;
@@ -193,9 +187,8 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     response
 }
 
-fn is_json(request: &Request) -> bool {
-    request
-        .headers()
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
@@ -205,25 +198,38 @@ fn is_json(request: &Request) -> bool {
         })
 }
 
-/// An `initialize` opens a session: it is counted against the caller's rate limit, and takes a
+/// The refusal when `caller` may not open one more session (a Streamable HTTP `initialize` or
+/// a legacy SSE stream) by its session budget: 429 with `Retry-After`, audited.
+pub(crate) fn session_opening_refused(
+    endpoint: &Endpoint,
+    caller: &Caller,
+    started: Instant,
+) -> Option<Response> {
+    let Err((message, seconds)) = endpoint.admit_initialize(caller) else {
+        return None;
+    };
+    endpoint.audit_refusal(
+        Some(&caller.client),
+        Outcome::RateLimited,
+        Some("rate_limited"),
+        started,
+    );
+    let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, &message);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    Some(response)
+}
+
+/// An `initialize` opens a session: it takes a unit of the caller's session budget, and a
 /// place under the session caps.
 async fn open_session(
     guard: &Arc<Guard>,
     caller: &Caller,
     started: Instant,
 ) -> Result<Opening, Response> {
-    if let Err((message, seconds)) = guard.endpoint.admit_initialize(caller) {
-        guard.endpoint.audit_refusal(
-            Some(&caller.client),
-            Outcome::RateLimited,
-            Some("rate_limited"),
-            started,
-        );
-        let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, &message);
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        return Err(response);
+    if let Some(refusal) = session_opening_refused(&guard.endpoint, caller, started) {
+        return Err(refusal);
     }
     guard
         .sessions

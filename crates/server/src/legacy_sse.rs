@@ -85,18 +85,10 @@ async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response
     // A stream is a session: counted against the caller's budget like an `initialize`, and
     // capped like Streamable HTTP sessions. A held-open stream is in use, so over the cap the
     // new one is refused rather than an old one cut.
-    if let Err((message, seconds)) = state.endpoint.admit_initialize(&caller) {
-        state.endpoint.audit_refusal(
-            Some(&caller.client),
-            Outcome::RateLimited,
-            Some("rate_limited"),
-            Instant::now(),
-        );
-        let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, &message);
-        response
-            .headers_mut()
-            .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
-        return response;
+    if let Some(refusal) =
+        crate::http::session_opening_refused(&state.endpoint, &caller, Instant::now())
+    {
+        return refusal;
     }
     let id = uuid::Uuid::new_v4().simple().to_string();
     let (inbox, from_client) = mpsc::channel(32);

@@ -471,14 +471,17 @@ impl Platform {
                         .and_then(|l| limiters.get(l).cloned()),
                     // Twice the cap a minute: a client may replace all its sessions, and
                     // evict, but cannot churn through thousands.
-                    sessions: Some(crate::limits::store(
-                        Rate {
-                            count: 2 * section.session_caps().per_client as u32,
-                            period: std::time::Duration::from_secs(60),
-                        },
-                        &format!("{}/minute", 2 * section.session_caps().per_client),
-                        concierge_core::LimitPolicy::SlidingWindow,
-                    )),
+                    sessions: Some({
+                        let openings = 2 * section.session_caps().per_client;
+                        crate::limits::store(
+                            Rate {
+                                count: openings as u32,
+                                period: std::time::Duration::from_secs(60),
+                            },
+                            &format!("{openings}/minute"),
+                            concierge_core::LimitPolicy::SlidingWindow,
+                        )
+                    }),
                     key: section.rate_limit_key,
                 }),
             );
