@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use concierge_core::{Annotations, CallContext, Language, ToolError, ToolSet, typed_tool};
+use concierge_core::{Annotations, CallContext, ToolError, ToolSet, typed_tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -227,7 +227,7 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
 
     Ok(ToolSet::new(
         "coffee",
-        Language::Russian,
+        &concierge_core::messages::RUSSIAN,
         vec![get_menu, search_menu, create_order, get_order_status],
     ))
 }

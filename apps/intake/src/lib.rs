@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use concierge_core::{
-    Annotations, BoxFuture, CallContext, Language, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
+    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -39,7 +39,7 @@ pub async fn build(config: &IntakeConfig) -> Result<ToolSet, String> {
     let service = IntakeService::open(&config.database, config.hotel_id.clone()).await?;
     Ok(ToolSet::new(
         "intake",
-        Language::Chinese,
+        &concierge_core::messages::CHINESE,
         vec![Arc::new(SubmitTool::new(service))],
     ))
 }

@@ -16,7 +16,7 @@ pub mod tools;
 
 use std::sync::Arc;
 
-use concierge_core::{Language, ToolSet};
+use concierge_core::ToolSet;
 use serde::Deserialize;
 
 /// The `[apps.mappy]` section.
@@ -54,12 +54,13 @@ pub fn build(config: &MappyConfig) -> Result<ToolSet, String> {
     let api = Arc::new(laravel::Laravel::new(config)?);
     let probe = api.clone();
     // Platform messages in English: the seed asks for English beside Vietnamese (§6.1).
-    Ok(
-        ToolSet::new("mappy", Language::English, tools::all(api)).with_health(Arc::new(
-            move || {
-                let probe = probe.clone();
-                Box::pin(async move { probe.health().await.into() })
-            },
-        )),
+    Ok(ToolSet::new(
+        "mappy",
+        &concierge_core::messages::VIETNAMESE,
+        tools::all(api),
     )
+    .with_health(Arc::new(move || {
+        let probe = probe.clone();
+        Box::pin(async move { probe.health().await.into() })
+    })))
 }

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use concierge_core::{Language, ToolSet};
+use concierge_core::ToolSet;
 use serde::Deserialize;
 
 use content::clock::{Clock, SystemClock};
@@ -112,7 +112,7 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
         });
         tools.extend(trip_tools::trip_tools(catalog, index, settings));
     }
-    let set = ToolSet::new("trips", Language::English, tools);
+    let set = ToolSet::new("trips", &concierge_core::messages::GERMAN, tools);
     Ok(match health {
         Some(check) => set.with_health(check),
         None => set,

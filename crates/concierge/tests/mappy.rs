@@ -1066,8 +1066,9 @@ async fn only_writes_that_reach_mappy_use_the_write_budget() {
     // The eleventh is refused before it reaches Mappy, and says how the limit counts.
     let before = m.laravel.write_requests();
     let text = refusal(&call(&owner, "review_reply", reply("w-10")).await);
+    // In the seed's language (Vietnamese), naming the limit and how it counts.
     assert!(
-        text.contains("rate_limited") && text.contains("10/minute, sliding window"),
+        text.contains("rate_limited") && text.contains("10/minute, cửa sổ trượt"),
         "{text}"
     );
     assert_eq!(m.laravel.write_requests(), before);

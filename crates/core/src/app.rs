@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use crate::{BoxFuture, Language, Tool};
+use crate::{BoxFuture, Messages, Tool};
 
 /// What an app's health check found (`/health` reports it). Reasons are short and safe to show
 /// anyone: no address, no key.
@@ -25,21 +25,26 @@ impl From<Result<(), String>> for Health {
 /// Whether an app can answer now, as `/health` reports it.
 pub type HealthCheck = Arc<dyn Fn() -> BoxFuture<'static, Health> + Send + Sync>;
 
-/// What an app hands the platform: its tools, and the language its users read.
+/// What an app hands the platform: its tools, and the texts its users read.
 #[derive(Clone)]
 pub struct ToolSet {
     pub app: String,
-    pub language: Language,
+    /// The platform's messages in the app's language (validation, limits, write safety).
+    pub messages: &'static Messages,
     pub tools: Vec<Arc<dyn Tool>>,
     /// The app's upstream, checked by `/health`.
     pub health: Option<HealthCheck>,
 }
 
 impl ToolSet {
-    pub fn new(app: impl Into<String>, language: Language, tools: Vec<Arc<dyn Tool>>) -> Self {
+    pub fn new(
+        app: impl Into<String>,
+        messages: &'static Messages,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Self {
         Self {
             app: app.into(),
-            language,
+            messages,
             tools,
             health: None,
         }

@@ -17,6 +17,11 @@ pub enum Outcome {
     Forbidden,
     SessionRefused,
     Misconfigured,
+    /// The request ended before it was answered: the client went away, the server stopped, or
+    /// the tool panicked (then `code` is `panic`).
+    Cancelled,
+    /// The platform's call deadline passed before the tool answered.
+    DeadlineExceeded,
 }
 
 /// One line of the audit log: a tool call, or a refusal before any tool ran.

@@ -29,18 +29,20 @@
 mod app;
 mod audit;
 mod caller;
+pub mod clock;
 mod error;
-mod language;
 mod limits;
+pub mod messages;
 mod schema;
 mod tool;
 
 pub use app::{Health, HealthCheck, ToolSet};
 pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact};
 pub use caller::{CallContext, Caller};
+pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use error::{ErrorKind, ToolError};
-pub use language::Language;
 pub use limits::{LimitPolicy, RateLimitStore, RetryAfter};
+pub use messages::Messages;
 pub use schema::schema_for;
 pub use tool::{
     Annotations, BoxFuture, FollowUp, Tool, ToolOutput, ToolSpec, WriteSafety, typed_tool,

@@ -169,6 +169,12 @@ pub struct ServerSection {
     /// become load on the upstreams).
     #[serde(default = "five_seconds", with = "humantime_serde_compat")]
     pub health_cache: Duration,
+    /// How long a tool call may run before the platform stops it and answers
+    /// `deadline_exceeded`. It bounds what a hung upstream can hold, and it is what makes the
+    /// idempotency store's rule safe: a write claim older than 10 minutes counts as abandoned,
+    /// so no write may run that long (checked).
+    #[serde(default = "five_minutes", with = "humantime_serde_compat")]
+    pub call_timeout: Duration,
 }
 
 fn five_seconds() -> Duration {
@@ -569,6 +575,17 @@ impl Config {
                     "must be at least 100ms (it bounds how long a socket may wait)",
                 ));
             }
+        }
+        if server.call_timeout < Duration::from_secs(1)
+            || server.call_timeout >= crate::writes::ABANDONED
+        {
+            errors.push(ConfigError::new(
+                "server.call_timeout",
+                format!(
+                    "must be at least 1s and shorter than {} (after that long an unfinished write's idempotency key is taken over)",
+                    humantime::format_duration(crate::writes::ABANDONED)
+                ),
+            ));
         }
         for (key, value) in [
             ("max_connections", server.max_connections),

@@ -1,29 +1,40 @@
-//! The rmcp side of an endpoint: initialize, tools/list, tools/call.
+//! The rmcp edge: one endpoint as an rmcp `ServerHandler`. It turns JSON-RPC requests into
+//! dispatcher calls and our answers ([`ToolAnswer`], [`TaskHandle`], [`TaskState`]) into rmcp's
+//! types, and nothing else — an rmcp upgrade touches this file (and `serve.rs`, which mounts
+//! rmcp's transport).
 
 use std::sync::Arc;
 
 use concierge_core::Caller;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetTaskParams, GetTaskResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
+    DetailedTask, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Task, TaskPayload, TaskStatus,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::endpoint::{CallAnswer, Endpoint};
+use crate::endpoint::{CallAnswer, Endpoint, ToolAnswer};
+use crate::pipeline::{RequestRecord, Transport};
+use crate::tasks::{POLL_MS, TTL, TaskError, TaskHandle, TaskState};
 
 /// One endpoint as an MCP server. Cheap to clone: the factory makes one per session (or per
-/// request in stateless mode) and everything heavy is behind the `Arc`.
+/// request in stateless mode) and everything heavy is behind the `Arc`s.
 #[derive(Clone)]
 pub struct EndpointHandler {
     endpoint: Arc<Endpoint>,
-    /// The caller when there is no HTTP request to carry one (stdio).
+    /// The endpoint's tools as rmcp lists them, built once.
+    listings: Arc<[rmcp::model::Tool]>,
+    /// The caller when there is no HTTP request to carry one (stdio, a legacy SSE stream's
+    /// opener).
     local_caller: Option<Caller>,
 }
 
 impl EndpointHandler {
     pub fn http(endpoint: Arc<Endpoint>) -> Self {
         Self {
+            listings: listings(&endpoint),
             endpoint,
             local_caller: None,
         }
@@ -31,22 +42,115 @@ impl EndpointHandler {
 
     pub fn local(endpoint: Arc<Endpoint>, caller: Caller) -> Self {
         Self {
+            listings: listings(&endpoint),
             endpoint,
             local_caller: Some(caller),
         }
     }
 
     fn caller(&self, context: &RequestContext<RoleServer>) -> Option<Caller> {
-        context
-            .extensions
-            .get::<http::request::Parts>()
+        self.parts(context)
             .and_then(|parts| parts.extensions.get::<Caller>().cloned())
             .or_else(|| self.local_caller.clone())
     }
+
+    /// The request's record: the one the HTTP pipeline made, or (stdio) a new one.
+    fn record(&self, context: &RequestContext<RoleServer>) -> RequestRecord {
+        self.parts(context)
+            .and_then(|parts| parts.extensions.get::<RequestRecord>().cloned())
+            .unwrap_or_else(|| {
+                RequestRecord::arrive(
+                    &self.endpoint.path,
+                    Transport::Stdio,
+                    self.endpoint.audit.clone(),
+                )
+            })
+    }
+
+    fn parts<'a>(
+        &self,
+        context: &'a RequestContext<RoleServer>,
+    ) -> Option<&'a http::request::Parts> {
+        context.extensions.get::<http::request::Parts>()
+    }
+}
+
+/// rmcp's listing of each tool, from its spec.
+fn listings(endpoint: &Endpoint) -> Arc<[rmcp::model::Tool]> {
+    endpoint
+        .tools()
+        .iter()
+        .map(|mounted| {
+            let spec = mounted.spec();
+            let mut annotations = ToolAnnotations::default();
+            annotations.read_only_hint = Some(spec.annotations.read_only);
+            annotations.destructive_hint = Some(spec.annotations.destructive);
+            annotations.idempotent_hint = Some(spec.annotations.idempotent);
+            annotations.open_world_hint = Some(spec.annotations.open_world);
+            annotations.title = spec.title.clone();
+            rmcp::model::Tool::new(
+                spec.name.clone(),
+                spec.description.clone(),
+                Arc::new(spec.input_schema.clone()),
+            )
+            .with_raw_output_schema(Arc::new(spec.output_schema.clone()))
+            .with_annotations(annotations)
+        })
+        .collect()
 }
 
 pub fn server_identity() -> Implementation {
     Implementation::new("concierge", env!("CARGO_PKG_VERSION"))
+}
+
+fn result_of(answer: ToolAnswer) -> CallToolResult {
+    let content = vec![ContentBlock::text(answer.text)];
+    let mut result = if answer.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = answer.structured;
+    result
+}
+
+fn task(id: String, status_message: String) -> Task {
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    Task::new(id, TaskStatus::Working, now.clone(), now)
+        .with_ttl_ms(TTL.as_millis() as u64)
+        .with_poll_interval_ms(POLL_MS)
+        .with_status_message(status_message)
+}
+
+fn created(handle: TaskHandle) -> CreateTaskResult {
+    CreateTaskResult::new(task(handle.id, handle.status_message))
+}
+
+fn task_result(state: TaskState) -> GetTaskResult {
+    let payload = match state.done {
+        None => TaskPayload::Working,
+        Some(answer) => {
+            let value = serde_json::to_value(result_of(answer)).unwrap_or_default();
+            TaskPayload::Completed {
+                result: value.as_object().cloned().unwrap_or_default(),
+            }
+        }
+    };
+    GetTaskResult::new(DetailedTask::new(
+        task(state.id, state.status_message),
+        payload,
+    ))
+}
+
+fn task_error(error: TaskError) -> ErrorData {
+    match error {
+        TaskError::Unknown => ErrorData::invalid_params("unknown task", None),
+        TaskError::Unavailable(detail) => ErrorData::internal_error(
+            "the job's status is unavailable right now; poll again later",
+            detail,
+        ),
+        TaskError::Broken(message) => ErrorData::internal_error(message, None),
+    }
 }
 
 impl ServerHandler for EndpointHandler {
@@ -58,10 +162,13 @@ impl ServerHandler for EndpointHandler {
         let caller = self
             .caller(&context)
             .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))?;
+        let record = self.record(&context);
         let rpc_id = context.id.clone().into_json_value();
         self.endpoint
-            .task_state(&request.task_id, caller, rpc_id)
+            .task_state(&request.task_id, caller, rpc_id, &record)
             .await
+            .map(task_result)
+            .map_err(task_error)
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -86,7 +193,10 @@ impl ServerHandler for EndpointHandler {
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context);
         Ok(ListToolsResult::with_all_items(
-            self.endpoint.listings_for(caller.as_ref()),
+            self.endpoint
+                .visible_to(caller.as_ref())
+                .map(|i| self.listings[i].clone())
+                .collect(),
         ))
     }
 
@@ -99,23 +209,30 @@ impl ServerHandler for EndpointHandler {
         let caller = self
             .caller(&context)
             .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))?;
+        let record = self.record(&context);
         let rpc_id = context.id.clone().into_json_value();
         let tasks = context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
         match self
             .endpoint
-            .call(&request.name, request.arguments, caller.clone(), rpc_id)
+            .call(
+                &request.name,
+                request.arguments,
+                caller.clone(),
+                rpc_id,
+                &record,
+            )
             .await
         {
             // A write that started a background job, for a client that follows tasks.
-            CallAnswer::Result(result) if tasks => {
-                match self.endpoint.task_for(&request.name, &caller, &result) {
-                    Some(task) => Ok(CallToolResponse::Task(task)),
-                    None => Ok(result.into()),
+            CallAnswer::Result(answer) if tasks => {
+                match self.endpoint.task_for(&request.name, &caller, &answer) {
+                    Some(handle) => Ok(CallToolResponse::Task(created(handle))),
+                    None => Ok(result_of(answer).into()),
                 }
             }
-            CallAnswer::Result(result) => Ok(result.into()),
+            CallAnswer::Result(answer) => Ok(result_of(answer).into()),
             CallAnswer::UnknownTool(message) => Err(ErrorData::invalid_params(message, None)),
             CallAnswer::BrokenOutput(message) => Err(ErrorData::internal_error(message, None)),
         }

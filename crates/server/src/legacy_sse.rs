@@ -9,10 +9,11 @@
 //!
 //! rmcp dropped this transport, so it is ours, and small: the session is an rmcp service over a
 //! pair of channels, served by the same [`EndpointHandler`] (tools, scopes, limits, audit) as
-//! the Streamable HTTP endpoint. The guard in front applies the browser rules and authenticates
-//! both requests; a post is
-//! accepted only from the principal that opened the session, and each message runs with the
-//! caller of the request that carried it (its token's scopes and limits, not the opener's).
+//! the Streamable HTTP endpoint. The pipeline in front (`pipeline/`) runs its steps on both
+//! requests — browser rules, authentication, the session's owner (a post is accepted only from
+//! the principal that opened the session), body, framing — and each message runs with the
+//! caller and the record of the request that carried it (its token's scopes and limits, not the
+//! opener's).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ use axum::extract::{Query, Request, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use concierge_core::{Caller, Outcome};
+use concierge_core::Caller;
 use futures::StreamExt;
 use http::StatusCode;
 use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
@@ -35,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::Endpoint;
 use crate::handler::EndpointHandler;
-use crate::http::json_error;
+use crate::pipeline::{Refusal, RequestRecord, session};
 
 struct Session {
     owner: String,
@@ -43,12 +44,43 @@ struct Session {
     last_seen: Arc<Mutex<Instant>>,
 }
 
+/// An endpoint's open legacy SSE sessions, shared with the pipeline, which asks who owns the
+/// session a post names.
+pub struct LegacySessions {
+    sse: String,
+    messages: String,
+    open: Mutex<HashMap<String, Session>>,
+}
+
+impl LegacySessions {
+    pub fn new(paths: &crate::config::LegacySse) -> Self {
+        Self {
+            sse: paths.sse.clone(),
+            messages: paths.messages.clone(),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether `path` is one of this transport's two routes.
+    pub fn serves(&self, path: &str) -> bool {
+        path == self.sse || path == self.messages
+    }
+
+    /// Who opened session `id`.
+    pub fn owner(&self, id: &str) -> Option<String> {
+        self.lock().get(id).map(|s| s.owner.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 pub struct LegacySse {
     endpoint: Arc<Endpoint>,
-    messages: String,
     idle: Duration,
     max_body: usize,
-    sessions: Mutex<HashMap<String, Session>>,
+    sessions: Arc<LegacySessions>,
     stop: CancellationToken,
     caps: crate::sessions::SessionCaps,
 }
@@ -57,45 +89,46 @@ pub struct LegacySse {
 /// `idle`); `guard` must be layered on them.
 pub fn routes(
     endpoint: Arc<Endpoint>,
-    paths: &crate::config::LegacySse,
+    sessions: Arc<LegacySessions>,
     server: &crate::config::ServerSection,
     idle: Duration,
     caps: crate::sessions::SessionCaps,
     stop: CancellationToken,
 ) -> Router {
+    let (sse, messages) = (sessions.sse.clone(), sessions.messages.clone());
     let state = Arc::new(LegacySse {
         endpoint,
-        messages: paths.messages.clone(),
         idle,
         max_body: server.max_body_bytes,
-        sessions: Mutex::new(HashMap::new()),
+        sessions,
         stop,
         caps,
     });
     Router::new()
-        .route(&paths.sse, get(open))
-        .route(&paths.messages, post(deliver))
+        .route(&sse, get(open))
+        .route(&messages, post(deliver))
         .with_state(state)
 }
 
 async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response {
-    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+    let (Some(caller), Some(record)) = (
+        request.extensions().get::<Caller>().cloned(),
+        request.extensions().get::<RequestRecord>().cloned(),
+    ) else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     // A stream is a session: counted against the caller's budget like an `initialize`, and
     // capped like Streamable HTTP sessions. A held-open stream is in use, so over the cap the
     // new one is refused rather than an old one cut.
-    if let Some(refusal) =
-        crate::http::session_opening_refused(&state.endpoint, &caller, Instant::now())
-    {
-        return refusal;
+    if let Err(refusal) = session::budget(&state.endpoint, &caller) {
+        return refusal.answer(&record);
     }
     let id = uuid::Uuid::new_v4().simple().to_string();
     let (inbox, from_client) = mpsc::channel(32);
     let (to_client, outbox) = mpsc::channel::<ServerJsonRpcMessage>(32);
     let last_seen = Arc::new(Mutex::new(Instant::now()));
     {
-        let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sessions = state.sessions.lock();
         let owner = caller.principal();
         let mine = sessions.values().filter(|s| s.owner == owner).count();
         let full = if mine >= state.caps.per_client {
@@ -113,13 +146,7 @@ async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response
         };
         if let Some(message) = full {
             drop(sessions);
-            state.endpoint.audit_refusal(
-                Some(&caller.client),
-                Outcome::SessionRefused,
-                Some("too_many_sessions"),
-                Instant::now(),
-            );
-            return json_error(StatusCode::SERVICE_UNAVAILABLE, &message);
+            return session::full_refusal(&message).answer(&record);
         }
         sessions.insert(
             id.clone(),
@@ -154,16 +181,12 @@ async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response
             _ = idle => {}
             _ = task_ended.cancelled() => {}
         }
-        task_state
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&task_id);
+        task_state.sessions.lock().remove(&task_id);
     });
 
     let first = Event::default()
         .event("endpoint")
-        .data(format!("{}?sessionId={id}", state.messages));
+        .data(format!("{}?sessionId={id}", state.sessions.messages));
     let hang_up = ended.drop_guard();
     let messages = futures::stream::unfold((outbox, hang_up), |(mut outbox, hang_up)| async {
         let message = outbox.recv().await?;
@@ -202,42 +225,48 @@ async fn deliver(
     Query(target): Query<Target>,
     request: Request,
 ) -> Response {
-    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+    let Some(record) = request.extensions().get::<RequestRecord>().cloned() else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     let Some(id) = target.session_id else {
-        return json_error(StatusCode::BAD_REQUEST, "sessionId is missing from the URL");
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "session_missing",
+            "sessionId is missing from the URL",
+            &record,
+        );
     };
-    let (inbox, last_seen) = {
-        let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        match sessions.get(&id) {
-            None => return json_error(StatusCode::NOT_FOUND, "no such session; open a new one"),
-            Some(session) if session.owner != caller.principal() => {
-                tracing::warn!(endpoint = %state.endpoint.path, client = %caller.client, "legacy SSE session posted to by a client that did not open it");
-                state.endpoint.audit_refusal(
-                    Some(&caller.client),
-                    Outcome::SessionRefused,
-                    None,
-                    Instant::now(),
-                );
-                return json_error(
-                    StatusCode::FORBIDDEN,
-                    "this session belongs to another client; open a session of your own",
-                );
-            }
-            Some(session) => (session.inbox.clone(), session.last_seen.clone()),
-        }
+    // Whose session it is was decided in the pipeline (`session::owned_by_caller`).
+    let Some((inbox, last_seen)) = state
+        .sessions
+        .lock()
+        .get(&id)
+        .map(|s| (s.inbox.clone(), s.last_seen.clone()))
+    else {
+        return refused(
+            StatusCode::NOT_FOUND,
+            "session_not_found",
+            "no such session; open a new one",
+            &record,
+        );
     };
     let (parts, body) = request.into_parts();
     let Ok(body) = axum::body::to_bytes(body, state.max_body).await else {
-        return json_error(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
+        return refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "request body too large",
+            &record,
+        );
     };
     let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(_) => {
-            return json_error(
+            return refused(
                 StatusCode::BAD_REQUEST,
+                "invalid_request",
                 "the body is not a JSON-RPC message",
+                &record,
             );
         }
     };
@@ -256,15 +285,35 @@ async fn deliver(
     // A client that stops reading its stream fills the session's queue: refuse, never hang.
     match inbox.try_send(message) {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
-        Err(mpsc::error::TrySendError::Full(_)) => json_error(
+        Err(mpsc::error::TrySendError::Full(_)) => refused(
             StatusCode::SERVICE_UNAVAILABLE,
+            "session_queue_full",
             "the session's queue is full; read the event stream, then send again",
+            &record,
         ),
-        Err(mpsc::error::TrySendError::Closed(_)) => json_error(
+        Err(mpsc::error::TrySendError::Closed(_)) => refused(
             StatusCode::NOT_FOUND,
+            "session_not_found",
             "the session has ended; open a new one",
+            &record,
         ),
     }
+}
+
+/// A post this transport refuses itself, recorded as the request's outcome.
+fn refused(
+    status: StatusCode,
+    code: &'static str,
+    message: &str,
+    record: &RequestRecord,
+) -> Response {
+    let outcome = match status {
+        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => {
+            concierge_core::Outcome::InvalidArgument
+        }
+        _ => concierge_core::Outcome::SessionRefused,
+    };
+    Refusal::new(status, outcome, code, message).answer(record)
 }
 
 /// An rmcp transport over two channels: what the POSTs deliver, and what the stream sends.

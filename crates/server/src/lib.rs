@@ -6,23 +6,21 @@
 
 pub mod audit;
 mod audit_sql;
-mod body;
 pub mod config;
 mod connections;
 mod endpoint;
-mod framing;
 mod handler;
-mod http;
 mod interpolate;
 mod launch;
 mod legacy_sse;
 pub mod limits;
 mod memory;
-mod origin;
+pub mod pipeline;
 mod platform;
 mod serve;
 mod sessions;
 mod sqlite;
+mod tasks;
 pub mod tokens;
 mod validate;
 pub mod writes;

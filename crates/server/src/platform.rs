@@ -16,8 +16,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use crate::audit::AuditSink;
 use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
 use crate::endpoint::{Endpoint, MountedTool};
-use crate::http::{Authenticator, Guard};
-use crate::origin::BrowserRules;
+use crate::pipeline::origin::BrowserRules;
+use crate::pipeline::{Authenticator, Guard};
 use crate::sessions::SessionTable;
 use crate::tokens::TokenList;
 
@@ -433,7 +433,7 @@ impl Platform {
                         }
                     }
                     (
-                        Authenticator::OAuth(crate::http::OAuthResource {
+                        Authenticator::OAuth(crate::pipeline::OAuthResource {
                             verifier: setup.verifier.clone(),
                             resource,
                             metadata_url,
@@ -447,43 +447,42 @@ impl Platform {
                 _ => authenticator(section, env, &mut warnings, &at("auth")),
             };
             let endpoint = Arc::new(
-                Endpoint::new(
-                    section.path.clone(),
-                    section.instructions.clone(),
-                    tools,
-                    section
-                        .rate_limit
-                        .as_ref()
-                        .and_then(|l| limiters.get(l).cloned()),
-                    section.audit.as_ref().and_then(|a| sinks.get(a).cloned()),
-                )
-                .scoped(matches!(section.auth, AuthSection::Oauth { .. }))
-                .writes(writes.clone())
-                .scope_challenge(section.scope_refusal == crate::config::ScopeRefusal::Challenge)
-                .limits(crate::endpoint::Limits {
-                    write: section
-                        .write_rate_limit
-                        .as_ref()
-                        .and_then(|l| limiters.get(l).cloned()),
-                    per_client: section
-                        .client_rate_limit
-                        .as_ref()
-                        .and_then(|l| limiters.get(l).cloned()),
-                    // Twice the cap a minute: a client may replace all its sessions, and
-                    // evict, but cannot churn through thousands.
-                    sessions: Some({
-                        let openings = 2 * section.session_caps().per_client;
-                        crate::limits::store(
-                            Rate {
-                                count: openings as u32,
-                                period: std::time::Duration::from_secs(60),
-                            },
-                            &format!("{openings}/minute"),
-                            concierge_core::LimitPolicy::SlidingWindow,
-                        )
+                Endpoint::new(section.path.clone(), section.instructions.clone(), tools)
+                    .audit(section.audit.as_ref().and_then(|a| sinks.get(a).cloned()))
+                    .deadline(config.server.call_timeout)
+                    .scoped(matches!(section.auth, AuthSection::Oauth { .. }))
+                    .writes(writes.clone())
+                    .scope_challenge(
+                        section.scope_refusal == crate::config::ScopeRefusal::Challenge,
+                    )
+                    .limits(crate::pipeline::rate_limit::Limits {
+                        call: section
+                            .rate_limit
+                            .as_ref()
+                            .and_then(|l| limiters.get(l).cloned()),
+                        write: section
+                            .write_rate_limit
+                            .as_ref()
+                            .and_then(|l| limiters.get(l).cloned()),
+                        per_client: section
+                            .client_rate_limit
+                            .as_ref()
+                            .and_then(|l| limiters.get(l).cloned()),
+                        // Twice the cap a minute: a client may replace all its sessions, and
+                        // evict, but cannot churn through thousands.
+                        sessions: Some({
+                            let openings = 2 * section.session_caps().per_client;
+                            crate::limits::store(
+                                Rate {
+                                    count: openings as u32,
+                                    period: std::time::Duration::from_secs(60),
+                                },
+                                &format!("{openings}/minute"),
+                                concierge_core::LimitPolicy::SlidingWindow,
+                            )
+                        }),
+                        key: section.rate_limit_key,
                     }),
-                    key: section.rate_limit_key,
-                }),
             );
             let guard = Arc::new(Guard {
                 endpoint,
@@ -492,9 +491,13 @@ impl Platform {
                     section.idle_timeout,
                     section.session_caps(),
                 )),
+                legacy: section
+                    .legacy_sse
+                    .as_ref()
+                    .map(|paths| Arc::new(crate::legacy_sse::LegacySessions::new(paths))),
                 browser: browser.clone(),
                 stateful: section.session == crate::config::SessionMode::Stateful,
-                body: crate::body::BodyLimits {
+                body: crate::pipeline::body::BodyLimits {
                     max_bytes: config.server.max_body_bytes,
                     read_timeout: config.server.body_read_timeout,
                 },
@@ -638,7 +641,7 @@ fn resolve_tools(
                 ));
                 continue;
             }
-            match MountedTool::new(found, set.language) {
+            match MountedTool::new(found, set.messages) {
                 Ok(mounted) => tools.push(mounted),
                 Err(message) => errors.push(ConfigError::new(at, message)),
             }

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionMode;
 use crate::handler::EndpointHandler;
-use crate::http::guard;
+use crate::pipeline::guard;
 use crate::platform::{BuiltEndpoint, Mounted, Platform};
 
 /// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
@@ -29,7 +29,7 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
     });
     // What strangers post to the authorization server (forms, registrations) is small: read
     // whole within the body time, at most 64 KiB (its endpoints cap lower themselves).
-    let small = crate::body::BodyLimits {
+    let small = crate::pipeline::body::BodyLimits {
         max_bytes: 64 * 1024,
         read_timeout: platform.config.server.body_read_timeout,
     };
@@ -47,7 +47,7 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
     // Endpoints read their bodies in the guard, after authentication.
     router.merge(public.layer(axum::middleware::from_fn_with_state(
         small,
-        crate::body::read_whole,
+        crate::pipeline::body::read_whole,
     )))
 }
 
@@ -200,10 +200,10 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
             None => Router::new(),
         },
     };
-    let router = match (&section.legacy_sse, &built.mounted) {
+    let router = match (&built.guard.legacy, &built.mounted) {
         (Some(legacy), Mounted::Tools) => router.merge(crate::legacy_sse::routes(
             built.guard.endpoint.clone(),
-            legacy,
+            legacy.clone(),
             server,
             section.idle_timeout,
             section.session_caps(),

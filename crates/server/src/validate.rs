@@ -3,7 +3,7 @@
 //! The answer is written for a model to correct itself: the field as it wrote it (`items[0].qty`),
 //! what was wrong, what is allowed — in the app's language.
 
-use concierge_core::Language;
+use concierge_core::Messages;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError, Validator};
@@ -71,7 +71,7 @@ impl ArgumentValidator {
     pub fn check(
         &self,
         arguments: Option<Map<String, Value>>,
-        language: Language,
+        says: &Messages,
     ) -> Result<Value, ArgumentError> {
         let mut arguments = arguments.unwrap_or_default();
         for injected in &self.dropped {
@@ -79,7 +79,7 @@ impl ArgumentValidator {
         }
         let arguments = Value::Object(arguments);
         if let Some(error) = self.validator.iter_errors(&arguments).next() {
-            return Err(describe(&error, &self.schema, &arguments, language));
+            return Err(describe(&error, &self.schema, &arguments, says));
         }
         Ok(arguments)
     }
@@ -113,11 +113,10 @@ fn describe(
     error: &ValidationError<'_>,
     schema: &Value,
     arguments: &Value,
-    language: Language,
+    says: &Messages,
 ) -> ArgumentError {
     let at = field_path(error);
     let value = compact(error.instance());
-    let says = Phrases::of(language);
     let (field, message) = match error.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
@@ -125,7 +124,8 @@ fn describe(
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let name = unexpected.first().cloned().unwrap_or_default();
-            let allowed = allowed_properties(error, schema).unwrap_or_else(|| says.nothing.into());
+            let allowed =
+                allowed_properties(error, schema).unwrap_or_else(|| says.no_arguments.into());
             (
                 join(&at, &name),
                 format!("{} {allowed}", says.unknown_argument),
@@ -141,7 +141,7 @@ fn describe(
                 format!(
                     "{value}: {} {}",
                     says.wrong_type,
-                    (says.type_name)(&expected)
+                    says.type_names.of(&expected)
                 ),
             )
         }
@@ -169,7 +169,8 @@ fn describe(
                 .as_str()
                 .ends_with("/additionalProperties") =>
         {
-            let allowed = allowed_properties(error, schema).unwrap_or_else(|| says.nothing.into());
+            let allowed =
+                allowed_properties(error, schema).unwrap_or_else(|| says.no_arguments.into());
             // jsonschema names neither the object nor the key here: the refused key is the first
             // of the object at `at` that its schema does not declare.
             let declared = allowed_properties(error, schema).unwrap_or_default();
@@ -193,109 +194,6 @@ fn describe(
             field
         },
         message,
-    }
-}
-
-/// The platform's validation phrases in one language. Each is followed by the limit or the list.
-struct Phrases {
-    required: &'static str,
-    unknown_argument: &'static str,
-    nothing: &'static str,
-    wrong_type: &'static str,
-    type_name: fn(&str) -> String,
-    below_minimum: &'static str,
-    above_maximum: &'static str,
-    min_items: &'static str,
-    max_items: &'static str,
-    min_length: &'static str,
-    max_length: &'static str,
-    not_one_of: &'static str,
-}
-
-impl Phrases {
-    fn of(language: Language) -> Self {
-        match language {
-            Language::Russian => Self {
-                required: "обязательное поле не указано",
-                unknown_argument: "неизвестный аргумент; допустимы:",
-                nothing: "аргументов нет",
-                wrong_type: "неверный тип, нужен тип",
-                type_name: |t| match t {
-                    "integer" => "целое число".into(),
-                    "number" => "число".into(),
-                    "string" => "строка".into(),
-                    "array" => "список".into(),
-                    "object" => "объект".into(),
-                    "boolean" => "true или false".into(),
-                    other => other.into(),
-                },
-                below_minimum: "значение меньше допустимого минимума",
-                above_maximum: "значение больше допустимого максимума",
-                min_items: "нужно элементов не меньше, чем",
-                max_items: "допустимо элементов не больше, чем",
-                min_length: "нужно символов не меньше, чем",
-                max_length: "допустимо символов не больше, чем",
-                not_one_of: "значение не из списка:",
-            },
-            Language::Chinese => Self {
-                required: "缺少必填参数",
-                unknown_argument: "未知参数；允许的参数：",
-                nothing: "无",
-                wrong_type: "类型错误，应为",
-                type_name: |t| match t {
-                    "integer" => "整数".into(),
-                    "number" => "数字".into(),
-                    "string" => "字符串".into(),
-                    "array" => "数组".into(),
-                    "object" => "对象".into(),
-                    "boolean" => "布尔值".into(),
-                    other => other.into(),
-                },
-                below_minimum: "小于允许的最小值",
-                above_maximum: "大于允许的最大值",
-                min_items: "元素数量至少为",
-                max_items: "元素数量至多为",
-                min_length: "字符数至少为",
-                max_length: "字符数至多为",
-                not_one_of: "不在允许的取值中：",
-            },
-            Language::German => Self {
-                required: "Pflichtangabe fehlt",
-                unknown_argument: "unbekanntes Argument; erlaubt:",
-                nothing: "keine",
-                wrong_type: "falscher Typ, erwartet:",
-                type_name: |t| match t {
-                    "integer" => "ganze Zahl".into(),
-                    "number" => "Zahl".into(),
-                    "string" => "Text".into(),
-                    "array" => "Liste".into(),
-                    "object" => "Objekt".into(),
-                    "boolean" => "true oder false".into(),
-                    other => other.into(),
-                },
-                below_minimum: "kleiner als das Minimum",
-                above_maximum: "größer als das Maximum",
-                min_items: "mindestens so viele Einträge:",
-                max_items: "höchstens so viele Einträge:",
-                min_length: "mindestens so viele Zeichen:",
-                max_length: "höchstens so viele Zeichen:",
-                not_one_of: "nicht erlaubt; erlaubt:",
-            },
-            Language::English => Self {
-                required: "required, but missing",
-                unknown_argument: "unknown argument; allowed:",
-                nothing: "none",
-                wrong_type: "wrong type, expected",
-                type_name: |t| t.to_string(),
-                below_minimum: "less than the minimum of",
-                above_maximum: "greater than the maximum of",
-                min_items: "needs at least this many items:",
-                max_items: "allows at most this many items:",
-                min_length: "needs at least this many characters:",
-                max_length: "allows at most this many characters:",
-                not_one_of: "not one of",
-            },
-        }
     }
 }
 
@@ -356,14 +254,17 @@ mod tests {
             "additionalProperties": false,
         }));
         let passed = check
-            .check(n8n_2_1_4(json!({"query": "Ski"})), Language::English)
+            .check(
+                n8n_2_1_4(json!({"query": "Ski"})),
+                &concierge_core::messages::ENGLISH,
+            )
             .unwrap();
         assert_eq!(passed, json!({"query": "Ski"}));
         // Any other unknown name is still refused, with the names that are allowed.
         let error = check
             .check(
                 arguments(json!({"query": "Ski", "qurey": "x"})),
-                Language::English,
+                &concierge_core::messages::ENGLISH,
             )
             .unwrap_err();
         assert_eq!(error.field, "qurey");
@@ -374,11 +275,18 @@ mod tests {
     fn a_tool_without_arguments_refuses_one_readably() {
         let check = validator(json!({"type": "object", "additionalProperties": false}));
         let error = check
-            .check(arguments(json!({"large": true})), Language::English)
+            .check(
+                arguments(json!({"large": true})),
+                &concierge_core::messages::ENGLISH,
+            )
             .unwrap_err();
         assert_eq!(error.field, "large");
         assert_eq!(error.message, "unknown argument; allowed: none");
-        assert!(check.check(n8n_2_1_4(json!({})), Language::English).is_ok());
+        assert!(
+            check
+                .check(n8n_2_1_4(json!({})), &concierge_core::messages::ENGLISH)
+                .is_ok()
+        );
     }
 
     #[test]
@@ -391,13 +299,13 @@ mod tests {
         let passed = check
             .check(
                 arguments(json!({"sessionId": "s-1", "toolCallId": "call_1"})),
-                Language::English,
+                &concierge_core::messages::ENGLISH,
             )
             .unwrap();
         assert_eq!(passed, json!({"sessionId": "s-1"}));
         // Declared, it is validated like any argument: n8n's `action` is not one of its values.
         let error = check
-            .check(n8n_2_1_4(json!({})), Language::English)
+            .check(n8n_2_1_4(json!({})), &concierge_core::messages::ENGLISH)
             .unwrap_err();
         assert_eq!(error.field, "action");
     }

@@ -18,7 +18,8 @@ pub struct UpstreamConfig {
     /// Constants the templates see as `vars.*`.
     #[serde(default)]
     pub vars: serde_json::Map<String, Value>,
-    /// `en`, `ru`, `zh` or `de`: the language of the tool descriptions and of validation messages.
+    /// `en`, `ru`, `zh`, `de` or `vi` (`concierge_core::messages::CATALOG`): the language of the
+    /// platform's messages to the model (validation, limits, write safety).
     #[serde(default)]
     pub language: Option<String>,
     /// The request every tool sends unless it declares its own.

@@ -3,7 +3,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use concierge_core::{
-    Annotations, BoxFuture, CallContext, Language, Tool, ToolError, ToolOutput, ToolSpec,
+    Annotations, BoxFuture, CallContext, Messages, Tool, ToolError, ToolOutput, ToolSpec,
 };
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use minijinja::{Environment, Value as Jinja};
@@ -75,24 +75,28 @@ struct Shared {
     mapper: Arc<dyn ResponseMapper>,
 }
 
+/// An upstream app's tools, and the platform texts in the language its config names.
+pub type UpstreamTools = (Vec<Arc<dyn Tool>>, &'static Messages);
+
 /// Builds every tool of an upstream app. Errors name the tool and what is wrong.
 pub fn build_tools(
     config: &UpstreamConfig,
     mapper: Arc<dyn ResponseMapper>,
-) -> Result<(Vec<Arc<dyn Tool>>, Language), String> {
+) -> Result<UpstreamTools, String> {
     let base_url = config.base_url.trim_end_matches('/').to_string();
     let parsed = reqwest::Url::parse(&base_url)
         .map_err(|_| format!("base_url `{base_url}` is not a URL"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("base_url `{base_url}` must be http or https"));
     }
-    let language = match config.language.as_deref() {
-        None | Some("en") => Language::English,
-        Some("ru") => Language::Russian,
-        Some("zh") => Language::Chinese,
-        Some("de") => Language::German,
-        Some(other) => return Err(format!("language `{other}` is not one of en, ru, zh, de")),
-    };
+    let code = config.language.as_deref().unwrap_or("en");
+    let language = concierge_core::messages::by_code(code).ok_or_else(|| {
+        let known: Vec<&str> = concierge_core::messages::CATALOG
+            .iter()
+            .map(|m| m.code)
+            .collect();
+        format!("language `{code}` is not one of {}", known.join(", "))
+    })?;
     let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
         let header = HeaderName::try_from(name.as_str())

@@ -24,13 +24,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use concierge_core::{CallContext, Language, Tool, ToolError, WriteSafety};
+use concierge_core::{CallContext, Messages, Tool, ToolError, WriteSafety};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 pub use confirm::{ConfirmTokens, Refused};
-pub use store::{Claim, WriteStore};
+pub use store::{ABANDONED, Claim, WriteStore};
 
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
 pub const DRY_RUN: &str = "dry_run";
@@ -116,7 +116,7 @@ impl Writes {
         safety: WriteSafety,
         arguments: Value,
         mut context: CallContext,
-        language: Language,
+        says: &Messages,
         gate: Option<Gate<'_>>,
     ) -> (Result<Value, ToolError>, WriteCode) {
         let Value::Object(mut arguments) = arguments else {
@@ -128,7 +128,7 @@ impl Writes {
         let key = match arguments.remove(IDEMPOTENCY_KEY) {
             Some(Value::String(key)) if !key.trim().is_empty() => key,
             _ => {
-                let error = ToolError::invalid(IDEMPOTENCY_KEY, text(language, Text::KeyMissing));
+                let error = ToolError::invalid(IDEMPOTENCY_KEY, says.key_missing);
                 return (Err(error), WriteCode::Executed);
             }
         };
@@ -174,7 +174,7 @@ impl Writes {
                         WriteCode::Replayed,
                     )
                 } else {
-                    (Err(reused(language)), WriteCode::Executed)
+                    (Err(reused(says)), WriteCode::Executed)
                 };
             }
             Ok(_) => {}
@@ -203,7 +203,7 @@ impl Writes {
                             CONFIRM_TOKEN_ANSWER: self.tokens.mint(&binding, expires),
                             "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
                                 .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-                            "message": text(language, Text::ConfirmFirst),
+                            "message": says.confirm_first,
                         })
                     });
                     return (answer, WriteCode::ConfirmationRequired);
@@ -212,10 +212,10 @@ impl Writes {
                     if let Err(refused) = self.tokens.verify(&token, &binding, now_ms) {
                         let (code, message) = match refused {
                             Refused::Expired => {
-                                ("confirm_token_expired", text(language, Text::TokenExpired))
+                                ("confirm_token_expired", says.confirm_token_expired)
                             }
                             Refused::Invalid => {
-                                ("confirm_token_invalid", text(language, Text::TokenInvalid))
+                                ("confirm_token_invalid", says.confirm_token_invalid)
                             }
                         };
                         let mut error = ToolError::rejected(code, message);
@@ -230,7 +230,7 @@ impl Writes {
             let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
             match running.get(&record) {
                 Some((other, _)) if *other != fingerprint => {
-                    return (Err(reused(language)), WriteCode::Executed);
+                    return (Err(reused(says)), WriteCode::Executed);
                 }
                 Some((_, shared)) => shared.clone(),
                 None => {
@@ -251,15 +251,7 @@ impl Writes {
         let answer = shared
             .get_or_init(|| {
                 ran_here = true;
-                self.execute(
-                    &record,
-                    &fingerprint,
-                    tool,
-                    arguments,
-                    context,
-                    language,
-                    gate,
-                )
+                self.execute(&record, &fingerprint, tool, arguments, context, says, gate)
             })
             .await
             .clone();
@@ -291,7 +283,7 @@ impl Writes {
         tool: &dyn Tool,
         arguments: Value,
         context: CallContext,
-        language: Language,
+        says: &Messages,
         gate: Option<Gate<'_>>,
     ) -> Result<(Value, bool), (ToolError, WriteCode)> {
         let refused = |error| (error, WriteCode::Executed);
@@ -309,15 +301,15 @@ impl Writes {
                 if stored == fingerprint {
                     Ok((result, true))
                 } else {
-                    Err(refused(reused(language)))
+                    Err(refused(reused(says)))
                 }
             }
             Claim::Running {
                 fingerprint: stored,
             } => Err(refused(if stored == fingerprint {
-                ToolError::rejected("write_in_progress", text(language, Text::InProgress))
+                ToolError::rejected("write_in_progress", says.write_in_progress)
             } else {
-                reused(language)
+                reused(says)
             })),
             Claim::Claimed => {
                 if let Some(Err(limited)) = gate.map(|take| take()) {
@@ -451,97 +443,10 @@ fn with_field(mut output: Value, name: &str, value: Value) -> Value {
     output
 }
 
-fn reused(language: Language) -> ToolError {
-    let mut error = ToolError::rejected("idempotency_key_reused", text(language, Text::KeyReused));
+fn reused(says: &Messages) -> ToolError {
+    let mut error = ToolError::rejected("idempotency_key_reused", says.key_reused);
     error.field = Some(IDEMPOTENCY_KEY.into());
     error
-}
-
-enum Text {
-    KeyMissing,
-    KeyReused,
-    InProgress,
-    ConfirmFirst,
-    TokenExpired,
-    TokenInvalid,
-}
-
-/// Messages for the model. English unless the app's users read another language.
-fn text(language: Language, which: Text) -> &'static str {
-    match (language, which) {
-        (Language::Russian, Text::KeyMissing) => {
-            "Нужен idempotency_key: ключ этого изменения (например, UUID)."
-        }
-        (Language::Russian, Text::KeyReused) => {
-            "Этот idempotency_key уже использован с другими аргументами. Для нового изменения нужен новый ключ."
-        }
-        (Language::Russian, Text::InProgress) => {
-            "Запись с этим idempotency_key ещё выполняется. Повторите тот же вызов чуть позже."
-        }
-        (Language::Russian, Text::ConfirmFirst) => {
-            "Ничего не изменено. Покажите пользователю preview; после его согласия вызовите инструмент снова с теми же аргументами и confirm_token."
-        }
-        (Language::Russian, Text::TokenExpired) => {
-            "Срок confirm_token истёк. Вызовите инструмент без confirm_token, чтобы получить новый preview."
-        }
-        (Language::Russian, Text::TokenInvalid) => {
-            "confirm_token не подходит к этому вызову (другие аргументы, инструмент или пользователь). Вызовите без confirm_token, чтобы получить новый."
-        }
-        (Language::Chinese, Text::KeyMissing) => {
-            "写操作必须提供 idempotency_key（例如一个 UUID）。"
-        }
-        (Language::Chinese, Text::KeyReused) => {
-            "该 idempotency_key 已用于不同的参数；新的修改请使用新的 key。"
-        }
-        (Language::Chinese, Text::InProgress) => {
-            "使用该 idempotency_key 的写操作仍在执行，请稍后用相同参数重试。"
-        }
-        (Language::Chinese, Text::ConfirmFirst) => {
-            "尚未修改任何内容。请向用户展示 preview，用户同意后用相同参数和 confirm_token 再次调用。"
-        }
-        (Language::Chinese, Text::TokenExpired) => {
-            "confirm_token 已过期。请不带 confirm_token 再次调用以获取新的预览。"
-        }
-        (Language::Chinese, Text::TokenInvalid) => {
-            "confirm_token 与本次调用不符（参数、工具或用户不同）。请不带 confirm_token 调用以获取新的。"
-        }
-        (Language::German, Text::KeyMissing) => {
-            "Schreibende Aufrufe brauchen einen idempotency_key (z. B. eine UUID)."
-        }
-        (Language::German, Text::KeyReused) => {
-            "Dieser idempotency_key wurde schon mit anderen Argumenten benutzt; für eine neue Änderung einen neuen Schlüssel wählen."
-        }
-        (Language::German, Text::InProgress) => {
-            "Ein Aufruf mit diesem idempotency_key läuft noch; gleich mit denselben Argumenten wiederholen."
-        }
-        (Language::German, Text::ConfirmFirst) => {
-            "Nichts geändert. Zeige dem Nutzer die Vorschau (preview); wenn er zustimmt, rufe das Tool mit denselben Argumenten und confirm_token erneut auf."
-        }
-        (Language::German, Text::TokenExpired) => {
-            "Der confirm_token ist abgelaufen. Ohne confirm_token aufrufen, um eine neue Vorschau zu bekommen."
-        }
-        (Language::German, Text::TokenInvalid) => {
-            "Der confirm_token passt nicht zu diesem Aufruf (andere Argumente, anderes Tool oder anderer Nutzer). Ohne confirm_token aufrufen, um einen neuen zu bekommen."
-        }
-        (_, Text::KeyMissing) => {
-            "Writes need an idempotency_key: a key you choose for this one change (a UUID, say)."
-        }
-        (_, Text::KeyReused) => {
-            "This idempotency_key was already used with other arguments. Use a new key for a new change."
-        }
-        (_, Text::InProgress) => {
-            "A write with this idempotency_key is still running. Send the same call again in a moment."
-        }
-        (_, Text::ConfirmFirst) => {
-            "Nothing was changed. Show the preview to the user; once they agree, call again with the same arguments and confirm_token."
-        }
-        (_, Text::TokenExpired) => {
-            "The confirm_token has expired. Call without confirm_token to get a new preview and token."
-        }
-        (_, Text::TokenInvalid) => {
-            "The confirm_token does not belong to this call (other arguments, tool or user). Call without confirm_token to get a new one."
-        }
-    }
 }
 
 #[cfg(test)]

@@ -17,10 +17,11 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
+use concierge_core::Outcome;
 use http::StatusCode;
 use http_body_util::BodyExt;
 
-use crate::http::json_error;
+use super::Refusal;
 
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimits {
@@ -40,12 +41,13 @@ pub async fn read_whole(
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
-        Err(refusal) => refusal,
+        // Not an endpoint: nothing is recorded for the authorization server's pages.
+        Err(refusal) => refusal.answer(&super::RequestRecord::unrecorded()),
     }
 }
 
 /// The whole of `body` (empty when there is none), or the refusal to answer.
-pub async fn read(body: Body, limits: BodyLimits) -> Result<Bytes, Response> {
+pub async fn read(body: Body, limits: BodyLimits) -> Result<Bytes, Refusal> {
     use http_body::Body as _;
     if body.is_end_stream() {
         return Ok(Bytes::new());
@@ -57,34 +59,34 @@ pub async fn read(body: Body, limits: BodyLimits) -> Result<Bytes, Response> {
     }
     let limited = http_body_util::Limited::new(body, limits.max_bytes);
     match tokio::time::timeout(limits.read_timeout, limited.collect()).await {
-        Err(_) => {
-            let mut response = json_error(
-                StatusCode::REQUEST_TIMEOUT,
-                &format!(
-                    "the request body did not arrive within {}",
-                    humantime::format_duration(limits.read_timeout)
-                ),
-            );
-            response.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-            Err(response)
-        }
+        Err(_) => Err(Refusal::new(
+            StatusCode::REQUEST_TIMEOUT,
+            Outcome::InvalidArgument,
+            "body_timeout",
+            &format!(
+                "the request body did not arrive within {}",
+                humantime::format_duration(limits.read_timeout)
+            ),
+        )
+        .header(http::header::CONNECTION, "close")),
         Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
             Err(too_large(limits.max_bytes))
         }
-        Ok(Err(_)) => Err(json_error(
+        Ok(Err(_)) => Err(Refusal::new(
             StatusCode::BAD_REQUEST,
+            Outcome::InvalidArgument,
+            "body_unreadable",
             "the request body could not be read",
         )),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
 }
 
-fn too_large(max: usize) -> Response {
-    json_error(
+fn too_large(max: usize) -> Refusal {
+    Refusal::new(
         StatusCode::PAYLOAD_TOO_LARGE,
+        Outcome::InvalidArgument,
+        "body_too_large",
         &format!("the request body is larger than the {max} bytes allowed"),
     )
 }

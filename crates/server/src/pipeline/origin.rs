@@ -13,7 +13,27 @@
 //! - a list of `scheme://host[:port]`, `scheme://host:*` for any port, `null` for sandboxed pages;
 //! - `[]`: no browser at all; `["*"]`: any origin (a deployment that decided so).
 
-use http::HeaderMap;
+use concierge_core::Outcome;
+use http::{HeaderMap, StatusCode};
+
+use super::Refusal;
+
+/// The browser rules' step: 403 for a `Host` this deployment does not serve or an `Origin` it
+/// does not allow.
+pub fn decide(rules: &BrowserRules, headers: &HeaderMap) -> Result<(), Refusal> {
+    rules.admit(headers).map_err(|refusal| {
+        let code = match refusal {
+            BrowserRefusal::Host(_) => "host_not_allowed",
+            BrowserRefusal::Origin(_) => "origin_not_allowed",
+        };
+        Refusal::new(
+            StatusCode::FORBIDDEN,
+            Outcome::Forbidden,
+            code,
+            &refusal.message(),
+        )
+    })
+}
 
 /// The decision, built once per deployment from `[server]`.
 #[derive(Debug, Clone)]

@@ -9,9 +9,13 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use concierge_core::Outcome;
+use http::StatusCode;
 use serde::Deserialize;
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
+
+use super::Refusal;
 
 /// What a well-framed message says about itself.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -138,6 +142,23 @@ impl<'de: 'a, 'a> Deserialize<'de> for AnyName<'a> {
 }
 
 /// Reads `body` as one JSON-RPC 2.0 message.
+/// The framing step: the message, or 400 with the JSON-RPC error.
+pub fn decide(body: &[u8]) -> Result<Message<'_>, Refusal> {
+    read(body).map_err(|malformed| {
+        let code = if malformed.code == -32700 {
+            "parse_error"
+        } else {
+            "invalid_request"
+        };
+        Refusal::with_body(
+            StatusCode::BAD_REQUEST,
+            Outcome::InvalidArgument,
+            code,
+            malformed.body(),
+        )
+    })
+}
+
 pub fn read(body: &[u8]) -> Result<Message<'_>, Malformed> {
     let probe = match serde_json::from_slice::<Probe>(body) {
         Ok(probe) => probe,

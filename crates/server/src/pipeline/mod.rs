@@ -1,0 +1,201 @@
+//! The request pipeline: every request to an endpoint passes the same steps in the same order,
+//! each a small module with one decision function, and every step writes what it learned into
+//! the request's one [`RequestRecord`].
+//!
+//! ```text
+//! socket ─ connections.rs (caps, timers) ─ axum router (serve.rs)
+//!   └─ guard (this file), for Streamable HTTP and legacy SSE alike:
+//!        1. origin::decide           Host and Origin                     403
+//!        2. authentication::decide   bearer token → Caller               401 / 500
+//!        3. session::owned_by_caller the named session is the caller's   403
+//!        4. body::read               whole, within size and time          413 / 408
+//!        5. framing::decide          one JSON-RPC message                 400
+//!        6. session::open            an `initialize`: budget and caps     429 / 503
+//!        7. scope::step_up           OAuth scopes of the tool             403 + challenge
+//!   └─ the transport: rmcp's Streamable HTTP service, or legacy_sse.rs
+//!   └─ handler.rs, the rmcp edge: JSON-RPC ⇄ our types
+//!   └─ endpoint.rs, the dispatcher, for every transport (stdio too):
+//!        8. the tool                 known on this endpoint?
+//!        9. scope::missing           (where no step-up challenge was made)
+//!       10. rate_limit               per client, then the endpoint's limit
+//!       11. validate.rs              arguments against the input schema
+//!       12. writes/                  write safety, the write budget
+//!       13. the tool, within the call deadline; the result shaped and checked
+//!   └─ record.rs: written to the audit once, when the last step lets go of it
+//! ```
+//!
+//! A refusal at any step is a [`Refusal`] (HTTP) or an error document (dispatcher): answered, and
+//! recorded as the request's outcome. A refusal the transport makes by itself (an unknown
+//! session, a wrong `Accept`) is read from its status and recorded too.
+
+pub mod authentication;
+pub mod body;
+pub mod framing;
+pub mod origin;
+pub mod rate_limit;
+pub mod record;
+mod refusal;
+pub mod scope;
+pub mod session;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::StatusCode;
+
+pub use authentication::{Authenticator, OAuthResource};
+pub use record::{RequestRecord, Transport};
+pub use refusal::Refusal;
+
+use crate::endpoint::Endpoint;
+use crate::legacy_sse::LegacySessions;
+use crate::sessions::{Opening, SessionTable};
+use origin::BrowserRules;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// What the pipeline in front of one endpoint needs.
+pub struct Guard {
+    pub endpoint: Arc<Endpoint>,
+    pub auth: Authenticator,
+    pub sessions: Arc<SessionTable>,
+    /// The endpoint's legacy SSE sessions, when it serves that transport.
+    pub legacy: Option<Arc<LegacySessions>>,
+    /// The `Host` and `Origin` rules of the deployment.
+    pub browser: Arc<BrowserRules>,
+    /// Sessions are opened here (`session = "stateful"`): `initialize` is counted and capped.
+    pub stateful: bool,
+    /// How large a body may be, and how long it may take to arrive.
+    pub body: body::BodyLimits,
+}
+
+/// axum middleware: steps 1–7, then the transport; the record goes with the request.
+pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let legacy = guard
+        .legacy
+        .as_ref()
+        .filter(|l| l.serves(request.uri().path()));
+    let transport = if legacy.is_some() {
+        Transport::LegacySse
+    } else {
+        Transport::StreamableHttp
+    };
+    let record = RequestRecord::arrive(
+        &guard.endpoint.path,
+        transport,
+        guard.endpoint.audit.clone(),
+    );
+    let session = match legacy {
+        Some(_) => legacy_session_id(request.uri()),
+        None => request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from),
+    };
+    let is_delete = request.method() == http::Method::DELETE;
+    let (request, opening) = match admit(&guard, request, &record, session.as_deref()).await {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refusal.answer(&record),
+    };
+    let mut response = next.run(request).await;
+    // rmcp answers a session DELETE with 202; the Python SDK (and DeerFlow through it) expects
+    // 200 or 204 and warns on every close otherwise. The session is gone either way.
+    if is_delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    if record.current_outcome() == concierge_core::Outcome::Ok
+        && let Some((outcome, code)) = refusal::from_transport(response.status())
+    {
+        record.outcome(outcome, Some(code), None);
+    }
+    if legacy.is_none() {
+        match (&session, response.headers().get(SESSION_HEADER)) {
+            (None, Some(opened)) => {
+                if let (Ok(opened), Some(place)) = (opened.to_str(), opening) {
+                    place.bind(opened);
+                }
+            }
+            (Some(session), _) if response.status() == StatusCode::NOT_FOUND || is_delete => {
+                guard.sessions.forget(session);
+            }
+            _ => {}
+        }
+    }
+    response
+}
+
+/// Steps 1–7: the request as the transport gets it (its body read whole, the caller and the
+/// record in its extensions), and the place of a session it opens.
+async fn admit(
+    guard: &Guard,
+    request: Request,
+    record: &RequestRecord,
+    session: Option<&str>,
+) -> Result<(Request, Option<Opening>), Refusal> {
+    origin::decide(&guard.browser, request.headers())?;
+    let caller = authentication::decide(&guard.auth, request.headers()).await?;
+    record.caller(&caller);
+    if let Some(session) = session {
+        let owner = match &guard.legacy {
+            Some(legacy) if legacy.serves(request.uri().path()) => legacy.owner(session),
+            _ => guard.sessions.owner(session),
+        };
+        session::owned_by_caller(owner, &caller)?;
+    }
+    let (mut parts, body) = request.into_parts();
+    let bytes = body::read(body, guard.body).await?;
+    let mut opening = None;
+    if parts.method == http::Method::POST && is_json(&parts.headers) {
+        let message = framing::decide(&bytes)?;
+        if let Some(method) = &message.method {
+            record.method(method);
+        }
+        // The Streamable HTTP endpoint opens sessions; a legacy SSE stream was counted when it
+        // opened, and its `initialize` arrives on the messages path.
+        let on_endpoint = parts.uri.path().trim_end_matches('/') == guard.endpoint.path;
+        if guard.stateful
+            && on_endpoint
+            && session.is_none()
+            && message.method.as_deref() == Some("initialize")
+        {
+            opening = Some(session::open(&guard.endpoint, &guard.sessions, &caller).await?);
+        }
+        if let (Authenticator::OAuth(oauth), Some(tool)) = (&guard.auth, message.tool.as_deref())
+            && guard.endpoint.scope_challenge
+            && guard.endpoint.has_scoped_tools()
+        {
+            let missing = guard.endpoint.scopes_missing_for(tool, &caller);
+            if !missing.is_empty() {
+                record.tool(tool);
+                return Err(scope::step_up(oauth, &caller, tool, &missing));
+            }
+        }
+    }
+    parts.extensions.insert(caller);
+    parts.extensions.insert(record.clone());
+    Ok((Request::from_parts(parts, Body::from(bytes)), opening))
+}
+
+/// The legacy SSE session a post names (`?sessionId=`).
+fn legacy_session_id(uri: &http::Uri) -> Option<String> {
+    uri.query()?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(name, _)| *name == "sessionId")
+        .map(|(_, value)| value.to_string())
+}
+
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        })
+}

@@ -1,0 +1,76 @@
+//! Sessions as a policy: a session belongs to the principal that opened it, and opening one
+//! costs. Both transports ask the same two questions — a Streamable HTTP session named by
+//! `Mcp-Session-Id`, a legacy SSE session named by `?sessionId=` — so a stolen session id is
+//! refused the same way on either.
+
+use concierge_core::{Caller, Outcome};
+use http::StatusCode;
+
+use super::Refusal;
+use crate::endpoint::Endpoint;
+use crate::sessions::{Full, Opening, SessionTable};
+
+/// The ownership step: `owner` is who opened the named session (`None`: unknown to us, which
+/// the transport answers itself with 404).
+pub fn owned_by_caller(owner: Option<String>, caller: &Caller) -> Result<(), Refusal> {
+    match owner {
+        Some(owner) if owner != caller.principal() => {
+            tracing::warn!(client = %caller.client, "session presented by a client that did not open it");
+            Err(Refusal::new(
+                StatusCode::FORBIDDEN,
+                Outcome::SessionRefused,
+                "session_not_owned",
+                "this session belongs to another client; initialize a session of your own",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The opening budget: a session (a Streamable HTTP `initialize`, a legacy SSE stream) takes one
+/// unit of the caller's session budget; refused with 429 and `Retry-After`.
+pub fn budget(endpoint: &Endpoint, caller: &Caller) -> Result<(), Refusal> {
+    endpoint
+        .admit_initialize(caller)
+        .map_err(|(message, seconds)| {
+            Refusal::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                Outcome::RateLimited,
+                "rate_limited",
+                &message,
+            )
+            .retry_after(seconds)
+        })
+}
+
+/// An `initialize` that opens a Streamable HTTP session: the budget, then a place under the
+/// session caps (503 when the endpoint or the client is full).
+pub async fn open(
+    endpoint: &Endpoint,
+    table: &std::sync::Arc<SessionTable>,
+    caller: &Caller,
+) -> Result<Opening, Refusal> {
+    budget(endpoint, caller)?;
+    table.open(&caller.principal()).await.map_err(|full| {
+        let message = match full {
+            Full::Endpoint(cap) => format!(
+                "this endpoint holds its maximum of {cap} open sessions; retry in a minute, or send requests without a session"
+            ),
+            Full::Client(cap) => format!(
+                "this client is already opening {cap} sessions; wait for them to open, or close sessions it no longer uses (DELETE)"
+            ),
+        };
+        full_refusal(&message)
+    })
+}
+
+/// 503 for a session that would go over a cap.
+pub fn full_refusal(message: &str) -> Refusal {
+    Refusal::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Outcome::SessionRefused,
+        "too_many_sessions",
+        message,
+    )
+    .retry_after(60)
+}
