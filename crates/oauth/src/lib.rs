@@ -12,6 +12,7 @@
 pub mod cimd;
 pub mod directory;
 mod endpoints;
+mod error;
 pub mod external;
 pub mod keys;
 pub mod limits;
@@ -29,6 +30,7 @@ use concierge_core::{AuditEvent, Outcome};
 use serde::Deserialize;
 
 pub use endpoints::router;
+pub use error::OAuthError;
 use keys::SigningKey;
 use store::{OAuthStore, SqliteStore};
 
