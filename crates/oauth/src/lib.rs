@@ -9,6 +9,7 @@
 //! resource (RFC 8707). Everything a stranger can make it store or try is bounded per peer. [`AuthServer::verify`] is the resource server's side: what an MCP
 //! endpoint calls for every request.
 
+pub mod admin;
 pub mod cimd;
 pub mod directory;
 mod endpoints;
