@@ -522,173 +522,22 @@ async fn build(
 }
 
 async fn token(path: &std::path::Path, action: TokenAction) -> Result<(), String> {
-    use concierge_oauth::store::{Client, OAuthStore, SqliteStore};
+    use concierge_oauth::admin::{Operation, run};
     let config = load_config(path, Start::Nothing).await?;
     let oauth = config.oauth.ok_or("the config has no [oauth] section")?;
-    if oauth.external.is_some() {
-        return Err(
-            "[oauth.external]: tokens come from an external identity provider, so the \
-             built-in server's users, clients and tokens are not used"
-                .into(),
-        );
-    }
-    // Refused before anything is saved: a user nobody can sign in as, or a client with a scope
-    // the server narrows away, would look like success and fail later, far from the cause.
-    match &action {
-        TokenAction::AddUser { .. } if oauth.users.is_some() => {
-            return Err(
-                "sign-in is delegated to the [oauth.users] directory, so local users are \
-                 not consulted: add the account to that directory instead"
-                    .into(),
-            );
-        }
-        TokenAction::AddClient { scopes, .. } => {
-            let unknown: Vec<&str> = scopes
-                .iter()
-                .filter(|scope| !oauth.scopes.contains(scope))
-                .map(String::as_str)
-                .collect();
-            if !unknown.is_empty() {
-                let offered = if oauth.scopes.is_empty() {
-                    "none ([oauth] scopes is empty)".to_string()
-                } else {
-                    oauth.scopes.join(", ")
-                };
-                return Err(format!(
-                    "the server does not offer the scope(s) {}; [oauth] scopes offers: {offered}",
-                    unknown.join(", ")
-                ));
-            }
-        }
-        _ => {}
-    }
-    let database = oauth
-        .database
-        .ok_or("[oauth] has no database: the token commands manage the built-in server's state")?;
-    let store = SqliteStore::open(&database)
+    let operation = match action {
+        TokenAction::AddUser { username, role } => Operation::AddUser { username, role },
+        TokenAction::AddClient { name, scopes } => Operation::AddClient { name, scopes },
+        TokenAction::Clients => Operation::Clients,
+        TokenAction::RevokeClient { client_id } => Operation::RevokeClient { client_id },
+        TokenAction::Tokens => Operation::Tokens,
+        TokenAction::RevokeToken => Operation::RevokeToken,
+    };
+    let report = run(&oauth, operation, &mut std::io::stdin().lock())
         .await
         .map_err(|e| e.to_string())?;
-    match action {
-        TokenAction::AddUser { username, role } => {
-            let mut password = String::new();
-            std::io::stdin()
-                .read_line(&mut password)
-                .map_err(|e| format!("cannot read the password: {e}"))?;
-            let password = password.trim_end_matches(['\r', '\n']);
-            if password.len() < 8 {
-                return Err("the password needs at least 8 characters".into());
-            }
-            store
-                .put_user(&username, password, &role)
-                .await
-                .map_err(|e| e.to_string())?;
-            println!("user `{username}` ({role}) saved");
-        }
-        TokenAction::AddClient { name, scopes } => {
-            let client_id = format!("op-{}", concierge_oauth::util::random_token(12));
-            let secret = concierge_oauth::util::random_token(32);
-            store
-                .put_client(&Client {
-                    client_id: client_id.clone(),
-                    secret_hash: Some(concierge_oauth::util::hash(&secret)),
-                    name,
-                    redirect_uris: Vec::new(),
-                    grant_types: vec!["client_credentials".into(), "refresh_token".into()],
-                    auth_method: "client_secret_post".into(),
-                    scopes,
-                    source: "operator".into(),
-                })
-                .await
-                .map_err(|e| e.to_string())?;
-            println!("client_id={client_id}\nclient_secret={secret}");
-        }
-        TokenAction::Clients => {
-            for (client, last_used) in store.clients().await.map_err(|e| e.to_string())? {
-                let last_used = chrono_like(last_used);
-                println!(
-                    "{}\t{}\t{}\t{}\tlast used {last_used}",
-                    client.client_id,
-                    client.source,
-                    client.grant_types.join(","),
-                    client.name
-                );
-            }
-        }
-        TokenAction::Tokens => {
-            for (family, grant, expires_at) in
-                store.active_grants().await.map_err(|e| e.to_string())?
-            {
-                println!(
-                    "{family}\t{}\t{}\t{}\tuntil {}",
-                    grant.client_id,
-                    grant.user.as_deref().unwrap_or("-"),
-                    grant.scope,
-                    chrono_like(expires_at)
-                );
-            }
-        }
-        TokenAction::RevokeToken => {
-            let mut token = String::new();
-            std::io::stdin()
-                .read_line(&mut token)
-                .map_err(|e| format!("cannot read the token: {e}"))?;
-            let token = token.trim();
-            if let Some(state) = store.refresh(token).await.map_err(|e| e.to_string())? {
-                store
-                    .revoke_family(&state.family)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                println!(
-                    "refresh token family revoked (client `{}`)",
-                    state.grant.client_id
-                );
-            } else if let Some((jti, exp)) = access_token_id(token) {
-                store
-                    .revoke_jti(&jti, exp)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                println!("access token revoked");
-            } else {
-                return Err("not a token this server issued".into());
-            }
-        }
-        TokenAction::RevokeClient { client_id } => {
-            if store
-                .delete_client(&client_id)
-                .await
-                .map_err(|e| e.to_string())?
-            {
-                println!("client `{client_id}` removed; its refresh tokens are revoked");
-            } else {
-                return Err(format!("no client `{client_id}`"));
-            }
-        }
-    }
+    print!("{report}");
     Ok(())
-}
-
-/// The `jti` and `exp` of a JWT access token (read, not verified: revoking is harmless).
-fn access_token_id(token: &str) -> Option<(String, i64)> {
-    use base64::Engine;
-    let payload = token.split('.').nth(1)?;
-    let claims: serde_json::Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(payload)
-            .ok()?,
-    )
-    .ok()?;
-    Some((
-        claims.get("jti")?.as_str()?.to_string(),
-        claims.get("exp")?.as_i64()?,
-    ))
-}
-
-/// Seconds since the epoch as an RFC 3339 time.
-fn chrono_like(seconds: i64) -> String {
-    std::time::UNIX_EPOCH
-        .checked_add(std::time::Duration::from_secs(seconds.max(0) as u64))
-        .map(|t| humantime::format_rfc3339_seconds(t).to_string())
-        .unwrap_or_default()
 }
 
 /// A config for a command that works on one part of it (no platform is built): loaded, checked,

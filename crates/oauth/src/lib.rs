@@ -9,9 +9,11 @@
 //! resource (RFC 8707). Everything a stranger can make it store or try is bounded per peer. [`AuthServer::verify`] is the resource server's side: what an MCP
 //! endpoint calls for every request.
 
+pub mod admin;
 pub mod cimd;
 pub mod directory;
 mod endpoints;
+mod error;
 pub mod external;
 pub mod keys;
 pub mod limits;
@@ -29,6 +31,7 @@ use concierge_core::{AuditEvent, Outcome};
 use serde::Deserialize;
 
 pub use endpoints::router;
+pub use error::OAuthError;
 use keys::SigningKey;
 use store::{OAuthStore, SqliteStore};
 

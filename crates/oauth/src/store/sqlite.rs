@@ -1,17 +1,16 @@
-//! Everything the authorization server must remember across restarts, in SQLite: its signing
-//! key, clients, pending authorizations, codes, refresh-token families, revoked access tokens and
-//! local users. Codes, tokens and secrets are stored as SHA-256 hashes, passwords as argon2.
+//! The embedded [`OAuthStore`]: one SQLite file. Codes, tokens and secrets are stored as
+//! SHA-256 hashes, passwords as argon2.
 
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+use super::{Client, Grant, OAuthStore, RefreshState, SignedIn, StoreError, UserDirectory};
 use crate::util::hash;
 
 const SCHEMA: &str = r#"
@@ -32,135 +31,10 @@ CREATE INDEX IF NOT EXISTS oauth_family_access_family ON oauth_family_access (fa
 CREATE TABLE IF NOT EXISTS oauth_user (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, role TEXT NOT NULL, created_at INTEGER NOT NULL);
 "#;
 
-/// A registered client.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Client {
-    pub client_id: String,
-    /// SHA-256 of the secret; `None` for public clients.
-    pub secret_hash: Option<String>,
-    pub name: String,
-    pub redirect_uris: Vec<String>,
-    pub grant_types: Vec<String>,
-    /// `none`, `client_secret_post` or `client_secret_basic`.
-    pub auth_method: String,
-    /// For client_credentials: the scopes it may have.
-    #[serde(default)]
-    pub scopes: Vec<String>,
-    /// `dcr` (self-registered, garbage-collected when unused) or `operator`.
-    pub source: String,
-}
-
-/// What a code or refresh token stands for.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Grant {
-    pub client_id: String,
-    pub user: Option<String>,
-    pub scope: String,
-    pub resource: String,
-    #[serde(default)]
-    pub redirect_uri: String,
-    #[serde(default)]
-    pub code_challenge: String,
-    /// The user's role at sign-in (the user directory's word), carried into access tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-}
-
-/// A store error, in words (never a DSN or a secret).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
-
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         Self(error.to_string())
     }
-}
-
-impl From<String> for StoreError {
-    fn from(message: String) -> Self {
-        Self(message)
-    }
-}
-
-/// The authorization server's state. [`SqliteStore`] is the embedded default; a shared one
-/// (PostgreSQL, Redis) implements the same trait for several instances.
-#[async_trait::async_trait]
-pub trait OAuthStore: Send + Sync {
-    /// The signing key's seed, created on first use.
-    async fn signing_seed(&self) -> Result<[u8; 32], StoreError>;
-    async fn put_client(&self, client: &Client) -> Result<(), StoreError>;
-    async fn client(&self, client_id: &str) -> Result<Option<Client>, StoreError>;
-    async fn touch_client(&self, client_id: &str) -> Result<(), StoreError>;
-    async fn clients(&self) -> Result<Vec<(Client, i64)>, StoreError>;
-    /// Removes a client and revokes its refresh tokens; false when unknown.
-    async fn delete_client(&self, client_id: &str) -> Result<bool, StoreError>;
-    /// Self-registered clients not used since `cutoff` (Unix seconds) are removed; how many.
-    async fn collect_unused_clients(&self, cutoff: i64) -> Result<u64, StoreError>;
-    /// Keeps the `keep` newest self-registered clients that never obtained a token and removes
-    /// the older ones; how many went.
-    async fn cap_unused_clients(&self, keep: u64) -> Result<u64, StoreError>;
-    async fn put_pending(&self, csrf: &str, request: &str, ttl: Duration)
-    -> Result<(), StoreError>;
-    /// The pending request for a CSRF token, consumed.
-    async fn take_pending(&self, csrf: &str) -> Result<Option<String>, StoreError>;
-    /// Keeps the `keep` newest pending authorizations and removes the older ones.
-    async fn trim_pending(&self, keep: u64) -> Result<u64, StoreError>;
-    async fn put_code(&self, code: &str, grant: &Grant, ttl: Duration) -> Result<(), StoreError>;
-    /// Redeems a code once: `None` when unknown, expired or already used.
-    async fn redeem_code(&self, code: &str) -> Result<Option<Grant>, StoreError>;
-    /// Whether `code` was issued and has been redeemed already.
-    async fn code_was_redeemed(&self, code: &str) -> Result<bool, StoreError>;
-    async fn put_refresh(
-        &self,
-        token: &str,
-        family: &str,
-        grant: &Grant,
-        ttl: Duration,
-    ) -> Result<(), StoreError>;
-    async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, StoreError>;
-    /// Marks a refresh token rotated; false when another request rotated it first.
-    async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError>;
-    /// Revokes a family's refresh tokens and the access tokens recorded with [`Self::record_access`].
-    async fn revoke_family(&self, family: &str) -> Result<(), StoreError>;
-    /// Remembers that access token `jti` (valid until `expires_at`) came from `family`, so that
-    /// revoking the family revokes it too.
-    async fn record_access(
-        &self,
-        family: &str,
-        jti: &str,
-        expires_at: i64,
-    ) -> Result<(), StoreError>;
-    async fn revoke_jti(&self, jti: &str, expires_at: i64) -> Result<(), StoreError>;
-    async fn revoked_jtis(&self) -> Result<Vec<String>, StoreError>;
-    /// Deletes expired pending authorizations, codes, refresh tokens and revocations; how many.
-    async fn purge_expired(&self) -> Result<u64, StoreError>;
-    /// Live refresh-token families: (family, grant, expires_at).
-    async fn active_grants(&self) -> Result<Vec<(String, Grant, i64)>, StoreError>;
-    async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), StoreError>;
-    /// The user's role when the password is right.
-    async fn check_user(
-        &self,
-        username: &str,
-        password: &str,
-    ) -> Result<Option<String>, StoreError>;
-}
-
-/// Who may sign in on the consent page. The local store (argon2 hashes, roles) is the default;
-/// a deployment can check people against its own backend (the Mappy API, say) instead.
-#[async_trait::async_trait]
-pub trait UserDirectory: Send + Sync {
-    /// Who the credentials belong to; `None` when they are wrong.
-    async fn sign_in(&self, username: &str, password: &str)
-    -> Result<Option<SignedIn>, StoreError>;
-}
-
-/// A person the user directory recognised.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SignedIn {
-    /// The token's `sub`: the user name for local users, the backend's user id otherwise.
-    pub subject: String,
-    pub role: String,
 }
 
 #[async_trait::async_trait]
@@ -690,13 +564,4 @@ mod tests {
         assert_eq!(store.sign_in("alice", "wrong").await.unwrap(), None);
         assert_eq!(store.sign_in("bob", "a long password").await.unwrap(), None);
     }
-}
-
-#[derive(Debug, Clone)]
-pub struct RefreshState {
-    pub family: String,
-    pub grant: Grant,
-    pub used: bool,
-    pub revoked: bool,
-    pub expired: bool,
 }
