@@ -326,8 +326,25 @@ impl Endpoint {
 
         let trace = record.trace_id();
         let context = CallContext::new(caller.clone(), trace.clone());
-        let run = self.run(mounted, arguments, &caller, context.clone());
-        let Ok((outcome, write_code)) = tokio::time::timeout(self.deadline, run).await else {
+        // A panicking tool is our fault, not the client's: answered as an internal error rather
+        // than left to unwind through the transport (rmcp would never answer the request).
+        let run = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(self.run(
+            mounted,
+            arguments,
+            &caller,
+            context.clone(),
+        )));
+        let ran = tokio::time::timeout(self.deadline, run).await;
+        if let Ok(Err(_)) = ran {
+            tracing::error!(trace_id = %trace, tool = name, "tool panicked");
+            let document = json!({"error": {
+                "code": "internal_error",
+                "message": "the tool failed; the server log has the details",
+                "traceId": trace,
+            }});
+            return refuse(Outcome::InternalError, "panic", document);
+        }
+        let Ok(Ok((outcome, write_code))) = ran else {
             let seconds = self.deadline.as_secs();
             tracing::error!(trace_id = %trace, tool = name, seconds, "call deadline passed");
             let document = json!({"error": {

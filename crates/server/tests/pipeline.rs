@@ -1,0 +1,632 @@
+//! The platform alone: a fake app behind the real router, driven in-process with
+//! `tower::ServiceExt::oneshot` — no socket, no binary. Each policy's refusal is checked for its
+//! answer and for its one audit record, on Streamable HTTP and on legacy SSE.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use concierge_core::{
+    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
+};
+use concierge_server::{Apps, Config, Platform, router};
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// What the fake app's one tool does with a call.
+#[derive(Clone, Copy)]
+enum Behaviour {
+    Echo,
+    Hang,
+    Panic,
+}
+
+struct FakeTool {
+    spec: ToolSpec,
+    behaviour: Behaviour,
+}
+
+impl FakeTool {
+    fn arc(name: &str, behaviour: Behaviour) -> Arc<dyn Tool> {
+        let object = |v: Value| v.as_object().cloned().unwrap();
+        Arc::new(Self {
+            spec: ToolSpec {
+                name: name.into(),
+                title: None,
+                description: "a tool of the test".into(),
+                input_schema: object(json!({
+                    "type": "object",
+                    "properties": {"text": {"type": "string", "maxLength": 20}},
+                    "required": ["text"],
+                    "additionalProperties": false,
+                })),
+                output_schema: object(json!({"type": "object"})),
+                annotations: Annotations::read_only(),
+                secret_fields: Vec::new(),
+                scopes: Vec::new(),
+                write: None,
+                follow_up: None,
+                argument_error: None,
+            },
+            behaviour,
+        })
+    }
+}
+
+impl Tool for FakeTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(
+        &self,
+        arguments: Value,
+        _: CallContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        let behaviour = self.behaviour;
+        Box::pin(async move {
+            match behaviour {
+                Behaviour::Echo => Ok(json!({"said": arguments["text"]})),
+                Behaviour::Hang => std::future::pending().await,
+                Behaviour::Panic => panic!("the tool broke"),
+            }
+        })
+    }
+}
+
+struct Deployment {
+    app: Router,
+    platform: Platform,
+    audit: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+const TOKENS: &str = "alice:token-a,bob:token-b";
+
+async fn deploy(call_timeout: &str) -> Deployment {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let config = format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+call_timeout = "{call_timeout}"
+max_body_bytes = 2048
+
+[limits]
+calls = "4/minute"
+
+[audit.main]
+path = "{audit}"
+
+[[endpoint]]
+path = "/fake/mcp"
+tools = ["fake.*"]
+auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
+session = "stateless"
+audit = "main"
+
+[[endpoint]]
+path = "/limited/mcp"
+tools = ["fake.echo"]
+auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
+session = "stateless"
+rate_limit = "calls"
+audit = "main"
+
+[[endpoint]]
+path = "/sessions/mcp"
+tools = ["fake.echo"]
+auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
+session = "stateful"
+audit = "main"
+legacy_sse = {{ sse = "/sessions/sse", messages = "/sessions/messages" }}
+"#,
+        audit = audit.display()
+    );
+    let env = |name: &str| (name == "FAKE_TOKENS").then(|| TOKENS.to_string());
+    let config = Config::parse(&config, &env).expect("the test config parses");
+    let apps = Apps::new().tools("fake", |_| {
+        Ok(ToolSet::new(
+            "fake",
+            &concierge_core::messages::ENGLISH,
+            vec![
+                FakeTool::arc("echo", Behaviour::Echo),
+                FakeTool::arc("hang", Behaviour::Hang),
+                FakeTool::arc("panic", Behaviour::Panic),
+            ],
+        ))
+    });
+    let platform = Platform::build(config, apps, &env)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let app = router(&platform, &CancellationToken::new());
+    Deployment {
+        app,
+        platform,
+        audit,
+        _dir: dir,
+    }
+}
+
+impl Deployment {
+    async fn send(&self, request: Request<Body>) -> (StatusCode, http::HeaderMap, String) {
+        let response = self.app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, headers, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// Every audit record so far.
+    fn records(&self) -> Vec<Value> {
+        self.platform.flush_audit();
+        read_records(&self.audit)
+    }
+}
+
+fn read_records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn post(path: &str, token: Option<&str>, body: &str) -> http::request::Builder {
+    let mut builder = Request::post(path)
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(token) = token {
+        builder = builder.header("authorization", format!("Bearer {token}"));
+    }
+    let _ = body;
+    builder
+}
+
+fn call_body(tool: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments}})
+    .to_string()
+}
+
+fn call(path: &str, token: Option<&str>, tool: &str, arguments: Value) -> Request<Body> {
+    let body = call_body(tool, arguments);
+    post(path, token, &body).body(Body::from(body)).unwrap()
+}
+
+/// The one record the requests so far added, checked for its outcome and code.
+fn only_new(records: &[Value], before: usize, outcome: &str, code: Option<&str>) -> Value {
+    assert_eq!(
+        records.len(),
+        before + 1,
+        "exactly one new record: {records:#?}"
+    );
+    let record = records[before].clone();
+    assert_eq!(record["outcome"], outcome, "{record}");
+    assert_eq!(record["code"].as_str(), code, "{record}");
+    record
+}
+
+#[tokio::test]
+async fn every_refusal_of_streamable_http_is_answered_and_recorded_once() {
+    let d = deploy("5m").await;
+    let ok = |a| call("/fake/mcp", Some("token-a"), "echo", a);
+
+    // A call that passes every step.
+    let (status, _, body) = d.send(ok(json!({"text": "hallo"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains(r#"\"said\":\"hallo\""#), "{body}");
+    let record = only_new(&d.records(), 0, "ok", None);
+    assert_eq!(record["client"], "alice");
+    assert_eq!(record["tool"], "echo");
+    assert_eq!(record["rpc_id"], 7);
+
+    // Each refusal: the request, the status it is answered with, the record's outcome and code.
+    let mut wrong_host = ok(json!({"text": "x"}));
+    wrong_host
+        .headers_mut()
+        .insert("host", "evil.example".parse().unwrap());
+    let mut wrong_origin = ok(json!({"text": "x"}));
+    wrong_origin
+        .headers_mut()
+        .insert("origin", "https://evil.example".parse().unwrap());
+    let big = call_body("echo", json!({"text": "x".repeat(4096)}));
+    let cases: Vec<(&str, Request<Body>, StatusCode, &str, &str)> = vec![
+        (
+            "host",
+            wrong_host,
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "host_not_allowed",
+        ),
+        (
+            "origin",
+            wrong_origin,
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "origin_not_allowed",
+        ),
+        (
+            "no token",
+            call("/fake/mcp", None, "echo", json!({"text": "x"})),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unauthorized",
+        ),
+        (
+            "a wrong token",
+            call("/fake/mcp", Some("token-x"), "echo", json!({"text": "x"})),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unauthorized",
+        ),
+        (
+            "a body over max_body_bytes",
+            post("/fake/mcp", Some("token-a"), &big)
+                .body(Body::from(big.clone()))
+                .unwrap(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_argument",
+            "body_too_large",
+        ),
+        (
+            "not JSON",
+            post("/fake/mcp", Some("token-a"), "")
+                .body(Body::from("{nope"))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "parse_error",
+        ),
+        (
+            "a batch",
+            post("/fake/mcp", Some("token-a"), "")
+                .body(Body::from("[]"))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "invalid_request",
+        ),
+    ];
+    for (what, request, status, outcome, code) in cases {
+        let before = d.records().len();
+        let (answered, _, body) = d.send(request).await;
+        assert_eq!(answered, status, "{what}: {body}");
+        let record = only_new(&d.records(), before, outcome, Some(code));
+        assert_eq!(record["endpoint"], "/fake/mcp", "{what}");
+    }
+
+    // The dispatcher's refusals are tool results (200) with the error document.
+    let before = d.records().len();
+    let (_, _, body) = d.send(ok(json!({"text": 5}))).await;
+    assert!(
+        body.contains("invalid_argument") && body.contains("text"),
+        "{body}"
+    );
+    let record = only_new(
+        &d.records(),
+        before,
+        "invalid_argument",
+        Some("invalid_argument"),
+    );
+    assert_eq!(record["output"]["error"]["field"], "text");
+
+    let before = d.records().len();
+    let (_, _, body) = d
+        .send(call("/fake/mcp", Some("token-a"), "nope", json!({})))
+        .await;
+    assert!(body.contains("unknown tool"), "{body}");
+    only_new(&d.records(), before, "unknown_tool", None);
+
+    // Four calls a minute on /limited/mcp: the fifth is refused and says when to retry.
+    let before = d.records().len();
+    for _ in 0..4 {
+        d.send(call(
+            "/limited/mcp",
+            Some("token-b"),
+            "echo",
+            json!({"text": "x"}),
+        ))
+        .await;
+    }
+    let (_, _, body) = d
+        .send(call(
+            "/limited/mcp",
+            Some("token-b"),
+            "echo",
+            json!({"text": "x"}),
+        ))
+        .await;
+    assert!(
+        body.contains("rate_limited") && body.contains("4/minute"),
+        "{body}"
+    );
+    let records = d.records();
+    assert_eq!(records.len(), before + 5);
+    assert_eq!(records[before + 4]["code"], "rate_limited");
+    assert_eq!(records[before + 4]["client"], "bob");
+}
+
+#[tokio::test]
+async fn a_request_that_is_no_call_and_no_refusal_leaves_no_record() {
+    let d = deploy("5m").await;
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let (status, _, body) = d
+        .send(
+            post("/fake/mcp", Some("token-a"), list)
+                .body(Body::from(list))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("\"echo\""), "{body}");
+    assert!(d.records().is_empty(), "{:?}", d.records());
+}
+
+#[tokio::test]
+async fn exactly_one_record_per_request_under_concurrency() {
+    let d = deploy("5m").await;
+    let requests: Vec<_> = (0..60)
+        .map(|i| match i % 4 {
+            0 => call(
+                "/fake/mcp",
+                Some("token-a"),
+                "echo",
+                json!({"text": format!("{i}")}),
+            ),
+            1 => call("/fake/mcp", None, "echo", json!({"text": "x"})),
+            2 => call("/fake/mcp", Some("token-b"), "echo", json!({"text": 1})),
+            _ => post("/fake/mcp", Some("token-a"), "")
+                .body(Body::from("{"))
+                .unwrap(),
+        })
+        .collect();
+    futures::future::join_all(requests.into_iter().map(|r| d.send(r))).await;
+    let records = d.records();
+    assert_eq!(records.len(), 60);
+    let mut traces: Vec<&str> = records
+        .iter()
+        .map(|r| r["trace_id"].as_str().unwrap())
+        .collect();
+    traces.sort();
+    traces.dedup();
+    assert_eq!(traces.len(), 60, "every record is its own request");
+    let count = |code: &str| records.iter().filter(|r| r["code"] == code).count();
+    assert_eq!(records.iter().filter(|r| r["outcome"] == "ok").count(), 15);
+    assert_eq!(count("unauthorized"), 15);
+    assert_eq!(count("invalid_argument"), 15);
+    assert_eq!(count("parse_error"), 15);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_past_the_call_deadline_is_stopped_and_recorded() {
+    let d = deploy("2s").await;
+    let (status, _, body) = d
+        .send(call(
+            "/fake/mcp",
+            Some("token-a"),
+            "hang",
+            json!({"text": "x"}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("deadline_exceeded") && body.contains("2 s"),
+        "{body}"
+    );
+    only_new(
+        &d.records(),
+        0,
+        "deadline_exceeded",
+        Some("deadline_exceeded"),
+    );
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_is_still_recorded() {
+    let d = deploy("5m").await;
+    let (status, _, body) = d
+        .send(call(
+            "/fake/mcp",
+            Some("token-a"),
+            "panic",
+            json!({"text": "x"}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("internal_error") && body.contains("traceId"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("the tool broke"),
+        "the panic's text stays in the log: {body}"
+    );
+    let record = only_new(&d.records(), 0, "internal_error", Some("panic"));
+    assert_eq!(record["tool"], "panic");
+}
+
+/// An `initialize` on the stateful endpoint, as `token`: the session id.
+async fn initialize(d: &Deployment, token: &str) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}})
+    .to_string();
+    let request = post("/sessions/mcp", Some(token), &body)
+        .body(Body::from(body))
+        .unwrap();
+    let response = d.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_session_is_its_openers_and_an_unknown_one_is_recorded() {
+    let d = deploy("5m").await;
+    let session = initialize(&d, "token-a").await;
+    assert!(d.records().is_empty(), "an initialize is no call");
+
+    let mut stolen = call(
+        "/sessions/mcp",
+        Some("token-b"),
+        "echo",
+        json!({"text": "x"}),
+    );
+    stolen
+        .headers_mut()
+        .insert("mcp-session-id", session.parse().unwrap());
+    let (status, _, body) = d.send(stolen).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let record = only_new(
+        &d.records(),
+        0,
+        "session_refused",
+        Some("session_not_owned"),
+    );
+    assert_eq!(record["client"], "bob");
+
+    let mut unknown = call(
+        "/sessions/mcp",
+        Some("token-a"),
+        "echo",
+        json!({"text": "x"}),
+    );
+    unknown
+        .headers_mut()
+        .insert("mcp-session-id", "no-such-session".parse().unwrap());
+    let (status, _, _) = d.send(unknown).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    only_new(
+        &d.records(),
+        1,
+        "session_refused",
+        Some("session_not_found"),
+    );
+}
+
+/// A legacy SSE stream of `token`: the messages URL, and the stream's body to read answers from.
+async fn open_stream(d: &Deployment, token: &str) -> (String, Body) {
+    let request = Request::get("/sessions/sse")
+        .header("host", "127.0.0.1:8080")
+        .header("authorization", format!("Bearer {token}"))
+        .body(Body::empty())
+        .unwrap();
+    let response = d.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let first = next_event(&mut body).await;
+    let url = first
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap()
+        .to_string();
+    (url, body)
+}
+
+/// The next SSE event's text (keep-alive comments skipped).
+async fn next_event(body: &mut Body) -> String {
+    loop {
+        let frame = body.frame().await.unwrap().unwrap();
+        if let Ok(data) = frame.into_data() {
+            let text = String::from_utf8_lossy(&data).into_owned();
+            if text.contains("data:") {
+                return text;
+            }
+        }
+    }
+}
+
+async fn deliver(d: &Deployment, url: &str, token: Option<&str>, message: Value) -> StatusCode {
+    let body = message.to_string();
+    d.send(post(url, token, &body).body(Body::from(body)).unwrap())
+        .await
+        .0
+}
+
+#[tokio::test]
+async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
+    let d = deploy("5m").await;
+    let (url, mut stream) = open_stream(&d, "token-a").await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    assert_eq!(
+        deliver(&d, &url, Some("token-a"), initialize).await,
+        StatusCode::ACCEPTED
+    );
+    assert!(next_event(&mut stream).await.contains("protocolVersion"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        deliver(&d, &url, Some("token-a"), initialized).await,
+        StatusCode::ACCEPTED
+    );
+
+    let echo =
+        serde_json::from_str::<Value>(&call_body("echo", json!({"text": "legacy"}))).unwrap();
+    assert_eq!(
+        deliver(&d, &url, Some("token-a"), echo.clone()).await,
+        StatusCode::ACCEPTED
+    );
+    assert!(next_event(&mut stream).await.contains("legacy"));
+    // The answer is on the stream once the call is done; its record is written when the last
+    // holder lets go, moments later.
+    let mut records = d.records();
+    for _ in 0..100 {
+        if !records.is_empty() {
+            break;
+        }
+        tokio::task::yield_now().await;
+        records = d.records();
+    }
+    let record = only_new(&records, 0, "ok", None);
+    assert_eq!(record["tool"], "echo");
+    assert_eq!(record["client"], "alice");
+
+    // The same steps refuse on this transport.
+    assert_eq!(
+        deliver(&d, &url, None, echo.clone()).await,
+        StatusCode::UNAUTHORIZED
+    );
+    only_new(&d.records(), 1, "unauthorized", Some("unauthorized"));
+    assert_eq!(
+        deliver(&d, &url, Some("token-b"), echo.clone()).await,
+        StatusCode::FORBIDDEN
+    );
+    only_new(
+        &d.records(),
+        2,
+        "session_refused",
+        Some("session_not_owned"),
+    );
+    let unknown = "/sessions/messages?sessionId=nope";
+    assert_eq!(
+        deliver(&d, unknown, Some("token-a"), echo.clone()).await,
+        StatusCode::NOT_FOUND
+    );
+    only_new(
+        &d.records(),
+        3,
+        "session_refused",
+        Some("session_not_found"),
+    );
+    let (status, _, _) = d
+        .send(
+            post(&url, Some("token-a"), "")
+                .body(Body::from("{"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    only_new(&d.records(), 4, "invalid_argument", Some("parse_error"));
+    drop(stream);
+}
