@@ -1,11 +1,10 @@
 //! 百姓惠 (Baixinghui) knowledge-graph Q&A adapter (seed `baixinghui-kgqa-mcp.zh.md`).
 //!
 //! The five tools are upstream HTTP tools declared in config (`concierge.toml`, `[apps.kgqa]`);
-//! this crate adds what is specific to the Q&A API: the stable result envelope ([`Envelope`]) and
-//! a simulator of the API for the demo and the tests ([`simulator`]).
+//! this crate adds what is specific to the Q&A API: the stable result envelope ([`Envelope`]).
+//! The API's simulator, for the demo and the tests, is its own crate (`sim/kgqa`).
 
 mod envelope;
-pub mod simulator;
 
 use std::sync::Arc;
 

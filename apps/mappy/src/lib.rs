@@ -7,11 +7,11 @@
 //!
 //! - [`tools`]: the catalog — reads, writes (with the platform's write safety: `dry_run`,
 //!   `idempotency_key`, confirm tokens) and `batch_status`;
-//! - `laravel`: the client — timeouts (10 s read, 30 s write), error classes, no retries;
-//! - [`simulator`]: a SIMULATOR of the API for the demo and the tests.
+//! - `laravel`: the client — timeouts (10 s read, 30 s write), error classes, no retries.
+//!
+//! The API's SIMULATOR, for the demo and the tests, is its own crate (`sim/mappy`).
 
 mod laravel;
-pub mod simulator;
 pub mod tools;
 
 use std::sync::Arc;

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use chrono::{NaiveDate, TimeZone, Utc};
 use concierge_core::{CallContext, Caller};
+use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::catalog::TripCatalog;
 use concierge_trips::catalog::export::{BusproHotels, Export};
 use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::simulator::{SimulatorConfig, bind};
 use concierge_trips::content::store::{ContentStore, SqliteStore};
 use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 use serde_json::{Value, json};
@@ -31,7 +31,7 @@ async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
 
     // The sample mirror, synced through the simulator on a manual clock.
-    let (addr, serving) = bind(&SimulatorConfig {
+    let (addr, serving) = concierge_sim_typo3::start(&SimulatorConfig {
         listen: "127.0.0.1:0".into(),
         feed: examples.join("feed"),
         api_key: "bench".into(),

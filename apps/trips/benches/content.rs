@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{TimeZone, Utc};
+use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::content::clock::ManualClock;
 use concierge_trips::content::document::{Document, Page, PageState};
 use concierge_trips::content::feed::{DocKey, Item};
 use concierge_trips::content::markdown::html_to_markdown;
 use concierge_trips::content::search::ContentIndex;
-use concierge_trips::content::simulator::{SimulatorConfig, bind};
 use concierge_trips::content::store::{ContentStore, SqliteStore, StoreError, SyncState};
 use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 
@@ -59,7 +59,7 @@ async fn main() {
 }
 
 async fn sync_bench(feed: &Path) {
-    let (addr, serving) = bind(&SimulatorConfig {
+    let (addr, serving) = concierge_sim_typo3::start(&SimulatorConfig {
         listen: "127.0.0.1:0".into(),
         feed: feed.to_path_buf(),
         api_key: "bench".into(),

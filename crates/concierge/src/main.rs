@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use std::pin::Pin;
 
-use concierge_kgqa::simulator::SimulatorConfig;
 use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
 
 #[derive(Parser)]
@@ -182,7 +181,7 @@ struct BotArgs {
 }
 
 fn apps() -> Apps {
-    Apps::new()
+    let apps = Apps::new()
         .tools("coffee", |config| {
             concierge_coffee::build(&section(config)?, concierge_coffee::system_clock())
         })
@@ -200,28 +199,41 @@ fn apps() -> Apps {
                 None => Box::pin(std::future::ready(())),
             })
         })
-        .simulator("typo3", |config| async move {
-            let config: concierge_trips::content::simulator::SimulatorConfig = section(&config)?;
-            let (addr, serving) = concierge_trips::content::simulator::bind(&config).await?;
-            Ok((
-                addr,
-                Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
-            ))
-        })
-        .simulator("kgqa", |config| async move {
-            let config: SimulatorConfig = section(&config)?;
-            let (addr, serving) = concierge_kgqa::simulator::start(&config).await?;
-            Ok((
-                addr,
-                Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
-            ))
-        })
         .tools("mappy", |config| concierge_mappy::build(&section(config)?))
-        .simulator("mappy", |config| async move {
-            let config: concierge_mappy::simulator::SimulatorConfig = section(&config)?;
-            concierge_mappy::simulator::start(&config).await
-        })
-        .handler("conformance", concierge_conformance::Fixtures::default)
+        .handler("conformance", concierge_conformance::Fixtures::default);
+    simulators(apps)
+}
+
+/// The demo's stand-ins for external systems (the `simulators` feature, on by default); without
+/// them a config's `[simulators.<name>]` is an error of `check` and `serve`.
+#[cfg(feature = "simulators")]
+fn simulators(apps: Apps) -> Apps {
+    apps.simulator("typo3", |config| async move {
+        let config: concierge_sim_typo3::SimulatorConfig = section(&config)?;
+        let (addr, serving) = concierge_sim_typo3::start(&config).await?;
+        Ok((
+            addr,
+            Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
+        ))
+    })
+    .simulator("kgqa", |config| async move {
+        let config: concierge_sim_kgqa::SimulatorConfig = section(&config)?;
+        let (addr, serving) = concierge_sim_kgqa::start(&config).await?;
+        Ok((
+            addr,
+            Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
+        ))
+    })
+    .simulator("mappy", |config| async move {
+        let config: concierge_sim_mappy::SimulatorConfig = section(&config)?;
+        concierge_sim_mappy::start(&config).await
+    })
+}
+
+/// A production build (`--no-default-features`) registers none.
+#[cfg(not(feature = "simulators"))]
+fn simulators(apps: Apps) -> Apps {
+    apps
 }
 
 fn main() -> ExitCode {

@@ -43,9 +43,8 @@ enum Behaviour {
 impl Upstream {
     async fn start(behaviour: Behaviour) -> Self {
         let answers =
-            concierge_kgqa::simulator::Answers::load(&examples().join("kgqa/answers.json"))
-                .unwrap();
-        let simulator = concierge_kgqa::simulator::router(answers, KEY.to_string());
+            concierge_sim_kgqa::Answers::load(&examples().join("kgqa/answers.json")).unwrap();
+        let simulator = concierge_sim_kgqa::router(answers, KEY.to_string());
         let received: Arc<Mutex<Vec<Received>>> = Arc::default();
         let log = received.clone();
         let app = axum::Router::new().fallback(move |request: Request<Body>| {

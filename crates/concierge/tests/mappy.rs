@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::oauth::http;
 use common::{Client, Server, call, connect, structured};
-use concierge_mappy::simulator::{Laravel, Sample};
+use concierge_sim_mappy::{Laravel, Sample};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
@@ -69,8 +69,7 @@ fn sample_path() -> std::path::PathBuf {
 async fn deploy(settings: Settings) -> Mappy {
     let sample = Sample::load(&sample_path()).expect("sample");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let laravel =
-        concierge_mappy::simulator::serve(listener, sample, API_KEY, Duration::ZERO).await;
+    let laravel = concierge_sim_mappy::serve(listener, sample, API_KEY, Duration::ZERO).await;
     let api = format!("http://{}", laravel.addr());
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

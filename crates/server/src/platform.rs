@@ -209,10 +209,18 @@ impl Platform {
         for name in config.simulators.keys() {
             if !apps.simulators.contains_key(name) {
                 let known: Vec<&str> = apps.simulators.keys().map(String::as_str).collect();
-                errors.push(ConfigError::new(
-                    format!("simulators.{name}"),
-                    format!("no simulator `{name}`; known: {}", known.join(", ")),
-                ));
+                // A binary that registers no simulator at all is a production build that left
+                // them out: saying so beats an empty list of known ones.
+                let message = if known.is_empty() {
+                    format!(
+                        "no simulator `{name}`: this build has no simulators (built without the \
+                         `simulators` feature); remove the section or point the app at the real \
+                         system"
+                    )
+                } else {
+                    format!("no simulator `{name}`; known: {}", known.join(", "))
+                };
+                errors.push(ConfigError::new(format!("simulators.{name}"), message));
             }
         }
         let mut tool_sets: BTreeMap<String, ToolSet> = BTreeMap::new();

@@ -7,6 +7,5 @@ pub mod feed;
 pub mod markdown;
 pub mod schedule;
 pub mod search;
-pub mod simulator;
 pub mod store;
 pub mod sync;

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
+use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::simulator::{SimulatorConfig, bind};
 use concierge_trips::content::store::SqliteStore;
 use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
 
@@ -16,7 +16,7 @@ pub const TOKEN: &str = "ski-token";
 
 /// The TYPO3 simulator serving the feed in `feed` (key `test-key`), on a free port.
 pub async fn feed_simulator(feed: std::path::PathBuf) -> std::net::SocketAddr {
-    let (addr, serving) = bind(&SimulatorConfig {
+    let (addr, serving) = concierge_sim_typo3::start(&SimulatorConfig {
         listen: "127.0.0.1:0".into(),
         feed,
         api_key: "test-key".into(),

@@ -1,6 +1,7 @@
 //! **A simulator** of Baixinghui's Q&A API (`docs/contracts/kgqa-api.md`), serving canned answers
 //! from a JSON file. It is not the knowledge graph: it exists so the demo answers at once and the
-//! tests have a real HTTP server to talk to. Production configs have no `[simulators.kgqa]`.
+//! tests have a real HTTP server to talk to. Production configs have no `[simulators.kgqa]`, and
+//! a production build (`--no-default-features`) has no simulators at all.
 //!
 //! An answer is chosen by the first entry whose words all occur in the question; a question that
 //! matches none gets the API's controlled fallback, as a real long-tail question would.
@@ -77,8 +78,8 @@ pub fn router(answers: Answers, api_key: String) -> axum::Router {
         .with_state(state)
 }
 
-/// Binds `listen` now (so a port clash fails start-up; port 0 picks a free one) and returns the
-/// address it got and the serving future.
+/// Binds `listen` now (loopback only; a port clash fails start-up; port 0 picks a free one), loads
+/// the answers, and returns the address it got and the serving future.
 pub async fn start(
     config: &SimulatorConfig,
 ) -> Result<
@@ -88,13 +89,8 @@ pub async fn start(
     ),
     String,
 > {
+    let (listener, addr) = concierge_sim_common::bind(&config.listen).await?;
     let answers = Answers::load(&config.answers)?;
-    let listener = tokio::net::TcpListener::bind(&config.listen)
-        .await
-        .map_err(|e| format!("kgqa simulator cannot listen on {}: {e}", config.listen))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("kgqa simulator has no local address: {e}"))?;
     tracing::info!(%addr, "kgqa Q&A API SIMULATOR listening");
     let app = router(answers, config.api_key.clone());
     Ok((addr, async move {
@@ -153,4 +149,29 @@ async fn query(
     }
     Json(json!({"success": true, "data": data, "trace_id": format!("trc_sim_{number:06}")}))
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listen_address_off_loopback_is_refused() {
+        let config = SimulatorConfig {
+            listen: "0.0.0.0:4101".into(),
+            answers: "no-such-answers.json".into(),
+            api_key: "key".into(),
+        };
+        let Err(error) = start(&config).await else {
+            panic!("a simulator listened on 0.0.0.0");
+        };
+        assert_eq!(
+            error,
+            format!(
+                "listen = \"0.0.0.0:4101\" is not a loopback address: a simulator listens only \
+                 on {}",
+                concierge_sim_common::ALLOWED
+            )
+        );
+    }
 }

@@ -2,7 +2,9 @@
 //! serving the sample data in `examples/mappy/sample.json`. It is not Mappy and does not talk to
 //! Google: it exists so the demo has a Mappy to manage and the tests have a real HTTP server that
 //! keeps Mappy's rules. Production configs have no `[simulators.mappy]`; they point concierge at
-//! the real API.
+//! the real API, and a production build (`--no-default-features`) has no simulators at all. The
+//! contract between the two sides is the JSON of `docs/contracts/mappy-api.md`: the Mappy app
+//! shares no Rust types with this crate, so nothing here is a copy of the app's.
 //!
 //! What it keeps, because concierge must be built around it:
 //!
@@ -83,8 +85,8 @@ fn default_job_delay() -> f64 {
     2.0
 }
 
-/// Loads the data, binds `listen` now (so a port clash fails start-up; port 0 picks a free one)
-/// and returns the address it got and the serving future.
+/// Binds `listen` now (loopback only; a port clash fails start-up; port 0 picks a free one), loads
+/// the data, and returns the address it got and the serving future.
 pub async fn start(
     config: &SimulatorConfig,
 ) -> Result<(SocketAddr, Pin<Box<dyn Future<Output = ()> + Send>>), String> {
@@ -97,11 +99,8 @@ pub async fn start(
             config.job_delay_seconds
         )
     })?;
+    let (listener, addr) = concierge_sim_common::bind(&config.listen).await?;
     let sample = Sample::load(&config.data)?;
-    let listener = TcpListener::bind(&config.listen)
-        .await
-        .map_err(|e| format!("mappy simulator cannot listen on {}: {e}", config.listen))?;
-    let addr = local_addr(&listener);
     let (router, _) = build(sample, &config.api_key, job_delay, addr);
     let serving: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
         if let Err(error) = axum::serve(listener, router).await {
@@ -111,7 +110,8 @@ pub async fn start(
     Ok((addr, serving))
 }
 
-/// Serves on `listener` in a background task and returns the handle (for tests).
+/// Serves on `listener` in a background task and returns the handle (for tests, which bind
+/// `127.0.0.1:0` themselves).
 pub async fn serve(
     listener: TcpListener,
     sample: Sample,
@@ -386,4 +386,29 @@ fn debug_page(status: u16) -> Response {
         ],
     });
     (status, Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listen_address_off_loopback_is_refused() {
+        let config = SimulatorConfig {
+            listen: "[::]:8082".into(),
+            data: "no-such-sample.json".into(),
+            api_key: "key".into(),
+            job_delay_seconds: 0.0,
+        };
+        let Err(error) = start(&config).await else {
+            panic!("a simulator listened on [::]");
+        };
+        assert_eq!(
+            error,
+            format!(
+                "listen = \"[::]:8082\" is not a loopback address: a simulator listens only on {}",
+                concierge_sim_common::ALLOWED
+            )
+        );
+    }
 }

@@ -1,6 +1,8 @@
 //! **A simulator** of the TYPO3 content feed (`docs/contracts/typo3-content-feed.md`), serving
 //! `examples/ski/feed/` on loopback so the demo has content at once. It is not TYPO3 and never
-//! runs in production: production configs have no `[simulators.typo3]`.
+//! runs in production: production configs have no `[simulators.typo3]`, and a production build
+//! (`--no-default-features`) has no simulators at all. The feed's paths and document keys are the
+//! trips app's own ([`concierge_trips::content::feed`]): both sides read the one contract.
 //!
 //! It cannot be `www.ep-reisen.de`, so it serves the manifest with every site's hosts replaced by
 //! its own address and every `contentUrl` pointed at `/_pages/<host>/<path>` on itself; the public
@@ -18,7 +20,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::feed::{DocKey, MANIFEST_PATH, RECORDS_PATH};
+use concierge_trips::content::feed::{DocKey, MANIFEST_PATH, RECORDS_PATH};
 
 /// `[simulators.typo3]`.
 #[derive(Debug, Clone, Deserialize)]
@@ -38,8 +40,9 @@ struct Feed {
     api_key: String,
 }
 
-/// Binds and returns the address (useful with port 0) and the serving future.
-pub async fn bind(
+/// Binds `listen` (loopback only; port 0 picks a free one), loads the feed, and returns the
+/// address it got and the serving future.
+pub async fn start(
     config: &SimulatorConfig,
 ) -> Result<
     (
@@ -48,12 +51,7 @@ pub async fn bind(
     ),
     String,
 > {
-    let listener = tokio::net::TcpListener::bind(&config.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("no local address: {e}"))?;
+    let (listener, addr) = concierge_sim_common::bind(&config.listen).await?;
     let feed = Arc::new(load(&config.feed, &addr.to_string(), &config.api_key)?);
     tracing::info!(%addr, "TYPO3 content feed SIMULATOR listening (demo data from {})", config.feed.display());
     let app = axum::Router::new()
@@ -170,5 +168,30 @@ async fn page(
     match tokio::fs::read(feed.pages.join(relative).join("index.html")).await {
         Ok(html) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
         Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listen_address_off_loopback_is_refused() {
+        let config = SimulatorConfig {
+            listen: "192.168.1.20:8081".into(),
+            feed: "no-such-feed".into(),
+            api_key: "key".into(),
+        };
+        let Err(error) = start(&config).await else {
+            panic!("a simulator listened on 192.168.1.20");
+        };
+        assert_eq!(
+            error,
+            format!(
+                "listen = \"192.168.1.20:8081\" is not a loopback address: a simulator listens \
+                 only on {}",
+                concierge_sim_common::ALLOWED
+            )
+        );
     }
 }
