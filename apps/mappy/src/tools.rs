@@ -13,6 +13,7 @@ use concierge_core::{
     Annotations, CallContext, FollowUp, Tool, ToolError, WriteSafety, typed_tool, with_spec,
 };
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -201,139 +202,121 @@ pub fn all(api: Arc<Laravel>) -> Vec<Arc<dyn Tool>> {
     let read = Annotations::read_only();
     let mut tools = Vec::new();
 
-    let a = api.clone();
     tools.push(scoped(
-        typed_tool(
+        api_tool(
+            &api,
             "group_list",
             "Danh sách group (chuỗi cửa hàng, khu vực) mà user được quyền xem. / Lists the groups of locations the user may see, with how many locations each has. Use the ids with location_list.",
             read,
-            move |input: GroupList, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let query = user_query(input.user_id);
-                    listing(a.get(&call, "/api/mcp/groups", &query).await?)
-                }
+            |a, input: GroupList, call| async move {
+                let query = user_query(input.user_id);
+                listing(a.get(&call, "/api/mcp/groups", &query).await?)
             },
         ),
         "mappy:location:read",
     ));
 
-    let a = api.clone();
     tools.push(scoped(
-        typed_tool(
+        api_tool(
+            &api,
             "location_list",
             "Trả về danh sách location (cửa hàng trên Google Business Profile) mà user có quyền truy cập. / Lists the Google Business Profile locations the user may access: name, address, group, rating and review count. Filter by group_id; limit 1–100 (default 50).",
             read,
-            move |input: LocationList, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let mut query = user_query(input.user_id);
-                    if let Some(group) = input.group_id {
-                        query.push(("group_id", group.to_string()));
-                    }
-                    if let Some(limit) = input.limit {
-                        query.push(("limit", limit.to_string()));
-                    }
-                    listing(a.get(&call, "/api/mcp/locations", &query).await?)
+            |a, input: LocationList, call| async move {
+                let mut query = user_query(input.user_id);
+                if let Some(group) = input.group_id {
+                    query.push(("group_id", group.to_string()));
                 }
+                if let Some(limit) = input.limit {
+                    query.push(("limit", limit.to_string()));
+                }
+                listing(a.get(&call, "/api/mcp/locations", &query).await?)
             },
         ),
         "mappy:location:read",
     ));
 
-    let a = api.clone();
     tools.push(scoped(
-        typed_tool(
+        api_tool(
+            &api,
             "location_get",
             "Chi tiết một location: địa chỉ, điện thoại, website, danh mục, giờ mở cửa, trạng thái. / One location in full: address, phone, website, category, opening hours and status (OPEN or SUSPENDED).",
             read,
-            move |input: LocationGet, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let path = format!("/api/mcp/locations/{}", input.location_id);
-                    record(a.get(&call, &path, &user_query(input.user_id)).await?)
-                }
+            |a, input: LocationGet, call| async move {
+                let path = format!("/api/mcp/locations/{}", input.location_id);
+                record(a.get(&call, &path, &user_query(input.user_id)).await?)
             },
         ),
         "mappy:location:read",
     ));
 
-    let a = api.clone();
     tools.push(scoped(
-        typed_tool(
+        api_tool(
+            &api,
             "review_list",
             "Danh sách review Google của một location, mới nhất trước. / A location's Google reviews, newest first, with any reply. Filter by rating (1–5), unreplied, and a date range (from/to, YYYY-MM-DD).",
             read,
-            move |input: ReviewList, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let mut query = user_query(input.user_id);
-                    if let Some(rating) = input.rating {
-                        query.push(("rating", rating.to_string()));
-                    }
-                    if let Some(unreplied) = input.unreplied {
-                        query.push(("unreplied", unreplied.to_string()));
-                    }
-                    for (name, value) in [("from", input.from), ("to", input.to)] {
-                        if let Some(value) = value {
-                            query.push((name, value));
-                        }
-                    }
-                    if let Some(limit) = input.limit {
-                        query.push(("limit", limit.to_string()));
-                    }
-                    let path = format!("/api/mcp/locations/{}/reviews", input.location_id);
-                    listing(a.get(&call, &path, &query).await?)
+            |a, input: ReviewList, call| async move {
+                let mut query = user_query(input.user_id);
+                if let Some(rating) = input.rating {
+                    query.push(("rating", rating.to_string()));
                 }
+                if let Some(unreplied) = input.unreplied {
+                    query.push(("unreplied", unreplied.to_string()));
+                }
+                for (name, value) in [("from", input.from), ("to", input.to)] {
+                    if let Some(value) = value {
+                        query.push((name, value));
+                    }
+                }
+                if let Some(limit) = input.limit {
+                    query.push(("limit", limit.to_string()));
+                }
+                let path = format!("/api/mcp/locations/{}/reviews", input.location_id);
+                listing(a.get(&call, &path, &query).await?)
             },
         ),
         "mappy:review:read",
     ));
 
-    let a = api.clone();
     tools.push(scoped(
-        typed_tool(
+        api_tool(
+            &api,
             "insight_get",
             "Số liệu hiệu quả của một location trong khoảng ngày. / A location's performance over a date range (from/to, YYYY-MM-DD, at most 540 days): search views, Maps views, website clicks, calls, direction requests. Figures come from Google and can be unavailable for a while.",
             read,
-            move |input: InsightGet, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let mut query = user_query(input.user_id);
-                    query.push(("from", input.from));
-                    query.push(("to", input.to));
-                    let path = format!("/api/mcp/locations/{}/insights", input.location_id);
-                    record(a.get(&call, &path, &query).await?)
-                }
+            |a, input: InsightGet, call| async move {
+                let mut query = user_query(input.user_id);
+                query.push(("from", input.from));
+                query.push(("to", input.to));
+                let path = format!("/api/mcp/locations/{}/insights", input.location_id);
+                record(a.get(&call, &path, &query).await?)
             },
         ),
         "mappy:insight:read",
     ));
 
-    let a = api.clone();
     tools.push(scoped(
-        typed_tool(
+        api_tool(
+            &api,
             "post_list",
             "Các bài đăng Google gần đây của một location. / A location's recent Google posts, newest first.",
             read,
-            move |input: PostList, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let mut query = user_query(input.user_id);
-                    if let Some(limit) = input.limit {
-                        query.push(("limit", limit.to_string()));
-                    }
-                    let path = format!("/api/mcp/locations/{}/posts", input.location_id);
-                    listing(a.get(&call, &path, &query).await?)
+            |a, input: PostList, call| async move {
+                let mut query = user_query(input.user_id);
+                if let Some(limit) = input.limit {
+                    query.push(("limit", limit.to_string()));
                 }
+                let path = format!("/api/mcp/locations/{}/posts", input.location_id);
+                listing(a.get(&call, &path, &query).await?)
             },
         ),
         "mappy:post:read",
     ));
 
-    let a = api.clone();
     tools.push(write(
-        typed_tool(
+        api_tool(
+            &api,
             "review_reply",
             "Trả lời một review trên Google (thay câu trả lời cũ nếu có). / Replies to a Google review, replacing an existing reply. Runs in the background: the answer is a batch_id to follow with batch_status. dry_run: true shows the change without making it.",
             Annotations {
@@ -342,22 +325,19 @@ pub fn all(api: Arc<Laravel>) -> Vec<Arc<dyn Tool>> {
                 idempotent: true,
                 open_world: true,
             },
-            move |input: ReviewReply, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let path = format!("/api/mcp/reviews/{}/reply", input.review_id);
-                    let body = object(json!({"comment": input.comment}));
-                    written(a.write(&call, reqwest::Method::POST, &path, body).await?, &call)
-                }
+            |a, input: ReviewReply, call| async move {
+                let path = format!("/api/mcp/reviews/{}/reply", input.review_id);
+                let body = object(json!({"comment": input.comment}));
+                written(a.write(&call, reqwest::Method::POST, &path, body).await?, &call)
             },
         ),
         "mappy:review:write",
         false,
     ));
 
-    let a = api.clone();
     tools.push(write(
-        typed_tool(
+        api_tool(
+            &api,
             "post_create",
             "Đăng bài lên Google cho một hoặc nhiều location. / Publishes a Google post on one or many locations (up to 50). Runs in the background: the answer is a batch_id to follow with batch_status; each location succeeds or fails on its own. dry_run: true shows what would be posted.",
             Annotations {
@@ -366,28 +346,25 @@ pub fn all(api: Arc<Laravel>) -> Vec<Arc<dyn Tool>> {
                 idempotent: true,
                 open_world: true,
             },
-            move |input: PostCreate, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let mut body = object(json!({
-                        "location_ids": input.location_ids,
-                        "summary": input.summary,
-                        "topic_type": input.topic_type,
-                    }));
-                    if let Some(action) = input.call_to_action {
-                        body.insert("call_to_action".into(), json!(action));
-                    }
-                    written(a.write(&call, reqwest::Method::POST, "/api/mcp/posts", body).await?, &call)
+            |a, input: PostCreate, call| async move {
+                let mut body = object(json!({
+                    "location_ids": input.location_ids,
+                    "summary": input.summary,
+                    "topic_type": input.topic_type,
+                }));
+                if let Some(action) = input.call_to_action {
+                    body.insert("call_to_action".into(), json!(action));
                 }
+                written(a.write(&call, reqwest::Method::POST, "/api/mcp/posts", body).await?, &call)
             },
         ),
         "mappy:post:write",
         false,
     ));
 
-    let a = api.clone();
     tools.push(write(
-        typed_tool(
+        api_tool(
+            &api,
             "location_hours_update",
             "Thay toàn bộ giờ mở cửa của một location trên Google. / Replaces a location's whole weekly opening hours on Google; a day left out becomes closed. Needs confirmation: the first call answers a preview (old and new hours) and a confirm_token; show it to the user, then call again with the same arguments and the token. Runs in the background (batch_id).",
             Annotations {
@@ -396,39 +373,55 @@ pub fn all(api: Arc<Laravel>) -> Vec<Arc<dyn Tool>> {
                 idempotent: true,
                 open_world: true,
             },
-            move |input: HoursUpdate, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    let path = format!("/api/mcp/locations/{}/hours", input.location_id);
-                    let body = object(json!({"regular_hours": input.regular_hours}));
-                    written(a.write(&call, reqwest::Method::PUT, &path, body).await?, &call)
-                }
+            |a, input: HoursUpdate, call| async move {
+                let path = format!("/api/mcp/locations/{}/hours", input.location_id);
+                let body = object(json!({"regular_hours": input.regular_hours}));
+                written(a.write(&call, reqwest::Method::PUT, &path, body).await?, &call)
             },
         ),
         "mappy:location:write",
         true,
     ));
 
-    let a = api;
     tools.push(scoped(
-        typed_tool(
+        api_tool(
+            &api,
             "batch_status",
             "Trạng thái của một thay đổi đang chạy nền. / The state of a background change by its batch_id: queued, running, succeeded, failed or partially_failed, per location with Google's error when one failed. Poll it after a write; do not send the write again.",
             read,
-            move |input: BatchStatus, call: CallContext| {
-                let a = a.clone();
-                async move {
-                    if !input.batch_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-                        return Err(ToolError::invalid("batch_id", "a batch_id has only letters, digits, `_` and `-`: use the one a write answered"));
-                    }
-                    let path = format!("/api/mcp/batches/{}", input.batch_id);
-                    record(a.get(&call, &path, &[]).await?)
+            |a, input: BatchStatus, call| async move {
+                if !input.batch_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    return Err(ToolError::invalid("batch_id", "a batch_id has only letters, digits, `_` and `-`: use the one a write answered"));
                 }
+                let path = format!("/api/mcp/batches/{}", input.batch_id);
+                record(a.get(&call, &path, &[]).await?)
             },
         ),
         "mappy:batch:read",
     ));
     tools
+}
+
+/// A tool whose calls go to the API. The closure a tool keeps is shared by all its calls, while
+/// each call's future must own what it uses: so every call gets its own handle on the one client,
+/// cloned here rather than by hand in each tool.
+fn api_tool<I, O, F, Fut>(
+    api: &Arc<Laravel>,
+    name: &str,
+    description: &str,
+    annotations: Annotations,
+    call: F,
+) -> Arc<dyn Tool>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + JsonSchema + Send + 'static,
+    F: Fn(Arc<Laravel>, I, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+{
+    let api = api.clone();
+    typed_tool(name, description, annotations, move |input: I, context| {
+        call(api.clone(), input, context)
+    })
 }
 
 fn scoped(tool: Arc<dyn Tool>, scope: &str) -> Arc<dyn Tool> {

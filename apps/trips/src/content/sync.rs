@@ -1,17 +1,21 @@
 //! `app:content:sync`: mirrors the TYPO3 feed into the [`ContentStore`], politely.
 //!
-//! The load rules are agreed with the TYPO3 side and are not tunable: one request at a time, at
-//! most one page per second, 5 s of quiet after any answer slower than 2 s, the page phase ends
-//! after three slow pages in a row, a `503` stops the run and pauses later ones for its
-//! `Retry-After`, three consecutive 5xx or timeouts stop the run, nothing is retried in a loop,
-//! and outside 01:00–05:00 Europe/Berlin a run fetches at most 50 pages.
+//! A run takes the [run lock](lock), reads the manifest, takes it over (deleted and described
+//! items), then runs two phases: records (50 a request), then pages, publishing to readers
+//! between them and every few pages. Every request goes through [`Run::send`], which asks the
+//! [`pacer`] (the agreed load rules, decided without I/O) when it may go and tells it what came
+//! back; [`answer`] classifies what came back.
+
+mod answer;
+mod lock;
+pub mod pacer;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Timelike, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::clock::Clock;
@@ -22,17 +26,13 @@ use super::feed::{
 };
 use super::markdown::{html_to_markdown, record_markdown};
 use super::store::{ContentStore, StoreError};
+use answer::Answer;
+use lock::RunLock;
+use pacer::{DAYTIME_PAGE_BUDGET, Pacer, PhaseEnd, Request};
 
-const PAGE_SPACING: Duration = Duration::from_secs(1);
-const SLOW: Duration = Duration::from_secs(2);
-const QUIET_AFTER_SLOW: Duration = Duration::from_secs(5);
-const SLOW_PAGES_END_PHASE: u32 = 3;
-const FAILURES_STOP_RUN: u32 = 3;
-const DAYTIME_PAGE_BUDGET: usize = 50;
 const REFRESH_AGE: chrono::Duration = chrono::Duration::days(7);
 /// Pages between two announcements of progress to readers.
 const PUBLISH_EVERY: usize = 25;
-const MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// Where the feed is and how long an answer may take (10 s; tests shorten it).
 #[derive(Debug, Clone)]
@@ -131,26 +131,21 @@ impl Syncer {
             return Ok(SyncReport::new(Outcome::Busy));
         };
         let mut state = self.store.state().await?;
-        if let Some(until) = state.paused_until
-            && until > self.clock.now()
-        {
+        if let Some(until) = pacer::paused(state.paused_until, self.clock.now()) {
             tracing::warn!(%until, "content sync: paused by TYPO3 (503 Retry-After)");
             return Ok(SyncReport::new(Outcome::Paused(until)));
         }
         let mut run = Run {
             syncer: self,
             report: SyncReport::new(Outcome::Completed),
-            next_request_at: None,
-            last_page_at: None,
-            failures: 0,
-            slow_pages: 0,
+            pacer: Pacer::new(),
             unpublished: false,
         };
         let manifest_url = format!(
             "{}{MANIFEST_PATH}",
             self.settings.base_url.trim_end_matches('/')
         );
-        let manifest = match run.send(self.http.get(&manifest_url), false).await {
+        let manifest = match run.send(self.http.get(&manifest_url), Request::Feed).await {
             Answer::Body(body) => Manifest::parse(&body),
             Answer::Unavailable(retry) => {
                 self.pause(&mut state, retry).await?;
@@ -202,8 +197,7 @@ impl Syncer {
         state: &mut super::store::SyncState,
         retry_after: Option<Duration>,
     ) -> Result<(), StoreError> {
-        if let Some(wait) = retry_after {
-            let until = self.clock.now() + chrono::Duration::from_std(wait).unwrap_or_default();
+        if let Some(until) = pacer::pause_until(self.clock.now(), retry_after) {
             state.paused_until = Some(until);
             self.store.save_state(state).await?;
             tracing::warn!(%until, "content sync: TYPO3 kill switch (503); later runs wait");
@@ -214,46 +208,11 @@ impl Syncer {
     }
 }
 
-/// What an exchange came to, as the load rules see it.
-enum Answer {
-    Body(Vec<u8>),
-    /// 503, TYPO3's kill switch.
-    Unavailable(Option<Duration>),
-    /// Another 5xx.
-    ServerError(u16),
-    /// 401/403: our key is refused.
-    Refused(u16),
-    /// Any other status (404, a redirect, …).
-    Status(u16),
-    Timeout,
-    Unreachable(String),
-}
-
-impl Answer {
-    fn describe(&self) -> String {
-        match self {
-            Answer::Body(_) => "answered".into(),
-            Answer::Unavailable(_) => "503".into(),
-            Answer::ServerError(code) | Answer::Refused(code) | Answer::Status(code) => {
-                format!("HTTP {code}")
-            }
-            Answer::Timeout => "timed out".into(),
-            Answer::Unreachable(why) => format!("unreachable: {why}"),
-        }
-    }
-}
-
-/// One run's bookkeeping: pacing, failure counts, the report.
+/// One run's bookkeeping: the pacing, the report.
 struct Run<'a> {
     syncer: &'a Syncer,
     report: SyncReport,
-    /// Quiet after a slow answer: no request before this.
-    next_request_at: Option<DateTime<Utc>>,
-    last_page_at: Option<DateTime<Utc>>,
-    /// Consecutive 5xx, timeouts and unreachable answers.
-    failures: u32,
-    /// Consecutive slow pages.
-    slow_pages: u32,
+    pacer: Pacer,
     /// Changes not yet announced to readers (see [`Run::publish`]).
     unpublished: bool,
 }
@@ -287,57 +246,17 @@ impl Run<'_> {
     }
 
     /// Sends one request when the load rules allow it, and classifies the answer.
-    async fn send(&mut self, request: reqwest::RequestBuilder, page: bool) -> Answer {
+    async fn send(&mut self, request: reqwest::RequestBuilder, kind: Request) -> Answer {
         let clock = &self.syncer.clock;
-        let mut ready = self.next_request_at;
-        if page && let Some(last) = self.last_page_at {
-            let spaced = last + chrono::Duration::from_std(PAGE_SPACING).unwrap_or_default();
-            ready = ready.max(Some(spaced));
+        let wait = self.pacer.wait(kind, clock.now());
+        if !wait.is_zero() {
+            clock.sleep(wait).await;
         }
-        if let Some(ready) = ready {
-            let now = clock.now();
-            if ready > now {
-                clock
-                    .sleep((ready - now).to_std().unwrap_or_default())
-                    .await;
-            }
-        }
-        let started = clock.now();
-        if page {
-            self.last_page_at = Some(started);
-        }
+        let in_flight = self.pacer.start(kind, clock.now());
         self.report.requests += 1;
-        let request = request.header("X-Api-Key", &self.syncer.settings.api_key);
-        let answer = match request.send().await {
-            Ok(response) => classify(response).await,
-            Err(error) => Err(error),
-        };
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(error) if error.is_timeout() => Answer::Timeout,
-            Err(error) => Answer::Unreachable(error_kind(&error)),
-        };
-        let elapsed = (clock.now() - started).to_std().unwrap_or_default();
-        let slow = elapsed > SLOW || matches!(answer, Answer::Timeout);
-        self.next_request_at = slow.then(|| {
-            clock.now() + chrono::Duration::from_std(QUIET_AFTER_SLOW).unwrap_or_default()
-        });
-        if page {
-            self.slow_pages = if slow { self.slow_pages + 1 } else { 0 };
-        }
-        match answer {
-            Answer::ServerError(_)
-            | Answer::Unavailable(_)
-            | Answer::Timeout
-            | Answer::Unreachable(_) => self.failures += 1,
-            _ => self.failures = 0,
-        }
+        let answer = Answer::of(request.header("X-Api-Key", &self.syncer.settings.api_key)).await;
+        in_flight.answered(clock.now(), answer.exchange());
         answer
-    }
-
-    fn too_many_failures(&self) -> Option<String> {
-        (self.failures >= FAILURES_STOP_RUN)
-            .then(|| format!("{FAILURES_STOP_RUN} consecutive 5xx answers or timeouts"))
     }
 
     /// Takes over the manifest: items it no longer lists are deleted, the others described anew.
@@ -406,7 +325,7 @@ impl Run<'_> {
                 .http
                 .post(&url)
                 .json(&RecordsRequest { items: batch });
-            match self.send(request, false).await {
+            match self.send(request, Request::Feed).await {
                 Answer::Body(body) => match serde_json::from_slice::<RecordsResponse>(&body) {
                     Ok(response) => self.take_records(batch, response, docs).await?,
                     Err(error) => {
@@ -422,7 +341,7 @@ impl Run<'_> {
                 }
                 other => {
                     tracing::warn!(answer = %other.describe(), "content sync: records batch failed; asked again next run");
-                    if let Some(why) = self.too_many_failures() {
+                    if let Some(why) = self.pacer.stop_run() {
                         return Ok(Some(why));
                     }
                 }
@@ -473,29 +392,27 @@ impl Run<'_> {
         let wanted = wanted(docs, options, now, Document::needs_page, |d| {
             d.page.as_ref().map(|p| p.fetched_at)
         });
-        let budget = if options.ignore_window || in_night_window(now) {
-            usize::MAX
-        } else {
-            DAYTIME_PAGE_BUDGET
-        };
-        let mut fetched = 0;
+        self.pacer.begin_pages(now, options.ignore_window);
         for (index, key) in wanted.iter().enumerate() {
             let left = wanted.len() - index;
-            if fetched >= budget {
-                tracing::info!(
-                    left,
-                    "content sync: daytime budget of {DAYTIME_PAGE_BUDGET} pages reached"
-                );
-                self.report.pages_left = left;
-                break;
-            }
-            if self.slow_pages >= SLOW_PAGES_END_PHASE {
-                tracing::warn!(
-                    left,
-                    "content sync: three slow pages in a row; page phase ends"
-                );
-                self.report.pages_left = left;
-                break;
+            match self.pacer.page_phase_end() {
+                Some(PhaseEnd::BudgetSpent) => {
+                    tracing::info!(
+                        left,
+                        "content sync: daytime budget of {DAYTIME_PAGE_BUDGET} pages reached"
+                    );
+                    self.report.pages_left = left;
+                    break;
+                }
+                Some(PhaseEnd::SlowPages) => {
+                    tracing::warn!(
+                        left,
+                        "content sync: three slow pages in a row; page phase ends"
+                    );
+                    self.report.pages_left = left;
+                    break;
+                }
+                None => {}
             }
             let Some(doc) = docs.get_mut(key) else {
                 continue;
@@ -519,8 +436,7 @@ impl Run<'_> {
                     continue;
                 }
             };
-            fetched += 1;
-            let answer = self.send(self.syncer.http.get(url), true).await;
+            let answer = self.send(self.syncer.http.get(url), Request::Page).await;
             let page = match answer {
                 Answer::Body(body) => {
                     self.report.pages_fetched += 1;
@@ -553,10 +469,10 @@ impl Run<'_> {
                 self.syncer.store.put(doc).await?;
                 self.mark_changed();
             }
-            if fetched % PUBLISH_EVERY == 0 {
+            if self.pacer.pages_sent().is_multiple_of(PUBLISH_EVERY) {
                 self.publish(docs, state).await?;
             }
-            if let Some(why) = self.too_many_failures() {
+            if let Some(why) = self.pacer.stop_run() {
                 self.report.pages_left = left - 1;
                 return Ok(Some(why));
             }
@@ -657,112 +573,4 @@ fn wanted(
         wanted.extend(stale.into_iter().map(|(_, key)| key));
     }
     wanted
-}
-
-async fn classify(response: reqwest::Response) -> Result<Answer, reqwest::Error> {
-    let status = response.status().as_u16();
-    Ok(match status {
-        200..=299 => {
-            let mut response = response;
-            let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await? {
-                if body.len() + chunk.len() > MAX_BODY {
-                    return Ok(Answer::Status(413));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Answer::Body(body)
-        }
-        503 => Answer::Unavailable(retry_after(&response)),
-        500..=599 => Answer::ServerError(status),
-        401 | 403 => Answer::Refused(status),
-        _ => Answer::Status(status),
-    })
-}
-
-/// `Retry-After` as seconds or as an HTTP date.
-fn retry_after(response: &reqwest::Response) -> Option<Duration> {
-    let value = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = DateTime::parse_from_rfc2822(value)
-        .ok()?
-        .with_timezone(&Utc);
-    (at - Utc::now()).to_std().ok()
-}
-
-/// What went wrong in transport, in words that carry no URL or address.
-fn error_kind(error: &reqwest::Error) -> String {
-    if error.is_connect() {
-        "connection failed".into()
-    } else if error.is_body() || error.is_decode() {
-        "broken answer".into()
-    } else {
-        "request failed".into()
-    }
-}
-
-/// 01:00–05:00 Europe/Berlin: the hours TYPO3 has to spare.
-pub fn in_night_window(now: DateTime<Utc>) -> bool {
-    let hour = now.with_timezone(&chrono_tz::Europe::Berlin).hour();
-    (1..5).contains(&hour)
-}
-
-/// One run at a time, across processes: an exclusive lock on a file next to the store.
-struct RunLock {
-    _file: std::fs::File,
-}
-
-impl RunLock {
-    fn try_acquire(path: &std::path::Path) -> Result<Option<Self>, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| StoreError::new(format!("cannot open the sync lock: {e}")))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(Self { _file: file })),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(StoreError::new(format!("cannot take the sync lock: {e}")))
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone;
-
-    #[test]
-    fn the_night_window_is_berlin_time_across_dst() {
-        // Winter: 01:30 in Berlin is 00:30 UTC.
-        assert!(in_night_window(
-            Utc.with_ymd_and_hms(2026, 12, 1, 0, 30, 0).unwrap()
-        ));
-        assert!(!in_night_window(
-            Utc.with_ymd_and_hms(2026, 12, 1, 4, 0, 0).unwrap()
-        ));
-        // Summer: 04:59 in Berlin is 02:59 UTC; 05:00 is 03:00 UTC.
-        assert!(in_night_window(
-            Utc.with_ymd_and_hms(2026, 7, 1, 2, 59, 0).unwrap()
-        ));
-        assert!(!in_night_window(
-            Utc.with_ymd_and_hms(2026, 7, 1, 3, 0, 0).unwrap()
-        ));
-        assert!(!in_night_window(
-            Utc.with_ymd_and_hms(2026, 7, 1, 22, 59, 0).unwrap()
-        ));
-    }
 }
