@@ -53,23 +53,25 @@ impl SubmitTool {
     fn new(service: IntakeService) -> Self {
         Self {
             spec: ToolSpec {
-                name: TOOL_NAME.into(),
                 title: Some("提交酒店预订 AI 任务结果".into()),
-                description: "提交 SuperAgent 已冻结的酒店预订业务结果，由 MCP 层严格校验后只交给业务入站服务一次。\
+                argument_error: Some(schema_error),
+                ..ToolSpec::new(
+                    TOOL_NAME,
+                    "提交 SuperAgent 已冻结的酒店预订业务结果，由 MCP 层严格校验后只交给业务入站服务一次。\
                     支持三种形态：V3 业务根（message_events，事件 ID 按数组顺序映射为从 1 开始的 source_event_index）、\
                     V3 S10/S99 入口通知（route_code，为来源消息创建只读任务）、V2 兼容（ai_task_results）。\
                     同一 source_message_id 重复提交不会新建批次，会返回既有批次并标记 duplicate。\
-                    校验失败时返回 MCP_SUBMIT_PAYLOAD_INVALID 与 details.field；不要自动重试，修正载荷后再提交。"
-                    .into(),
-                input_schema: schema::input_schema(),
-                output_schema: schema::output_schema(),
-                // Writes, never overwrites; the same source message twice is one batch.
-                annotations: Annotations { read_only: false, destructive: false, idempotent: true, open_world: false },
-                secret_fields: Vec::new(),
-                scopes: Vec::new(),
-                write: None,
-                follow_up: None,
-                argument_error: Some(schema_error),
+                    校验失败时返回 MCP_SUBMIT_PAYLOAD_INVALID 与 details.field；不要自动重试，修正载荷后再提交。",
+                    schema::input_schema(),
+                    schema::output_schema(),
+                    // Writes, never overwrites; the same source message twice is one batch.
+                    Annotations {
+                        read_only: false,
+                        destructive: false,
+                        idempotent: true,
+                        open_world: false,
+                    },
+                )
             },
             service,
         }

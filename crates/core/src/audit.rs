@@ -2,9 +2,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// How a call (or a refused request) ended. The stable names are what dashboards count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    #[default]
     Ok,
     InvalidArgument,
     NotFound,
@@ -28,7 +29,7 @@ pub enum Outcome {
 ///
 /// It names the calling system, never the person chatting: arguments are what the model sent,
 /// with secret fields redacted.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct AuditEvent {
     pub ts: String,
     pub endpoint: String,
@@ -57,6 +58,18 @@ pub struct AuditEvent {
     /// What the tool added about the call (upstream request id, upstream trace id, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<serde_json::Map<String, Value>>,
+}
+
+impl AuditEvent {
+    /// An event of `endpoint` happening now under `trace_id`, with nothing else known yet.
+    pub fn now(endpoint: impl Into<String>, trace_id: impl Into<String>) -> Self {
+        Self {
+            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            endpoint: endpoint.into(),
+            trace_id: trace_id.into(),
+            ..Self::default()
+        }
+    }
 }
 
 /// Replaces the values of `secret_fields` (top-level argument names) with `"***"`.

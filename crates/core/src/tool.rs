@@ -106,6 +106,32 @@ pub struct ToolSpec {
     pub argument_error: Option<fn(&str, &str) -> Value>,
 }
 
+impl ToolSpec {
+    /// A spec with what every tool has; the optional parts (title, secrets, scopes, write
+    /// safety, follow-up, the argument-error envelope) unset, for struct update syntax.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Map<String, Value>,
+        output_schema: Map<String, Value>,
+        annotations: Annotations,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema,
+            output_schema,
+            annotations,
+            secret_fields: Vec::new(),
+            scopes: Vec::new(),
+            write: None,
+            follow_up: None,
+            argument_error: None,
+        }
+    }
+}
+
 /// A tool's successful result: a JSON object, shaped by the platform into text + structured content.
 pub type ToolOutput = Value;
 
@@ -204,19 +230,13 @@ where
     Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
 {
     Arc::new(TypedTool {
-        spec: ToolSpec {
-            name: name.to_string(),
-            title: None,
-            description: description.to_string(),
-            input_schema: schema_for::<I>(),
-            output_schema: schema_for::<O>(),
+        spec: ToolSpec::new(
+            name,
+            description,
+            schema_for::<I>(),
+            schema_for::<O>(),
             annotations,
-            secret_fields: Vec::new(),
-            scopes: Vec::new(),
-            write: None,
-            follow_up: None,
-            argument_error: None,
-        },
+        ),
         function,
         types: PhantomData,
     })

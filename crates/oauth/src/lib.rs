@@ -338,20 +338,12 @@ impl AuthServer {
         notes: Option<serde_json::Map<String, serde_json::Value>>,
     ) {
         (self.audit)(AuditEvent {
-            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            endpoint: endpoint.to_string(),
             client: client.map(str::to_string),
             user: user.map(str::to_string),
-            tool: None,
-            rpc_id: None,
-            trace_id: uuid::Uuid::new_v4().simple().to_string(),
-            arguments: None,
-            result_count: None,
-            output: None,
             outcome,
             code: Some(event.to_string()),
-            duration_ms: 0.0,
             notes,
+            ..AuditEvent::now(endpoint, uuid::Uuid::new_v4().simple().to_string())
         });
     }
 

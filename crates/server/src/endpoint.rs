@@ -525,19 +525,13 @@ mod tests {
                 "properties": {"results": {"type": "array"}},
                 "required": ["results"],
             });
-            let spec = ToolSpec {
-                name: "fixed".into(),
-                title: None,
-                description: "answers what the test says".into(),
-                input_schema: json!({"type": "object"}).as_object().cloned().unwrap(),
-                output_schema: schema.as_object().cloned().unwrap(),
-                annotations: Annotations::read_only(),
-                secret_fields: Vec::new(),
-                scopes: Vec::new(),
-                write: None,
-                follow_up: None,
-                argument_error: None,
-            };
+            let spec = ToolSpec::new(
+                "fixed",
+                "answers what the test says",
+                json!({"type": "object"}).as_object().cloned().unwrap(),
+                schema.as_object().cloned().unwrap(),
+                Annotations::read_only(),
+            );
             MountedTool::new(
                 Arc::new(Self { spec, answer }),
                 &concierge_core::messages::ENGLISH,
@@ -559,22 +553,16 @@ mod tests {
 
     /// A write tool without write safety (an order, say) whose input needs `qty`.
     fn order_tool() -> MountedTool {
-        let spec = ToolSpec {
-            name: "order".into(),
-            title: None,
-            description: "orders".into(),
-            input_schema: json!({"type": "object", "properties": {"qty": {"type": "integer"}}, "required": ["qty"]})
+        let spec = ToolSpec::new(
+            "order",
+            "orders",
+            json!({"type": "object", "properties": {"qty": {"type": "integer"}}, "required": ["qty"]})
                 .as_object()
                 .cloned()
                 .unwrap(),
-            output_schema: json!({"type": "object"}).as_object().cloned().unwrap(),
-            annotations: Annotations::additive_write(),
-            secret_fields: Vec::new(),
-            scopes: Vec::new(),
-            write: None,
-            follow_up: None,
-            argument_error: None,
-        };
+            json!({"type": "object"}).as_object().cloned().unwrap(),
+            Annotations::additive_write(),
+        );
         let answer = Ok(json!({"id": 1}));
         MountedTool::new(
             Arc::new(Fixed { spec, answer }),

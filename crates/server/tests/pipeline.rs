@@ -34,24 +34,18 @@ impl FakeTool {
     fn arc(name: &str, behaviour: Behaviour) -> Arc<dyn Tool> {
         let object = |v: Value| v.as_object().cloned().unwrap();
         Arc::new(Self {
-            spec: ToolSpec {
-                name: name.into(),
-                title: None,
-                description: "a tool of the test".into(),
-                input_schema: object(json!({
+            spec: ToolSpec::new(
+                name,
+                "a tool of the test",
+                object(json!({
                     "type": "object",
                     "properties": {"text": {"type": "string", "maxLength": 20}},
                     "required": ["text"],
                     "additionalProperties": false,
                 })),
-                output_schema: object(json!({"type": "object"})),
-                annotations: Annotations::read_only(),
-                secret_fields: Vec::new(),
-                scopes: Vec::new(),
-                write: None,
-                follow_up: None,
-                argument_error: None,
-            },
+                object(json!({"type": "object"})),
+                Annotations::read_only(),
+            ),
             behaviour,
         })
     }

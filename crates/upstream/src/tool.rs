@@ -239,23 +239,22 @@ fn spec(
         .entry("additionalProperties")
         .or_insert(Value::Bool(false));
     let read_only = tool.read_only.unwrap_or(request.method == Method::GET);
+    let annotations = Annotations {
+        read_only,
+        destructive: tool.destructive,
+        idempotent: tool.idempotent.unwrap_or(read_only),
+        open_world: false,
+    };
     Ok(ToolSpec {
-        name: tool.name.clone(),
         title: tool.title.clone(),
-        description: tool.description.clone(),
-        input_schema,
-        output_schema: mapper.output_schema(),
-        annotations: Annotations {
-            read_only,
-            destructive: tool.destructive,
-            idempotent: tool.idempotent.unwrap_or(read_only),
-            open_world: false,
-        },
         secret_fields: tool.secret_arguments.clone(),
-        scopes: Vec::new(),
-        write: None,
-        follow_up: None,
-        argument_error: None,
+        ..ToolSpec::new(
+            tool.name.clone(),
+            tool.description.clone(),
+            input_schema,
+            mapper.output_schema(),
+            annotations,
+        )
     })
 }
 

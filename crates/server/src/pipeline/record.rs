@@ -48,22 +48,7 @@ struct State {
 impl RequestRecord {
     /// A request arriving at `endpoint`; nothing is known yet but the time and a trace id.
     pub fn arrive(endpoint: &str, transport: Transport, sink: Option<AuditSink>) -> Self {
-        let event = AuditEvent {
-            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            endpoint: endpoint.to_string(),
-            client: None,
-            user: None,
-            tool: None,
-            rpc_id: None,
-            trace_id: uuid::Uuid::new_v4().simple().to_string(),
-            arguments: None,
-            result_count: None,
-            output: None,
-            outcome: Outcome::Ok,
-            code: None,
-            duration_ms: 0.0,
-            notes: None,
-        };
+        let event = AuditEvent::now(endpoint, uuid::Uuid::new_v4().simple().to_string());
         Self(Arc::new(Entry {
             started: Instant::now(),
             transport,
@@ -171,27 +156,7 @@ impl Drop for Entry {
         event.duration_ms =
             (self.started.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0;
         if let Some(sink) = &self.sink {
-            sink.record(std::mem::replace(event, placeholder()));
+            sink.record(std::mem::take(event));
         }
-    }
-}
-
-/// What is left in a record once its event was handed to the sink.
-fn placeholder() -> AuditEvent {
-    AuditEvent {
-        ts: String::new(),
-        endpoint: String::new(),
-        client: None,
-        user: None,
-        tool: None,
-        rpc_id: None,
-        trace_id: String::new(),
-        arguments: None,
-        result_count: None,
-        output: None,
-        outcome: Outcome::Ok,
-        code: None,
-        duration_ms: 0.0,
-        notes: None,
     }
 }
