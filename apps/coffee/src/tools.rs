@@ -1,6 +1,5 @@
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use concierge_core::{Annotations, CallContext, ToolError, ToolSet, typed_tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -15,10 +14,11 @@ pub const MAX_QTY: u32 = 20;
 pub const MAX_LINES: usize = 30;
 
 /// The time source; injected so order status is testable without waiting.
-pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+pub use concierge_core::SharedClock as Clock;
 
+/// The real time.
 pub fn system_clock() -> Clock {
-    Arc::new(Utc::now)
+    concierge_core::SystemClock::shared()
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -167,7 +167,7 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
                     let lines = order_lines(&shop, &input)?;
                     let order = shop
                         .orders
-                        .create((shop.clock)(), lines)
+                        .create(shop.clock.now(), lines)
                         .await
                         .map_err(|e| {
                             ToolError::internal("orders_unavailable", e.to_string()).with_message(
@@ -201,7 +201,7 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
                     })?;
                     let ready_at =
                         order.created + chrono::Duration::minutes(order.total_minutes() as i64);
-                    let seconds_left = (ready_at - (shop.clock)()).num_seconds().max(0) as u64;
+                    let seconds_left = (ready_at - shop.clock.now()).num_seconds().max(0) as u64;
                     let minutes_left = seconds_left.div_ceil(60) as u32;
                     Ok(OrderStatus {
                         status: if minutes_left > 0 {

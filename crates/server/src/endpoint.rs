@@ -6,6 +6,8 @@
 //! recorded as the request's outcome.
 //!
 //! The dispatcher speaks our types ([`ToolAnswer`]); `handler.rs` turns them into rmcp's.
+//!
+//! Over 600 lines with its unit tests (the dispatcher itself is under 500): the thirteen steps read top to bottom in one place on purpose.
 
 use std::collections::HashMap;
 use std::sync::Arc;

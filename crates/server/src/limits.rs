@@ -20,9 +20,9 @@ use std::hash::{BuildHasher, RandomState};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use concierge_core::{LimitPolicy, RateLimitStore, RetryAfter};
+use concierge_core::{Clock, LimitPolicy, RateLimitStore, RetryAfter, SystemClock};
 use governor::clock::{Clock as GovernorClock, DefaultClock, Reference};
 use governor::middleware::NoOpMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
@@ -55,42 +55,6 @@ pub fn explain(rate: Rate, policy: LimitPolicy) -> String {
     }
 }
 
-/// Monotonic time since some fixed origin: injected so tests move time exactly.
-pub trait Clock: Send + Sync {
-    fn now(&self) -> Duration;
-}
-
-/// The real clock: time since the store was made.
-pub struct MonotonicClock(Instant);
-
-impl Default for MonotonicClock {
-    fn default() -> Self {
-        Self(Instant::now())
-    }
-}
-
-impl Clock for MonotonicClock {
-    fn now(&self) -> Duration {
-        self.0.elapsed()
-    }
-}
-
-/// A clock that moves only when told (tests).
-#[derive(Clone, Default)]
-pub struct FakeClock(Arc<AtomicU64>);
-
-impl FakeClock {
-    pub fn advance(&self, by: Duration) {
-        self.0.fetch_add(by.as_nanos() as u64, Ordering::SeqCst);
-    }
-}
-
-impl Clock for FakeClock {
-    fn now(&self) -> Duration {
-        Duration::from_nanos(self.0.load(Ordering::SeqCst))
-    }
-}
-
 /// Per key, the instants of the calls in its window.
 type Logs = HashMap<String, VecDeque<u64>>;
 
@@ -100,7 +64,7 @@ const SHARDS: usize = 16;
 /// The sliding log: per key, the instants (nanoseconds on the clock) of the calls let through
 /// within the last period, oldest first. Memory is at most `count` × 8 bytes per key with calls
 /// in the window.
-pub struct WindowStore<C: Clock = MonotonicClock> {
+pub struct WindowStore<C: Clock = SystemClock> {
     shards: Box<[Mutex<Logs>]>,
     hasher: RandomState,
     count: usize,
@@ -111,9 +75,9 @@ pub struct WindowStore<C: Clock = MonotonicClock> {
     text: String,
 }
 
-impl WindowStore<MonotonicClock> {
+impl WindowStore<SystemClock> {
     pub fn new(rate: Rate, text: &str) -> Self {
-        Self::with_clock(rate, text, MonotonicClock::default())
+        Self::with_clock(rate, text, SystemClock)
     }
 }
 
@@ -125,7 +89,7 @@ impl<C: Clock> WindowStore<C> {
             hasher: RandomState::new(),
             count: rate.count.max(1) as usize,
             period,
-            next_sweep: AtomicU64::new(clock.now().as_nanos() as u64 + period),
+            next_sweep: AtomicU64::new(clock.elapsed().as_nanos() as u64 + period),
             clock,
             text: text.to_string(),
         }
@@ -172,7 +136,8 @@ impl<C: Clock> WindowStore<C> {
 
 impl<C: Clock> RateLimitStore for WindowStore<C> {
     fn check(&self, key: &str) -> Result<(), RetryAfter> {
-        let now = self.clock.now().as_nanos() as u64;
+        // The monotonic face: a wall clock set back must not reopen a window.
+        let now = self.clock.elapsed().as_nanos() as u64;
         self.sweep_if_due(now);
         let mut keys = self.shard(key);
         let log = match keys.get_mut(key) {
@@ -277,14 +242,16 @@ mod tests {
 
     use governor::clock::FakeRelativeClock;
 
+    use concierge_core::ManualClock;
+
     use super::*;
 
     fn rate() -> Rate {
         Rate::parse("60/minute").unwrap()
     }
 
-    fn window() -> (WindowStore<FakeClock>, FakeClock) {
-        let clock = FakeClock::default();
+    fn window() -> (WindowStore<ManualClock>, ManualClock) {
+        let clock = ManualClock::at(chrono::Utc::now());
         (
             WindowStore::with_clock(rate(), "60/minute", clock.clone()),
             clock,

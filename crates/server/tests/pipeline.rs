@@ -1,6 +1,8 @@
 //! The platform alone: a fake app behind the real router, driven in-process with
 //! `tower::ServiceExt::oneshot` — no socket, no binary. Each policy's refusal is checked for its
 //! answer and for its one audit record, on Streamable HTTP and on legacy SSE.
+//!
+//! Over 600 lines: one fake deployment and every refusal kind of both transports; each test reads alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

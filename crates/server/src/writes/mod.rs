@@ -24,7 +24,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use concierge_core::{CallContext, Messages, Tool, ToolError, WriteSafety};
+use concierge_core::{
+    CallContext, Messages, SharedClock, SystemClock, Tool, ToolError, WriteSafety,
+};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
@@ -74,6 +76,8 @@ pub struct Writes {
     tokens: ConfirmTokens,
     window: Duration,
     confirm_ttl: Duration,
+    /// What idempotency expiry and confirm tokens are judged by.
+    clock: SharedClock,
     /// Runs in progress in this process, by record key: (fingerprint, the run's answer).
     running: Mutex<HashMap<String, (String, Shared)>>,
 }
@@ -91,20 +95,27 @@ impl Writes {
             tokens,
             window,
             confirm_ttl,
+            clock: SystemClock::shared(),
             running: Mutex::new(HashMap::new()),
         })
     }
 
+    /// The same store judged by `clock` (tests move it instead of waiting for an expiry).
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// A token for `binding` valid for `ttl` (task ids, bound to their caller like confirm tokens).
     pub fn seal(&self, binding: &str, ttl: Duration) -> String {
-        let expires = chrono::Utc::now().timestamp_millis() + ttl.as_millis() as i64;
+        let expires = self.clock.now().timestamp_millis() + ttl.as_millis() as i64;
         self.tokens.mint(binding, expires)
     }
 
     /// Whether `token` was sealed for `binding` and has not expired.
     pub fn unseal(&self, token: &str, binding: &str) -> Result<(), Refused> {
         self.tokens
-            .verify(token, binding, chrono::Utc::now().timestamp_millis())
+            .verify(token, binding, self.clock.now().timestamp_millis())
     }
 
     /// Runs one validated call of a write tool on `endpoint`.
@@ -159,11 +170,7 @@ impl Writes {
         let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{actor}\u{0}{key}"));
         // A key that already wrote answers its result, whatever else the call carries: a resend
         // of a confirmed write after its token expired is still that write.
-        match self
-            .store
-            .peek(&record, chrono::Utc::now().timestamp())
-            .await
-        {
+        match self.store.peek(&record, self.clock.now().timestamp()).await {
             Ok(Some(Claim::Done {
                 fingerprint: stored,
                 result,
@@ -184,7 +191,7 @@ impl Writes {
             }
         }
 
-        let now_ms = chrono::Utc::now().timestamp_millis();
+        let now_ms = self.clock.now().timestamp_millis();
         // One token confirms one change: this caller, tool, key and arguments.
         let binding = format!(
             "{endpoint}\u{0}{name}\u{0}{}\u{0}{key}\u{0}{fingerprint}",
@@ -287,7 +294,7 @@ impl Writes {
         gate: Option<Gate<'_>>,
     ) -> Result<(Value, bool), (ToolError, WriteCode)> {
         let refused = |error| (error, WriteCode::Executed);
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.now().timestamp();
         let claim = self
             .store
             .claim(record, fingerprint, now, self.window)
@@ -462,6 +469,29 @@ mod tests {
         assert_eq!(f(&a), f(&b));
         assert_ne!(f(&a), f(&c));
         assert_ne!(f(&a), fingerprint("u", a.as_object().unwrap()));
+    }
+
+    #[tokio::test]
+    async fn a_sealed_token_expires_on_the_injected_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = concierge_core::ManualClock::at(chrono::Utc::now());
+        let writes = Writes::open(
+            &dir.path().join("writes.sqlite"),
+            Duration::from_secs(24 * 3600),
+            Duration::from_secs(300),
+        )
+        .await
+        .unwrap()
+        .with_clock(Arc::new(clock.clone()));
+        let token = writes.seal("binding", Duration::from_secs(60));
+        clock.advance(Duration::from_secs(59));
+        assert!(writes.unseal(&token, "binding").is_ok());
+        assert!(writes.unseal(&token, "another binding").is_err());
+        clock.advance(Duration::from_secs(2));
+        assert!(matches!(
+            writes.unseal(&token, "binding"),
+            Err(Refused::Expired)
+        ));
     }
 
     #[test]

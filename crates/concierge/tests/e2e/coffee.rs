@@ -1,7 +1,7 @@
 //! The coffee shop's four tools, driven by rmcp's client over HTTP, with the platform's
 //! validation, result shaping, rate limit and audit around them.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

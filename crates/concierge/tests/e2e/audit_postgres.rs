@@ -2,7 +2,7 @@
 //! of the server `scripts/test.sh` starts (`CONCIERGE_TEST_POSTGRES`), and the test queries them.
 //! Without that variable (a plain `cargo test`) there is no server, and the test says so and passes.
 
-mod common;
+use crate::common;
 
 use common::{Server, call, coffee_config, connect};
 use serde_json::json;

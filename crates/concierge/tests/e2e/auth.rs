@@ -1,6 +1,6 @@
 //! The ski seed's token rules, session binding and the HTTP surface, over real HTTP.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::json;

@@ -1,8 +1,10 @@
 //! OAuth 2.1 end to end: a real `concierge` process with the built-in authorization server, the
 //! `oauth2` crate as the client (authorization code + PKCE, refresh), the sign-in form posted as
 //! a browser would, and a real MCP client calling tools with the access token.
+//!
+//! Over 600 lines: one area's end-to-end scenarios (every grant and every refusal of the authorization server); each test reads alone.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,8 +1,10 @@
 //! The coffee bot end to end: a scripted OpenAI-compatible model on 127.0.0.1 (it follows the
 //! public chat-completions shapes and decides by the conversation it is sent), the real coffee
 //! endpoint, and the hand-written tool-use loop between them.
+//!
+//! Over 600 lines: one area's end-to-end scenarios; each test reads alone.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

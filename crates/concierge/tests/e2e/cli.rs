@@ -1,7 +1,7 @@
 //! The command line a newcomer types: `--config` wherever it is written, `token` refusing what
 //! would only fail later, `audit` times relative to now and blamed on the flag.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

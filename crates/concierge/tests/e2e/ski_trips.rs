@@ -2,8 +2,10 @@
 //! one test each, on the sample data, through both ski endpoints with a real MCP client. The
 //! sample export (`examples/ski/export/products.json`) is read here too, as the oracle for what
 //! the tools may and may not show.
+//!
+//! Over 600 lines: one area's end-to-end scenarios (the seed's many exact search rules); each test reads alone.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;

@@ -2,7 +2,7 @@
 //! trickle, too many sockets, foreign web pages, bodies that are not JSON-RPC, and sessions by
 //! the thousand. Every test runs a real `concierge` process and talks to it over TCP.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,6 +1,6 @@
 //! No order is ever lost or duplicated: concurrency, and a SIGKILL in the middle of a write storm.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

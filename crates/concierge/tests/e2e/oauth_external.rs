@@ -2,7 +2,7 @@
 //! (refetched on an unknown key, only allowed algorithms, audience checked) and opaque tokens by
 //! RFC 7662 introspection. The provider is a small real HTTP server on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -1,6 +1,6 @@
 //! Protocol edges: stateless JSON mode, methods we do not serve, and stdio.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rmcp::ServiceExt;

@@ -1,6 +1,6 @@
 //! `concierge check`: says exactly what and where, exit 1 on any problem.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

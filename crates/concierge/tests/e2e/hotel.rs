@@ -1,7 +1,7 @@
 //! The hotel back office's submit tool through MCP against the demo config: the seed's §11
 //! regression list, the duplicate-submission rule, and what reaches the intake store.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rmcp::model::CallToolResult;

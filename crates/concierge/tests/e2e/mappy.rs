@@ -2,8 +2,10 @@
 //! signing in with their Mappy accounts (checked by the Laravel API), a real MCP client calling
 //! the tools with their tokens, and the SIMULATOR of Mappy's Laravel API on 127.0.0.1 — which
 //! owns tenancy, validation and the job queue, as the real one does.
+//!
+//! Over 600 lines: one area's end-to-end scenarios (the seed's scopes, write safety, tasks and limits); each test reads alone.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! simulator, on a manual clock so the load rules cost no time), served by a real `concierge`
 //! process, asked by a real MCP client.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,0 +1,24 @@
+//! The end-to-end tests: the real `concierge` binary on 127.0.0.1, driven by real MCP clients,
+//! with the systems we do not own as small HTTP servers of the tests (or the `sim/*` crates).
+//!
+//! One test binary with a module per area, so the workspace links everything once instead of
+//! once per file. Run one area with `cargo test -p concierge --test e2e mappy::`.
+
+mod common;
+
+mod agent;
+mod audit_postgres;
+mod auth;
+mod check;
+mod cli;
+mod coffee;
+mod durability;
+mod hotel;
+mod kgqa;
+mod mappy;
+mod oauth;
+mod oauth_external;
+mod protocol;
+mod ski;
+mod ski_trips;
+mod transport;
