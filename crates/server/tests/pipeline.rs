@@ -363,6 +363,16 @@ async fn a_request_that_is_no_call_and_no_refusal_leaves_no_record() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("\"echo\""), "{body}");
+    // A stateless endpoint's 405 for the standalone stream is how a client learns it has no
+    // sessions, not a refusal.
+    let stream = Request::get("/fake/mcp")
+        .header("host", "127.0.0.1:8080")
+        .header("accept", "text/event-stream")
+        .header("authorization", "Bearer token-a")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, _) = d.send(stream).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     assert!(d.records().is_empty(), "{:?}", d.records());
 }
 

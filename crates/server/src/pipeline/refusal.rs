@@ -83,13 +83,14 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 }
 
 /// What the transport (rmcp, or the legacy SSE routes) refused by itself, read from its answer's
-/// status, so that refusal is recorded too: an unknown or expired session, a wrong `Accept`, a
-/// method the endpoint does not take.
+/// status, so that refusal is recorded too: an unknown or expired session, a wrong `Accept`.
 pub fn from_transport(status: StatusCode) -> Option<(Outcome, &'static str)> {
     Some(match status {
         s if s.is_success() || s.is_redirection() || s.is_informational() => return None,
         StatusCode::NOT_FOUND => (Outcome::SessionRefused, "session_not_found"),
-        StatusCode::METHOD_NOT_ALLOWED => (Outcome::InvalidArgument, "method_not_allowed"),
+        // A stateless endpoint answers the standalone GET stream and DELETE with 405: that is
+        // how a client learns there are no sessions (the spec's own answer), not a refusal.
+        StatusCode::METHOD_NOT_ALLOWED => return None,
         StatusCode::SERVICE_UNAVAILABLE => (Outcome::SessionRefused, "transport_unavailable"),
         s if s.is_client_error() => (Outcome::InvalidArgument, "transport_refused"),
         _ => (Outcome::InternalError, "transport_failed"),
