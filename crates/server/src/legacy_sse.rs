@@ -27,6 +27,7 @@ use axum::routing::{get, post};
 use concierge_core::Caller;
 use futures::StreamExt;
 use http::StatusCode;
+use http::Uri;
 use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
 use rmcp::service::{RoleServer, ServiceExt};
 use rmcp::transport::Transport;
@@ -220,15 +221,18 @@ struct Target {
     session_id: Option<String>,
 }
 
-async fn deliver(
-    State(state): State<Arc<LegacySse>>,
-    Query(target): Query<Target>,
-    request: Request,
-) -> Response {
+/// The session a post names (`?sessionId=`, URL-decoded). The pipeline judges its owner and
+/// this transport delivers to it by this one reading, so no spelling of the query can name one
+/// session to the owner check and another to the delivery.
+pub fn session_named(uri: &Uri) -> Option<String> {
+    Query::<Target>::try_from_uri(uri).ok()?.0.session_id
+}
+
+async fn deliver(State(state): State<Arc<LegacySse>>, request: Request) -> Response {
     let Some(record) = request.extensions().get::<RequestRecord>().cloned() else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
-    let Some(id) = target.session_id else {
+    let Some(id) = session_named(request.uri()) else {
         return refused(
             StatusCode::BAD_REQUEST,
             "session_missing",

@@ -614,6 +614,20 @@ async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
         "session_refused",
         Some("session_not_owned"),
     );
+    // The session id spelt another way (percent-encoded) is still the same session, and still
+    // not bob's.
+    let (path, id) = url.split_once("sessionId=").unwrap();
+    let encoded = format!("{path}sessionId=%{:02X}{}", id.as_bytes()[0], &id[1..]);
+    assert_eq!(
+        deliver(&d, &encoded, Some("token-b"), echo.clone()).await,
+        StatusCode::FORBIDDEN
+    );
+    only_new(
+        &d.records(),
+        3,
+        "session_refused",
+        Some("session_not_owned"),
+    );
     let unknown = "/sessions/messages?sessionId=nope";
     assert_eq!(
         deliver(&d, unknown, Some("token-a"), echo.clone()).await,
@@ -621,7 +635,7 @@ async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
     );
     only_new(
         &d.records(),
-        3,
+        4,
         "session_refused",
         Some("session_not_found"),
     );
@@ -633,6 +647,6 @@ async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    only_new(&d.records(), 4, "invalid_argument", Some("parse_error"));
+    only_new(&d.records(), 5, "invalid_argument", Some("parse_error"));
     drop(stream);
 }

@@ -89,7 +89,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         guard.endpoint.audit.clone(),
     );
     let session = match legacy {
-        Some(_) => legacy_session_id(request.uri()),
+        Some(_) => crate::legacy_sse::session_named(request.uri()),
         None => request
             .headers()
             .get(SESSION_HEADER)
@@ -178,15 +178,6 @@ async fn admit(
     parts.extensions.insert(caller);
     parts.extensions.insert(record.clone());
     Ok((Request::from_parts(parts, Body::from(bytes)), opening))
-}
-
-/// The legacy SSE session a post names (`?sessionId=`).
-fn legacy_session_id(uri: &http::Uri) -> Option<String> {
-    uri.query()?
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(name, _)| *name == "sessionId")
-        .map(|(_, value)| value.to_string())
 }
 
 fn is_json(headers: &http::HeaderMap) -> bool {
