@@ -232,11 +232,12 @@ impl Endpoint {
 
     /// The tools `caller` may call, by their place in [`Self::tools`]: a token without a tool's
     /// scopes does not see the tool.
-    pub fn visible_to(&self, caller: Option<&Caller>) -> impl Iterator<Item = usize> + '_ {
-        let caller = caller.cloned();
+    pub fn visible_to<'a>(
+        &'a self,
+        caller: Option<&'a Caller>,
+    ) -> impl Iterator<Item = usize> + 'a {
         self.tools.iter().enumerate().filter_map(move |(i, t)| {
             caller
-                .as_ref()
                 .is_none_or(|c| self.missing_scopes(t, c).is_empty())
                 .then_some(i)
         })
