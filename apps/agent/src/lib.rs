@@ -11,6 +11,7 @@
 
 mod agent;
 pub mod chat;
+pub mod commands;
 pub mod history;
 pub mod mcp;
 pub mod store;

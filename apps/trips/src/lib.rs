@@ -4,10 +4,11 @@
 //! [`content::search`] answers `search_content` in German, [`tools`] exposes it. The trip catalog
 //! (`search_trips`, `get_trip`) reads the same documents for names.
 //!
-//! What the binary needs: [`build`] (the tools), [`sync`] and [`check_freshness`] (the CLI), and
+//! What the binary needs: [`build`] (the tools), [`commands`] (its `sync` and `check-freshness`), and
 //! [`scheduler`] (the background job `serve` runs).
 
 pub mod catalog;
+pub mod commands;
 pub mod content;
 pub mod tools;
 pub mod trip_tools;

@@ -9,21 +9,34 @@ use crate::OAuthConfig;
 use crate::store::{Client, OAuthStore, SqliteStore, StoreError};
 use crate::util::{hash, random_token};
 
-/// What the operator asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the operator asked for: `concierge token <operation>` (the binary flattens this into its
+/// command line, so the help text below is what the operator reads).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
 pub enum Operation {
-    /// Create or update a local user; the password is the input's first line.
-    AddUser { username: String, role: String },
-    /// Register a confidential machine client for client_credentials.
-    AddClient { name: String, scopes: Vec<String> },
+    /// Create or update a local user who can sign in on the consent page. The password is read
+    /// from the first line of standard input.
+    AddUser {
+        username: String,
+        #[arg(long, default_value = "user")]
+        role: String,
+    },
+    /// Register a confidential machine client for client_credentials (DeerFlow, n8n, …); prints
+    /// its client_id and secret once.
+    AddClient {
+        #[arg(long)]
+        name: String,
+        /// A scope it may have; repeat for more.
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
+    },
     /// List registered clients.
     Clients,
     /// Remove a client and revoke every refresh token it holds.
     RevokeClient { client_id: String },
-    /// List live refresh-token families.
+    /// List live sign-ins (refresh-token families): client, user, scopes, expiry.
     Tokens,
-    /// Revoke the token on the input's first line: a refresh token (its whole family) or an
-    /// access token.
+    /// Revoke one token, read from standard input: a refresh token (its whole family) or an
+    /// access token (refused by the server within seconds).
     RevokeToken,
 }
 

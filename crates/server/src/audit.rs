@@ -13,7 +13,7 @@ use std::time::Duration;
 use concierge_core::AuditEvent;
 use tokio::sync::mpsc;
 
-pub use crate::audit_sql::{AuditQuery, query};
+pub use crate::audit_sql::{AuditQuery, query, read_back};
 
 const QUEUE: usize = 16 * 1024;
 

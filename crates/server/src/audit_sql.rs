@@ -231,6 +231,48 @@ macro_rules! fetch {
     }};
 }
 
+/// `concierge audit`: the events of the sink that `sink` names, or of the only sink with a
+/// database when it is left out. A choice that fits no sink or several says which there are.
+pub async fn read_back(
+    config: &crate::Config,
+    sink: Option<&str>,
+    filter: &AuditQuery,
+) -> Result<Vec<serde_json::Value>, String> {
+    let with_table: Vec<(&str, &str)> = config
+        .audit
+        .iter()
+        .filter_map(|(name, section)| Some((name.as_str(), section.database.as_deref()?)))
+        .collect();
+    let names = || {
+        with_table
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let database = match (sink, with_table.as_slice()) {
+        (Some(sink), _) => with_table
+            .iter()
+            .find(|(name, _)| *name == sink)
+            .map(|(_, database)| *database)
+            .ok_or_else(|| {
+                format!(
+                    "no sink `{sink}` with a database; sinks with one: {}",
+                    names()
+                )
+            })?,
+        (None, [(_, database)]) => database,
+        (None, []) => return Err("no [audit.<name>] sink has a database".into()),
+        (None, _) => {
+            return Err(format!(
+                "several sinks have a database; choose one with --sink: {}",
+                names()
+            ));
+        }
+    };
+    query(database, filter).await
+}
+
 /// The events matching `filter`, oldest first, as JSON objects.
 pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::Value>, String> {
     let postgres = target.starts_with("postgres://") || target.starts_with("postgresql://");

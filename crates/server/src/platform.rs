@@ -199,6 +199,30 @@ pub struct OAuthSetup {
 }
 
 impl Platform {
+    /// What `serve` prints once it listens on `addr`: each endpoint's URL, with a line on how a
+    /// client gets in (the demo's token, OAuth discovery, the legacy transport).
+    pub fn banner(&self, addr: SocketAddr) -> String {
+        let mut banner = format!("concierge listening on http://{addr}\n");
+        for endpoint in &self.endpoints {
+            let section = &endpoint.section;
+            banner.push_str(&format!("  MCP endpoint http://{addr}{}\n", section.path));
+            let mut hints = Vec::new();
+            if matches!(section.auth, crate::config::AuthSection::Oauth { .. }) {
+                hints.push("OAuth 2.1: clients discover the sign-in page from the endpoint".into());
+            } else if let Some(hint) = &endpoint.demo_hint {
+                hints.push(hint.clone());
+            }
+            if let Some(legacy) = &section.legacy_sse {
+                hints.push(format!("legacy HTTP+SSE transport at {}", legacy.sse));
+            }
+            for hint in hints {
+                banner.push_str(&format!("               {hint}\n"));
+            }
+        }
+        banner.push_str(&format!("  health       http://{addr}/health\n"));
+        banner
+    }
+
     /// Builds apps, limiters, audit sinks and endpoints. `env` reads token variables.
     pub async fn build(
         config: Config,

@@ -1,0 +1,390 @@
+//! The `concierge` binary: reads the command line and wires config, apps and server together.
+//! Everything it calls lives in a library crate; apps bring their own subcommands (the ski app's
+//! `sync` and `check-freshness`, the bot's `chat` and `telegram`, the OAuth server's `token`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use std::pin::Pin;
+
+use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
+
+#[derive(Parser)]
+#[command(
+    name = "concierge",
+    version,
+    about = "One MCP server for a business's own data: safe, audited, fast."
+)]
+struct Cli {
+    /// The deployment's config file, written before or after any subcommand (`chat` and
+    /// `telegram` read none).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        default_value = "concierge.toml"
+    )]
+    config: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve every endpoint of the config over HTTP (or one endpoint over stdio).
+    Serve {
+        /// Serve one endpoint's tools over stdin/stdout instead of HTTP.
+        #[arg(long, requires = "endpoint")]
+        stdio: bool,
+        /// The endpoint path to serve over stdio, e.g. /coffee/mcp.
+        #[arg(long)]
+        endpoint: Option<String>,
+    },
+    /// Validate a config: keys, limits, environment, token lists, tool names. Exit 1 on error.
+    Check,
+    #[command(flatten)]
+    Trips(concierge_trips::commands::Command),
+    /// Read back audit events from a sink's table (`[audit.<name>] database`), one JSON object per
+    /// line, oldest first: who called what, when, and how it ended.
+    Audit {
+        /// The sink's name; may be left out when only one sink has a database.
+        #[arg(long)]
+        sink: Option<String>,
+        #[command(flatten)]
+        filter: AuditFilter,
+    },
+    /// Operator helpers for the built-in OAuth server (`[oauth]`): users, clients, revocation.
+    Token {
+        #[command(subcommand)]
+        operation: concierge_oauth::admin::Operation,
+    },
+    #[command(flatten)]
+    Bot(concierge_agent::commands::Command),
+}
+
+/// Which audit events `concierge audit` prints.
+#[derive(clap::Args)]
+struct AuditFilter {
+    /// The user (an OAuth token's subject).
+    #[arg(long)]
+    user: Option<String>,
+    /// The client (a token list's name, an OAuth client id).
+    #[arg(long)]
+    client: Option<String>,
+    #[arg(long)]
+    tool: Option<String>,
+    /// From this time on: RFC 3339 (2026-12-01T08:00:00Z), or that long before now (30m, 1h, 2d).
+    #[arg(long, value_name = "TIME", value_parser = audit_time)]
+    since: Option<String>,
+    /// Before this time: RFC 3339, or that long before now (30m, 1h, 2d).
+    #[arg(long, value_name = "TIME", value_parser = audit_time)]
+    until: Option<String>,
+    /// At most this many events (the newest).
+    #[arg(long, default_value_t = 100)]
+    limit: u32,
+}
+
+/// `--since` / `--until`, read when the command line is: a bad time is the flag's fault.
+fn audit_time(text: &str) -> Result<String, String> {
+    concierge_server::audit::parse_time(text, std::time::SystemTime::now())
+}
+
+impl From<AuditFilter> for concierge_server::audit::AuditQuery {
+    fn from(f: AuditFilter) -> Self {
+        Self {
+            user: f.user,
+            client: f.client,
+            tool: f.tool,
+            since: f.since,
+            until: f.until,
+            limit: f.limit,
+        }
+    }
+}
+
+fn apps() -> Apps {
+    let apps = Apps::new()
+        .tools("coffee", |config| {
+            concierge_coffee::build(&section(config)?, concierge_coffee::system_clock())
+        })
+        .tools("kgqa", |config| concierge_kgqa::build(&section(config)?))
+        .tools_async("intake", |config| async move {
+            concierge_intake::build(&section(&config)?).await
+        })
+        .tools_async("trips", |config| async move {
+            concierge_trips::build(&section(&config)?).await
+        })
+        .background("trips", |config| async move {
+            let job = concierge_trips::scheduler(&section(&config)?).await?;
+            Ok(match job {
+                Some(job) => Box::pin(job) as Pin<Box<dyn Future<Output = ()> + Send>>,
+                None => Box::pin(std::future::ready(())),
+            })
+        })
+        .tools("mappy", |config| concierge_mappy::build(&section(config)?))
+        .handler("conformance", concierge_conformance::Fixtures::default);
+    simulators(apps)
+}
+
+/// The demo's stand-ins for external systems (the `simulators` feature, on by default); without
+/// them a config's `[simulators.<name>]` is an error of `check` and `serve`.
+#[cfg(feature = "simulators")]
+fn simulators(apps: Apps) -> Apps {
+    apps.simulator("typo3", |config| async move {
+        let config: concierge_sim_typo3::SimulatorConfig = section(&config)?;
+        let (addr, serving) = concierge_sim_typo3::start(&config).await?;
+        Ok((
+            addr,
+            Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
+        ))
+    })
+    .simulator("kgqa", |config| async move {
+        let config: concierge_sim_kgqa::SimulatorConfig = section(&config)?;
+        let (addr, serving) = concierge_sim_kgqa::start(&config).await?;
+        Ok((
+            addr,
+            Box::pin(serving) as Pin<Box<dyn Future<Output = ()> + Send>>,
+        ))
+    })
+    .simulator("mappy", |config| async move {
+        let config: concierge_sim_mappy::SimulatorConfig = section(&config)?;
+        concierge_sim_mappy::start(&config).await
+    })
+}
+
+/// A production build (`--no-default-features`) registers none.
+#[cfg(not(feature = "simulators"))]
+fn simulators(apps: Apps) -> Apps {
+    apps
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // `check` answers with its report: what the apps log while they load (progress, notes on the
+    // content of the demo's sample data such as feed codes without a product) is not a problem
+    // of the config, so it stays out of the report unless RUST_LOG asks for it.
+    let default_filter = match cli.command {
+        Command::Check => "error",
+        Command::Bot(ref bot) => bot.log_filter(),
+        _ => "info,rmcp=warn",
+    };
+    // Logs go to stderr: in stdio mode stdout belongs to the protocol.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_filter.into()),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(cli.command, cli.config))
+}
+
+async fn run(command: Command, config: PathBuf) -> ExitCode {
+    match command {
+        Command::Bot(bot) => match bot.run().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("{error}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Audit { sink, filter } => {
+            let filter = filter.into();
+            let events = match load_config(&config, Start::Nothing).await {
+                Ok(loaded) => {
+                    concierge_server::audit::read_back(&loaded, sink.as_deref(), &filter).await
+                }
+                Err(error) => Err(error),
+            };
+            match events {
+                Ok(events) => {
+                    for event in events {
+                        println!("{event}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(error) => fail(&config, &error),
+            }
+        }
+        Command::Token { operation } => match token(&config, operation).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => fail(&config, &error),
+        },
+        Command::Trips(command) => {
+            // A sync calls the feed, which in the demo is a simulator started here for this run.
+            let apps = apps();
+            let start = if command.calls_feed() {
+                Start::Simulators(&apps)
+            } else {
+                Start::Nothing
+            };
+            let trips = match trips_config(&config, start).await {
+                Ok(trips) => trips,
+                Err(error) => return fail(&config, &error),
+            };
+            match command.run(&trips).await {
+                Ok(report) => {
+                    if !report.stdout.is_empty() {
+                        println!("{}", report.stdout);
+                    }
+                    if !report.stderr.is_empty() {
+                        eprintln!("{}", report.stderr);
+                    }
+                    if report.success {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(error) => fail(&config, &error),
+            }
+        }
+        Command::Check => match build(&config, Start::Nothing).await {
+            Ok((platform, _)) if platform.warnings.is_empty() => {
+                println!(
+                    "{}: ok ({} endpoints)",
+                    config.display(),
+                    platform.endpoints.len()
+                );
+                // How each limit counts: "60/minute" as a bucket lets nearly twice that through
+                // in a rolling minute, so the policy is said, not implied.
+                for (name, limiter) in &platform.config.limits {
+                    if let Ok(rate) = concierge_server::config::Rate::parse(&limiter.rate) {
+                        println!(
+                            "  limits.{name} = {}: {}",
+                            limiter.rate,
+                            concierge_server::limits::explain(rate, limiter.policy)
+                        );
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+            Ok((platform, _)) => report(&config, &platform.warnings),
+            Err(errors) => report(&config, &errors),
+        },
+        Command::Serve { stdio, endpoint } => {
+            let apps = apps();
+            let start = if stdio {
+                Start::Simulators(&apps)
+            } else {
+                Start::Server(&apps)
+            };
+            let (platform, listener) = match build(&config, start).await {
+                Ok(built) => built,
+                Err(errors) => return report(&config, &errors),
+            };
+            if stdio {
+                let path = endpoint.unwrap_or_default();
+                let served = concierge_server::serve_stdio(&platform, &path).await;
+                platform.flush_audit();
+                return match served {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(error) => {
+                        eprintln!("{error}");
+                        ExitCode::FAILURE
+                    }
+                };
+            }
+            let Some(listener) = listener else {
+                return ExitCode::FAILURE; // Start::Server binds one
+            };
+            let served = concierge_server::serve_http(&platform, listener, |addr| {
+                // Written without panicking: whoever started us may have closed stdout already.
+                let banner = platform.banner(addr);
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+            })
+            .await;
+            platform.flush_audit();
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("concierge: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+/// Loads the config (binding what `start` says first, and spawning the simulators) and builds
+/// the platform; also hands back the server's listener when one was bound.
+async fn build(
+    path: &std::path::Path,
+    start: Start<'_>,
+) -> Result<(Platform, Option<tokio::net::TcpListener>), Vec<ConfigError>> {
+    let env = |name: &str| std::env::var(name).ok();
+    let loaded = concierge_server::load(path, &env, start).await?;
+    for simulator in loaded.simulators {
+        tokio::spawn(simulator);
+    }
+    let platform = Platform::build(loaded.config, apps(), &env).await?;
+    Ok((platform, loaded.listener))
+}
+
+async fn token(
+    path: &std::path::Path,
+    operation: concierge_oauth::admin::Operation,
+) -> Result<(), String> {
+    let config = load_config(path, Start::Nothing).await?;
+    let oauth = config.oauth.ok_or("the config has no [oauth] section")?;
+    let report = concierge_oauth::admin::run(&oauth, operation, &mut std::io::stdin().lock())
+        .await
+        .map_err(|e| e.to_string())?;
+    print!("{report}");
+    Ok(())
+}
+
+/// A config for a command that works on one part of it (no platform is built): loaded, checked,
+/// and its directory entered so relative paths resolve. `start` binds the simulators a command
+/// that calls an upstream needs.
+async fn load_config(path: &std::path::Path, start: Start<'_>) -> Result<Config, String> {
+    let env = |name: &str| std::env::var(name).ok();
+    let loaded = concierge_server::load(path, &env, start)
+        .await
+        .map_err(|errors| {
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+    for simulator in loaded.simulators {
+        tokio::spawn(simulator);
+    }
+    Ok(loaded.config)
+}
+
+/// The ski app's section of a config, for the commands that work on its content mirror.
+async fn trips_config(
+    path: &std::path::Path,
+    start: Start<'_>,
+) -> Result<concierge_trips::TripsConfig, String> {
+    let config = load_config(path, start).await?;
+    let trips = config
+        .apps
+        .get("trips")
+        .ok_or("the config has no [apps.trips] section")?;
+    section(trips).map_err(|e| format!("apps.trips.{e}"))
+}
+
+fn fail(path: &std::path::Path, error: &str) -> ExitCode {
+    eprintln!("{}: {error}", path.display());
+    ExitCode::FAILURE
+}
+
+fn report(path: &std::path::Path, errors: &[ConfigError]) -> ExitCode {
+    eprintln!("{}: {} problem(s)", path.display(), errors.len());
+    for error in errors {
+        eprintln!("  {error}");
+    }
+    ExitCode::FAILURE
+}
