@@ -1,10 +1,10 @@
 //! Conversations in SQLite, so a restarted bot remembers its chats (the seed kept them in memory).
 
 use std::path::Path;
-use std::str::FromStr;
 
+use concierge_core::sqlite::SqliteFile;
 use sqlx::Row;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePool;
 
 use crate::chat::Message;
 
@@ -14,18 +14,11 @@ pub struct HistoryStore {
 
 impl HistoryStore {
     pub async fn open(path: &Path) -> Result<Self, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(|e| e.to_string())?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(2)
-            .connect_with(options)
+        let pool = SqliteFile::new(path)
+            .connections(2)
+            .open(&[])
             .await
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| e.to_string())?;
         sqlx::raw_sql(
             "CREATE TABLE IF NOT EXISTS message (
                 conversation TEXT NOT NULL,

@@ -7,13 +7,10 @@
 //! writers never interleave, with the UNIQUE constraints as the last word.
 
 use std::path::Path;
-use std::str::FromStr;
-use std::time::Duration;
 
+use concierge_core::sqlite::SqliteFile;
 use serde_json::{Map, Value, json};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::SqlitePool;
 use sqlx::{Row, Sqlite, Transaction};
 
 use crate::adapter::{Form, Submission};
@@ -91,25 +88,11 @@ pub struct IntakeService {
 impl IntakeService {
     /// Opens (creating) the database; `hotel_id` is the platform's single ACTIVE hotel.
     pub async fn open(path: &Path, hotel_id: String) -> Result<Self, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(|e| e.to_string())?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
+        let pool = SqliteFile::new(path)
+            .foreign_keys()
+            .open(&[SCHEMA])
             .await
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        sqlx::raw_sql(SCHEMA)
-            .execute(&pool)
-            .await
-            .map_err(|e| format!("{}: schema: {e}", path.display()))?;
+            .map_err(|e| e.to_string())?;
         Ok(Self { pool, hotel_id })
     }
 

@@ -34,6 +34,8 @@ mod error;
 mod limits;
 pub mod messages;
 mod schema;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 mod tool;
 
 pub use app::{Health, HealthCheck, ToolSet};

@@ -10,8 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use concierge_core::AuditEvent;
+use concierge_core::sqlite::{self, SqliteFile};
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePool;
 use tokio::sync::mpsc;
 
 const QUEUE: usize = 16 * 1024;
@@ -81,8 +82,13 @@ pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> 
         let schema: Vec<&'static str> = std::iter::once(SQLITE_TABLE)
             .chain(INDEXES.iter().copied())
             .collect();
-        let pool = crate::sqlite::open(path, 1, &schema).await?;
-        crate::sqlite::add_column(&pool, "audit_event", "output", "TEXT")
+        // One connection: the writer task is the table's only writer.
+        let pool = SqliteFile::new(path)
+            .connections(1)
+            .open(&schema)
+            .await
+            .map_err(|e| e.to_string())?;
+        sqlite::add_column(&pool, "audit_event", "output", "TEXT")
             .await
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Database::Sqlite(pool)
@@ -338,20 +344,17 @@ pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::
         Ok(rows.iter().map(pg_row).collect())
     } else {
         let path = target.strip_prefix("sqlite://").unwrap_or(target);
-        let options = SqliteConnectOptions::new().filename(path).read_only(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
+        let pool = SqliteFile::new(path)
+            .connections(1)
+            .read_only()
+            .open(&[])
+            .await
+            .map_err(|e| e.to_string())?;
+        // A table no server of this version has opened yet lacks `output`: read it as empty.
+        let has_output = sqlite::has_column(&pool, "audit_event", "output")
             .await
             .map_err(|e| format!("{path}: {e}"))?;
-        // A table no server of this version has opened yet lacks `output`: read it as empty.
-        let has_output: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pragma_table_info('audit_event') WHERE name = 'output'",
-        )
-        .fetch_one(&pool)
-        .await
-        .map_err(|e| format!("{path}: {e}"))?;
-        if has_output == 0 {
+        if !has_output {
             statement = statement.replace("notes, output FROM", "notes, NULL AS output FROM");
         }
         let rows = fetch!(&pool, &statement, &values).map_err(|e| format!("{path}: {e}"))?;
@@ -433,7 +436,7 @@ mod tests {
             client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
             outcome TEXT NOT NULL, code TEXT, duration_ms REAL NOT NULL, result_count INTEGER,
             arguments TEXT, notes TEXT)";
-        let pool = crate::sqlite::open(&path, 1, &[old]).await.unwrap();
+        let pool = SqliteFile::new(&path).open(&[old]).await.unwrap();
         sqlx::query(
             "INSERT INTO audit_event (ts, endpoint, trace_id, outcome, duration_ms) \
              VALUES ('2026-12-01T07:00:00.000Z', '/mappy/mcp', 't0', 'ok', 1.0)",

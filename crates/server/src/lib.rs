@@ -19,7 +19,6 @@ pub mod pipeline;
 mod platform;
 mod serve;
 mod sessions;
-mod sqlite;
 mod tasks;
 pub mod tokens;
 mod validate;

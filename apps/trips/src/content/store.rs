@@ -2,16 +2,13 @@
 //! default (one file under `var/`, WAL, so `serve` reads while `concierge sync` writes).
 
 use std::path::Path;
-use std::str::FromStr;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use concierge_core::sqlite::SqliteFile;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::SqlitePool;
 
 use super::document::Document;
 use super::feed::DocKey;
@@ -87,20 +84,10 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
-        }
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await?;
-        sqlx::raw_sql(SCHEMA).execute(&pool).await?;
+        let pool = SqliteFile::new(path)
+            .open(&[SCHEMA])
+            .await
+            .map_err(|e| StoreError(e.to_string()))?;
         Ok(Self { pool })
     }
 }

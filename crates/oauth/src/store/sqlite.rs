@@ -2,13 +2,11 @@
 //! SHA-256 hashes, passwords as argon2.
 
 use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
+use concierge_core::sqlite::{self, SqliteFile};
 use sqlx::Row;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::SqlitePool;
 
 use super::{Client, Grant, OAuthStore, RefreshState, SignedIn, StoreError, UserDirectory};
 use crate::util::hash;
@@ -74,37 +72,16 @@ fn now() -> i64 {
 
 impl SqliteStore {
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(|e| e.to_string())?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await?;
-        sqlx::raw_sql(SCHEMA)
-            .execute(&pool)
+        let pool = SqliteFile::new(path)
+            .open(&[SCHEMA])
             .await
             .map_err(|e| e.to_string())?;
         // Databases from before `used` existed: a client counts as used when it was touched
         // after it registered.
-        let has_used: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pragma_table_info('oauth_client') WHERE name = 'used'",
-        )
-        .fetch_one(&pool)
-        .await?;
-        if has_used == 0 {
-            sqlx::raw_sql(
-                "ALTER TABLE oauth_client ADD COLUMN used INTEGER NOT NULL DEFAULT 0; \
-                 UPDATE oauth_client SET used = 1 WHERE last_used_at > created_at;",
-            )
-            .execute(&pool)
-            .await?;
+        if sqlite::add_column(&pool, "oauth_client", "used", "INTEGER NOT NULL DEFAULT 0").await? {
+            sqlx::query("UPDATE oauth_client SET used = 1 WHERE last_used_at > created_at")
+                .execute(&pool)
+                .await?;
         }
         Ok(Self { pool })
     }

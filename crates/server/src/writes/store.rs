@@ -20,6 +20,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use concierge_core::sqlite::{self, SqliteFile};
 use serde_json::Value;
 use sqlx::Row;
 use sqlx::sqlite::SqlitePool;
@@ -139,9 +140,12 @@ pub struct WriteStore {
 
 impl WriteStore {
     pub async fn open(path: &Path) -> Result<Self, String> {
-        let pool = crate::sqlite::open(path, 4, SCHEMA).await?;
+        let pool = SqliteFile::new(path)
+            .open(SCHEMA)
+            .await
+            .map_err(|e| e.to_string())?;
         // Tables made before claims named their owner.
-        crate::sqlite::add_column(&pool, "write_idempotency", "owner", "TEXT")
+        sqlite::add_column(&pool, "write_idempotency", "owner", "TEXT")
             .await
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let owner = Owner::register(path)?;
