@@ -56,8 +56,8 @@ impl Laravel {
             client,
             base,
             key,
-            read_timeout: Duration::from_secs_f64(config.read_timeout_seconds),
-            write_timeout: Duration::from_secs_f64(config.write_timeout_seconds),
+            read_timeout: config.read_timeout,
+            write_timeout: config.write_timeout,
         })
     }
 

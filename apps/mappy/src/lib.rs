@@ -15,6 +15,7 @@ mod laravel;
 pub mod tools;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use concierge_core::ToolSet;
 use serde::Deserialize;
@@ -27,28 +28,31 @@ pub struct MappyConfig {
     pub base_url: String,
     /// concierge's service key for the API (`Authorization: Bearer`).
     pub api_key: String,
-    #[serde(default = "ten")]
-    pub read_timeout_seconds: f64,
-    #[serde(default = "thirty")]
-    pub write_timeout_seconds: f64,
+    /// How long a read may take (the seed's §7.2: 10 s).
+    #[serde(default = "ten_seconds", with = "humantime_serde")]
+    pub read_timeout: Duration,
+    /// How long a write may take (the seed's §7.2: 30 s); a write that times out is traced by
+    /// its batch, never retried blind.
+    #[serde(default = "thirty_seconds", with = "humantime_serde")]
+    pub write_timeout: Duration,
 }
 
-fn ten() -> f64 {
-    10.0
+fn ten_seconds() -> Duration {
+    Duration::from_secs(10)
 }
 
-fn thirty() -> f64 {
-    30.0
+fn thirty_seconds() -> Duration {
+    Duration::from_secs(30)
 }
 
 /// The `[apps.mappy]` section to tools, with the API's reachability for `/health`.
 pub fn build(config: &MappyConfig) -> Result<ToolSet, String> {
     for (name, value) in [
-        ("read_timeout_seconds", config.read_timeout_seconds),
-        ("write_timeout_seconds", config.write_timeout_seconds),
+        ("read_timeout", config.read_timeout),
+        ("write_timeout", config.write_timeout),
     ] {
-        if !(0.05..=300.0).contains(&value) {
-            return Err(format!("{name} must be between 0.05 and 300"));
+        if !(Duration::from_millis(50)..=Duration::from_secs(300)).contains(&value) {
+            return Err(format!("{name} must be between 50ms and 300s"));
         }
     }
     let api = Arc::new(laravel::Laravel::new(config)?);

@@ -55,18 +55,17 @@ pub struct FeedConfig {
     pub base_url: String,
     pub api_key: String,
     /// A request slower than this is a timeout (the load rules say 10 s).
-    #[serde(default = "ten_seconds")]
-    pub timeout: String,
+    #[serde(default = "ten_seconds", with = "humantime_serde")]
+    pub timeout: Duration,
 }
 
-fn ten_seconds() -> String {
-    "10s".into()
+fn ten_seconds() -> Duration {
+    Duration::from_secs(10)
 }
 
 impl TripsConfig {
     fn feed_settings(&self) -> Result<FeedSettings, String> {
-        let timeout = humantime::parse_duration(&self.feed.timeout)
-            .map_err(|e| format!("feed.timeout: {e}"))?;
+        let timeout = self.feed.timeout;
         reqwest::Url::parse(&self.feed.base_url)
             .map_err(|e| format!("feed.base_url: `{}` is not a URL: {e}", self.feed.base_url))?;
         let mut lock = self.database.clone().into_os_string();

@@ -89,7 +89,7 @@ async fn the_export_is_reread_swapped_whole_and_a_failed_refresh_keeps_the_last_
             file: None,
             token: Some("export-token".into()),
             hotels: hotels.display().to_string(),
-            refresh: "0s".into(),
+            refresh: std::time::Duration::ZERO,
         },
         store,
     )
@@ -138,7 +138,7 @@ async fn an_export_that_cannot_be_read_at_start_says_so_and_the_server_lives() {
             file: Some(dir.path().join("missing.json")),
             token: None,
             hotels: dir.path().join("missing.xml").display().to_string(),
-            refresh: "5m".into(),
+            refresh: std::time::Duration::from_secs(300),
         },
         store,
     )

@@ -24,12 +24,12 @@ pub struct HttpDirectoryConfig {
     /// Headers sent with every request (the service key); never logged.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    #[serde(default = "five")]
-    pub timeout_seconds: f64,
+    #[serde(default = "five_seconds", with = "humantime_serde")]
+    pub timeout: Duration,
 }
 
-fn five() -> f64 {
-    5.0
+fn five_seconds() -> Duration {
+    Duration::from_secs(5)
 }
 
 pub struct HttpDirectory {
@@ -54,10 +54,10 @@ impl HttpDirectory {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
-        if !(0.1..=60.0).contains(&config.timeout_seconds) {
-            return Err("oauth.users.timeout_seconds must be between 0.1 and 60".into());
+        let timeout = config.timeout;
+        if !(Duration::from_millis(100)..=Duration::from_secs(60)).contains(&timeout) {
+            return Err("oauth.users.timeout must be between 100ms and 60s".into());
         }
-        let timeout = Duration::from_secs_f64(config.timeout_seconds);
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())

@@ -51,13 +51,13 @@ pub struct OAuthConfig {
     /// Scopes the server grants (`scopes_supported`); requests for others are narrowed away.
     #[serde(default)]
     pub scopes: Vec<String>,
-    #[serde(default = "one_hour")]
-    pub access_token_ttl: String,
-    #[serde(default = "thirty_days")]
-    pub refresh_token_ttl: String,
+    #[serde(default = "one_hour", with = "humantime_serde")]
+    pub access_token_ttl: Duration,
+    #[serde(default = "thirty_days", with = "humantime_serde")]
+    pub refresh_token_ttl: Duration,
     /// Self-registered clients unused this long are removed.
-    #[serde(default = "thirty_days")]
-    pub unused_client_ttl: String,
+    #[serde(default = "thirty_days", with = "humantime_serde")]
+    pub unused_client_ttl: Duration,
     /// Clients may name themselves by an https URL to their metadata document (CIMD).
     #[serde(default = "yes")]
     pub client_id_metadata_documents: bool,
@@ -102,11 +102,11 @@ pub struct OAuthConfig {
 fn yes() -> bool {
     true
 }
-fn one_hour() -> String {
-    "1h".into()
+fn one_hour() -> Duration {
+    Duration::from_secs(3600)
 }
-fn thirty_days() -> String {
-    "30d".into()
+fn thirty_days() -> Duration {
+    Duration::from_secs(30 * 24 * 3600)
 }
 
 /// Who a valid access token speaks for.
@@ -185,9 +185,6 @@ impl AuthServer {
         resources: Vec<String>,
         audit: AuditHook,
     ) -> Result<Arc<Self>, String> {
-        let ttl = |name: &str, text: &str| {
-            humantime::parse_duration(text).map_err(|e| format!("oauth.{name}: {e}"))
-        };
         let issuer = config.issuer.trim_end_matches('/').to_string();
         url::Url::parse(&issuer).map_err(|e| format!("oauth.issuer: {e}"))?;
         if let Some(unknown) = config
@@ -228,9 +225,9 @@ impl AuthServer {
             issuer,
             scopes: config.scopes.clone(),
             resources,
-            access_ttl: ttl("access_token_ttl", &config.access_token_ttl)?,
-            refresh_ttl: ttl("refresh_token_ttl", &config.refresh_token_ttl)?,
-            unused_client_ttl: ttl("unused_client_ttl", &config.unused_client_ttl)?,
+            access_ttl: config.access_token_ttl,
+            refresh_ttl: config.refresh_token_ttl,
+            unused_client_ttl: config.unused_client_ttl,
             store,
             users,
             key: SigningKey::from_seed(seed),

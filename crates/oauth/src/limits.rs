@@ -79,18 +79,6 @@ fn thirty_seconds() -> Duration {
     Duration::from_secs(30)
 }
 
-/// `humantime` durations ("1s", "5m") in serde.
-mod humantime_serde {
-    use std::time::Duration;
-
-    use serde::Deserialize;
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        humantime::parse_duration(&text).map_err(serde::de::Error::custom)
-    }
-}
-
 /// Tables of peers and accounts are pruned beyond this many entries, so a flood of addresses
 /// or made-up user names cannot grow memory without bound.
 const MAX_ENTRIES: usize = 10_000;

@@ -111,10 +111,10 @@ pub struct WritesSection {
     /// SQLite file of idempotency records (shared by every endpoint and instance using it).
     pub database: PathBuf,
     /// How long an `idempotency_key` answers its first result.
-    #[serde(default = "one_day", with = "humantime_serde_compat")]
+    #[serde(default = "one_day", with = "humantime_serde")]
     pub idempotency_window: Duration,
     /// How long a confirm token is valid.
-    #[serde(default = "five_minutes", with = "humantime_serde_compat")]
+    #[serde(default = "five_minutes", with = "humantime_serde")]
     pub confirm_ttl: Duration,
 }
 
@@ -145,16 +145,16 @@ pub struct ServerSection {
     /// A new connection's first request head must arrive within this of the connection, a later
     /// one within this of its first byte: a client sending a header a byte a second holds a
     /// socket for no longer. 10 s is far more than any real client needs on a slow link.
-    #[serde(default = "ten_seconds", with = "humantime_serde_compat")]
+    #[serde(default = "ten_seconds", with = "humantime_serde")]
     pub header_read_timeout: Duration,
     /// A connection with no request in flight is closed after this long. A minute outlasts a
     /// chat user's pause between questions (clients reuse the connection) and frees an idle
     /// socket within the minute; an open SSE stream is a request in flight and stays.
-    #[serde(default = "sixty_seconds", with = "humantime_serde_compat")]
+    #[serde(default = "sixty_seconds", with = "humantime_serde")]
     pub keep_alive_timeout: Duration,
     /// A request's whole body must arrive within this (answered 408 otherwise). Bodies here are
     /// at most `max_body_bytes` (1 MiB): 30 s is 35 KB/s, slower than any link that carries a chat.
-    #[serde(default = "thirty_seconds", with = "humantime_serde_compat")]
+    #[serde(default = "thirty_seconds", with = "humantime_serde")]
     pub body_read_timeout: Duration,
     /// Open connections at most; over it a new socket is answered 503 and closed. `serve` raises
     /// its open-file limit to the hard limit and warns at start when that is still below this
@@ -169,13 +169,13 @@ pub struct ServerSection {
     pub max_connections_per_peer: usize,
     /// How long one round of upstream probes answers `/health` (anyone may call it; it must not
     /// become load on the upstreams).
-    #[serde(default = "five_seconds", with = "humantime_serde_compat")]
+    #[serde(default = "five_seconds", with = "humantime_serde")]
     pub health_cache: Duration,
     /// How long a tool call may run before the platform stops it and answers
     /// `deadline_exceeded`. It bounds what a hung upstream can hold, and it is what makes the
     /// idempotency store's rule safe: a write claim older than 10 minutes counts as abandoned,
     /// so no write may run that long (checked).
-    #[serde(default = "five_minutes", with = "humantime_serde_compat")]
+    #[serde(default = "five_minutes", with = "humantime_serde")]
     pub call_timeout: Duration,
 }
 
@@ -270,7 +270,7 @@ pub struct EndpointSection {
     #[serde(default)]
     pub session: SessionMode,
     /// Idle time after which a session is forgotten (`30m`, `90s`).
-    #[serde(default = "default_idle", with = "humantime_serde_compat")]
+    #[serde(default = "default_idle", with = "humantime_serde")]
     pub idle_timeout: Duration,
     /// Open sessions one client (one principal: a token's client, or an OAuth user) may hold;
     /// at the cap, opening another closes its least recently used one. 64 covers a backend
@@ -302,19 +302,6 @@ fn default_max_sessions() -> usize {
 
 fn default_idle() -> Duration {
     Duration::from_secs(30 * 60)
-}
-
-mod humantime_serde_compat {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        humantime::parse_duration(&text).map_err(|e| {
-            serde::de::Error::custom(format!("`{text}` is not a duration like `30m` ({e})"))
-        })
-    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -1,4 +1,5 @@
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -9,9 +10,10 @@ use serde_json::Value;
 pub struct UpstreamConfig {
     /// `scheme://host:port` of the business API; paths come from the request templates.
     pub base_url: String,
-    /// The whole exchange (connect, send, read the body) must finish within this.
-    #[serde(default = "default_timeout", deserialize_with = "seconds")]
-    pub timeout_seconds: f64,
+    /// The whole exchange (connect, send, read the body) must finish within this: more than 0,
+    /// at most 10 minutes.
+    #[serde(default = "default_timeout", deserialize_with = "timeout")]
+    pub timeout: Duration,
     /// Sent with every request. Values are secrets: they never reach a log, an audit line or a result.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -28,29 +30,19 @@ pub struct UpstreamConfig {
     pub tools: Vec<HttpToolConfig>,
 }
 
-fn default_timeout() -> f64 {
-    15.0
+fn default_timeout() -> Duration {
+    Duration::from_secs(15)
 }
 
-/// Seconds as a number or a string (environment variables arrive as strings).
-fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Seconds {
-        Number(f64),
-        Text(String),
-    }
-    let value = match Seconds::deserialize(deserializer)? {
-        Seconds::Number(n) => n,
-        Seconds::Text(text) => text.trim().parse().map_err(|_| {
-            serde::de::Error::custom(format!("`{text}` is not a number of seconds"))
-        })?,
-    };
-    if value.is_finite() && value > 0.0 && value <= 600.0 {
+/// A duration as every config writes one (`"15s"`), bounded: an upstream call must end before
+/// the platform's own call deadline could.
+fn timeout<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    let value = humantime_serde::deserialize(deserializer)?;
+    if value > Duration::ZERO && value <= Duration::from_secs(600) {
         Ok(value)
     } else {
         Err(serde::de::Error::custom(
-            "must be more than 0 and at most 600 seconds",
+            "must be more than 0 and at most 10m",
         ))
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! ```toml
 //! base_url = "http://127.0.0.1:8102"
-//! timeout_seconds = "15"
+//! timeout = "15s"
 //! headers = { "X-KG-API-Key" = "${BXH_KG_API_KEY}" }   # secrets: never logged, never returned
 //! vars = { graph = "baixinghui_travel_agency" }
 //!

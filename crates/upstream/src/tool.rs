@@ -106,7 +106,7 @@ pub fn build_tools(
         value.set_sensitive(true);
         headers.insert(header, value);
     }
-    let timeout = Duration::from_secs_f64(config.timeout_seconds);
+    let timeout = config.timeout;
     let client = reqwest::Client::builder()
         .timeout(timeout)
         .connect_timeout(timeout)

@@ -76,13 +76,13 @@ pub struct SimulatorConfig {
     pub data: PathBuf,
     /// The service key the simulated API accepts as `Authorization: Bearer …`.
     pub api_key: String,
-    /// How long a queued batch waits before its job runs, in seconds.
-    #[serde(default = "default_job_delay")]
-    pub job_delay_seconds: f64,
+    /// How long a queued batch waits before its job runs.
+    #[serde(default = "default_job_delay", with = "humantime_serde")]
+    pub job_delay: Duration,
 }
 
-fn default_job_delay() -> f64 {
-    2.0
+fn default_job_delay() -> Duration {
+    Duration::from_secs(2)
 }
 
 /// Binds `listen` now (loopback only; a port clash fails start-up; port 0 picks a free one), loads
@@ -93,12 +93,7 @@ pub async fn start(
     if config.api_key.is_empty() {
         return Err("mappy simulator: api_key must not be empty".into());
     }
-    let job_delay = Duration::try_from_secs_f64(config.job_delay_seconds).map_err(|e| {
-        format!(
-            "mappy simulator: job_delay_seconds = {}: {e}",
-            config.job_delay_seconds
-        )
-    })?;
+    let job_delay = config.job_delay;
     let (listener, addr) = concierge_sim_common::bind(&config.listen).await?;
     let sample = Sample::load(&config.data)?;
     let (router, _) = build(sample, &config.api_key, job_delay, addr);
@@ -398,7 +393,7 @@ mod tests {
             listen: "[::]:8082".into(),
             data: "no-such-sample.json".into(),
             api_key: "key".into(),
-            job_delay_seconds: 0.0,
+            job_delay: Duration::ZERO,
         };
         let Err(error) = start(&config).await else {
             panic!("a simulator listened on [::]");

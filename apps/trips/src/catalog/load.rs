@@ -36,12 +36,12 @@ pub struct ExportConfig {
     pub token: Option<String>,
     /// BusPro's `hotel.xml`: a file, or an http(s) URL.
     pub hotels: String,
-    #[serde(default = "five_minutes")]
-    pub refresh: String,
+    #[serde(default = "five_minutes", with = "humantime_serde")]
+    pub refresh: Duration,
 }
 
-fn five_minutes() -> String {
-    "5m".into()
+fn five_minutes() -> Duration {
+    Duration::from_secs(5 * 60)
 }
 
 impl ExportConfig {
@@ -49,7 +49,7 @@ impl ExportConfig {
         if self.url().is_none() && self.file.is_none() {
             return Err("export: give the export's `url` or `file`".into());
         }
-        humantime::parse_duration(&self.refresh).map_err(|e| format!("export.refresh: {e}"))
+        Ok(self.refresh)
     }
 
     /// The URL, when one is set (`${APP_PRODUCT_EXPORT_URL:-}` may leave it empty).

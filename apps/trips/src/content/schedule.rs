@@ -30,7 +30,7 @@ pub struct ScheduleConfig {
     #[serde(default = "ten")]
     pub freshness_minute: u32,
     /// The check fails when the last good manifest is older than this.
-    #[serde(default = "max_age", with = "humantime_serde_compat")]
+    #[serde(default = "max_age", with = "humantime_serde")]
     pub freshness_max_age: Duration,
     /// POSTed `{"text": …}` when the freshness check fails (Slack/Mattermost/Teams-style hook).
     #[serde(default)]
@@ -48,16 +48,6 @@ fn weekly_refresh() -> String {
 }
 fn max_age() -> Duration {
     Duration::from_secs(150 * 60)
-}
-
-mod humantime_serde_compat {
-    use serde::{Deserialize, Deserializer};
-    use std::time::Duration;
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        humantime::parse_duration(&text).map_err(serde::de::Error::custom)
-    }
 }
 
 impl Default for ScheduleConfig {

@@ -46,7 +46,7 @@ struct Settings {
     read: &'static str,
     write: &'static str,
     per_client: &'static str,
-    timeout_seconds: f64,
+    timeout: &'static str,
     confirm_ttl: &'static str,
     idle: &'static str,
 }
@@ -57,7 +57,7 @@ impl Default for Settings {
             read: "1000/minute",
             write: "1000/minute",
             per_client: "100000/hour",
-            timeout_seconds: 1.0,
+            timeout: "1s",
             confirm_ttl: "5m",
             idle: "30m",
         }
@@ -113,8 +113,8 @@ confirm_ttl = "{confirm_ttl}"
 [apps.mappy]
 base_url = "{api}"
 api_key = "{API_KEY}"
-read_timeout_seconds = {timeout}
-write_timeout_seconds = {timeout}
+read_timeout = "{timeout}"
+write_timeout = "{timeout}"
 
 [[endpoint]]
 path = "/mappy/mcp"
@@ -133,7 +133,7 @@ idle_timeout = "{idle}"
             read = settings.read,
             write = settings.write,
             per_client = settings.per_client,
-            timeout = settings.timeout_seconds,
+            timeout = settings.timeout,
             confirm_ttl = settings.confirm_ttl,
             idle = settings.idle,
         )
@@ -1116,7 +1116,7 @@ async fn a_write_cut_off_by_a_crash_is_answered_by_mappy_after_a_restart() {
     // dedupes on the key) within seconds — not `write_in_progress` for ten minutes — and Mappy
     // must have written once.
     let mut m = deploy(Settings {
-        timeout_seconds: 30.0,
+        timeout: "30s",
         ..Settings::default()
     })
     .await;
