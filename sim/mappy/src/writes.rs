@@ -25,7 +25,7 @@ use std::sync::atomic::Ordering;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::extract::{Path, State};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
@@ -61,33 +61,46 @@ struct Plan {
     items: Vec<Item>,
 }
 
-/// A write request as [`write`] needs it.
-struct Incoming<'a> {
+/// A write request as [`write`] needs it: an extractor, so each endpoint names only what is its
+/// own (the path's id) and the checks every write shares stay in [`write`]. The body is taken
+/// as it came: an unreadable one is the API's 422, not axum's rejection.
+pub(super) struct Incoming {
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-    actor: &'a Actor,
+    actor: Actor,
+}
+
+impl FromRequest<Arc<Shared>> for Incoming {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, sim: &Arc<Shared>) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let actor = Actor::from_request_parts(&mut parts, sim).await?;
+        let (method, uri, headers) = (
+            parts.method.clone(),
+            parts.uri.clone(),
+            parts.headers.clone(),
+        );
+        let body = Bytes::from_request(Request::from_parts(parts, body), sim).await;
+        Ok(Self {
+            method,
+            uri,
+            headers,
+            body,
+            actor,
+        })
+    }
 }
 
 /// `POST /reviews/{review_id}/reply` `{"comment"}`.
 pub(super) async fn reply(
     State(sim): State<Arc<Shared>>,
-    actor: Actor,
     path: Result<Path<String>, PathRejection>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: Incoming,
 ) -> Answer {
     let review_id = path.ok().and_then(|Path(id)| id.parse::<u64>().ok());
-    let request = Incoming {
-        method,
-        uri,
-        headers,
-        body,
-        actor: &actor,
-    };
     write(&sim, request, |sample, view, fields| {
         let review = review_id
             .and_then(|id| sample.review(id))
@@ -119,21 +132,7 @@ pub(super) async fn reply(
 
 /// `POST /posts` `{"location_ids", "summary", "topic_type", "call_to_action"?}`: one item per
 /// location.
-pub(super) async fn posts(
-    State(sim): State<Arc<Shared>>,
-    actor: Actor,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Answer {
-    let request = Incoming {
-        method,
-        uri,
-        headers,
-        body,
-        actor: &actor,
-    };
+pub(super) async fn posts(State(sim): State<Arc<Shared>>, request: Incoming) -> Answer {
     write(&sim, request, |sample, view, fields| {
         let mut errors = Errors::default();
         let ids = location_ids(fields, &mut errors);
@@ -193,20 +192,9 @@ pub(super) async fn posts(
 /// given as `[]`) is closed.
 pub(super) async fn hours(
     State(sim): State<Arc<Shared>>,
-    actor: Actor,
     path: Result<Path<String>, PathRejection>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: Incoming,
 ) -> Answer {
-    let request = Incoming {
-        method,
-        uri,
-        headers,
-        body,
-        actor: &actor,
-    };
     write(&sim, request, |sample, view, fields| {
         let location = visible_location(sample, view, &path)?;
         let mut errors = Errors::default();
@@ -235,7 +223,7 @@ pub(super) async fn hours(
 /// The path every write takes (the module docs list the steps).
 fn write(
     sim: &Arc<Shared>,
-    request: Incoming<'_>,
+    request: Incoming,
     plan: impl FnOnce(&Sample, &View, &Map<String, Value>) -> Result<Plan, Response>,
 ) -> Answer {
     let Incoming {
