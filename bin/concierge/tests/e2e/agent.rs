@@ -187,15 +187,7 @@ async fn an_order_in_free_form_lands_in_the_file_and_the_answer_names_it() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "get_menu",
-            "search_menu",
-            "create_order",
-            "get_order_status"
-        ]
-    );
+    assert_eq!(names, COFFEE_TOOLS);
     assert_eq!(seen[0]["messages"][0]["role"], "system");
     assert!(
         seen[0]["messages"][0]["content"]
@@ -280,12 +272,7 @@ async fn history_survives_a_bot_restart_and_new_forgets_it() {
     let restarted = make_agent(&model, &server, &history, AgentSettings::default()).await;
     restarted.reply("chat-4", "привет").await;
     let last = seen.lock().unwrap().last().unwrap().clone();
-    let roles: Vec<Value> = last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].clone())
-        .collect();
+    let roles = pluck(&last["messages"], "role");
     assert_eq!(
         roles,
         [
@@ -366,7 +353,6 @@ async fn a_failing_model_gets_a_short_apology_not_an_error() {
 
 #[test]
 fn the_chat_command_talks_through_the_model_with_its_prompt() {
-    use std::io::Write;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (model, seen) = runtime.block_on(scripted_model());
     let server = Server::start_demo(&[]);
@@ -390,12 +376,7 @@ fn the_chat_command_talks_through_the_model_with_its_prompt() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all("два капучино и латте\n".as_bytes())
-        .unwrap();
+    feed_stdin(&mut child, "два капучино и латте\n");
     let output = child.wait_with_output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&output.stdout).trim(),

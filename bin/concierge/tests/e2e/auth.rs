@@ -67,13 +67,7 @@ async fn missing_wrong_and_query_string_tokens_get_401_with_bearer_challenge() {
         .await;
     assert_eq!(in_query.status, 401);
     let refusals = server.audit_lines(5);
-    assert_eq!(
-        refusals
-            .iter()
-            .filter(|e| e["outcome"] == "unauthorized")
-            .count(),
-        5
-    );
+    assert_eq!(count_outcome(&refusals, "unauthorized"), 5);
     assert!(refusals.iter().all(|e| e.get("client").is_none()));
 }
 
@@ -207,12 +201,7 @@ async fn an_idle_session_expires_into_404() {
 #[tokio::test]
 async fn health_needs_no_token_and_foreign_hosts_are_refused() {
     let server = server(Some(TOKENS));
-    let health: serde_json::Value = reqwest::get(server.url("/health"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = common::oauth::get_json(&server.url("/health")).await;
     assert_eq!(health["status"], "ok");
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
 

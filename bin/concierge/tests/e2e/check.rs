@@ -82,26 +82,27 @@ fn a_good_config_passes() {
 
 #[test]
 fn each_problem_is_named_with_its_place() {
-    expect_problem(
-        |d| base(d).replace("rate_limit =", "rate_limt ="),
-        GOOD,
-        "endpoint[0].rate_limt: unknown key; did you mean `rate_limit`?",
-    );
-    expect_problem(
-        |d| base(d).replace("60/minute", "60/fortnight"),
-        GOOD,
-        "limits.chatbot_mcp: `60/fortnight`: unknown period",
-    );
-    expect_problem(
-        |d| base(d).replace("coffee.*", "coffee.make_tea"),
-        GOOD,
-        "app `coffee` has no tool `make_tea`",
-    );
-    expect_problem(
-        |d| base(d).replace("coffee.*", "tea.*"),
-        GOOD,
-        "`tea.*`: no app `tea`",
-    );
+    // One word of the good config changed: (what, into what, the problem reported).
+    for (from, to, expected) in [
+        (
+            "rate_limit =",
+            "rate_limt =",
+            "endpoint[0].rate_limt: unknown key; did you mean `rate_limit`?",
+        ),
+        (
+            "60/minute",
+            "60/fortnight",
+            "limits.chatbot_mcp: `60/fortnight`: unknown period",
+        ),
+        (
+            "coffee.*",
+            "coffee.make_tea",
+            "app `coffee` has no tool `make_tea`",
+        ),
+        ("coffee.*", "tea.*", "`tea.*`: no app `tea`"),
+    ] {
+        expect_problem(|d| base(d).replace(from, to), GOOD, expected);
+    }
     expect_problem(base, &[], "APP_MCP_TOKENS is not set");
     expect_problem(
         base,

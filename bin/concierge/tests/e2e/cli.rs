@@ -3,7 +3,6 @@
 
 use crate::common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -56,12 +55,7 @@ fn run(dir: &Path, args: &[&str], stdin: &str) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    feed_stdin(&mut child, stdin);
     let out = child.wait_with_output().unwrap();
     Run {
         code: out.status.code().unwrap_or(-1),
@@ -178,26 +172,21 @@ fn token_actions_are_refused_when_an_external_provider_issues_the_tokens() {
     }
 }
 
+/// `concierge token add-client --name n8n` asking for `scopes`, on the config at `config`.
+fn add_client(dir: &Path, config: &str, scopes: &[&str]) -> Run {
+    let mut args = vec!["token", "add-client", "--name", "n8n"];
+    for scope in scopes {
+        args.extend(["--scope", *scope]);
+    }
+    args.extend(["--config", config]);
+    run(dir, &args, "")
+}
+
 #[test]
 fn a_client_with_a_scope_the_server_does_not_offer_is_refused() {
     let (dir, path) = deployment(|d| config(d, ""));
     let p = path.to_str().unwrap();
-    let refused = run(
-        dir.path(),
-        &[
-            "token",
-            "add-client",
-            "--name",
-            "n8n",
-            "--scope",
-            "coffee:read",
-            "--scope",
-            "coffee:admin",
-            "--config",
-            p,
-        ],
-        "",
-    );
+    let refused = add_client(dir.path(), p, &["coffee:read", "coffee:admin"]);
     assert_eq!(refused.code, 1, "{}", refused.stdout);
     assert!(
         refused.stderr.contains(
@@ -212,20 +201,7 @@ fn a_client_with_a_scope_the_server_does_not_offer_is_refused() {
     assert_eq!(clients.code, 0, "{}", clients.stderr);
     assert_eq!(clients.stdout, "", "no client was saved");
 
-    let issued = run(
-        dir.path(),
-        &[
-            "token",
-            "add-client",
-            "--name",
-            "n8n",
-            "--scope",
-            "coffee:read",
-            "--config",
-            p,
-        ],
-        "",
-    );
+    let issued = add_client(dir.path(), p, &["coffee:read"]);
     assert_eq!(issued.code, 0, "{}", issued.stderr);
     assert!(
         issued.stdout.contains("client_secret="),

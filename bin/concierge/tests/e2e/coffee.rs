@@ -34,15 +34,7 @@ async fn tools_are_listed_with_schemas_and_truthful_annotations() {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
-    assert_eq!(
-        names,
-        [
-            "get_menu",
-            "search_menu",
-            "create_order",
-            "get_order_status"
-        ]
-    );
+    assert_eq!(names, COFFEE_TOOLS);
     for tool in &tools {
         let annotations = tool.annotations.as_ref().expect("annotations");
         let writes = tool.name == "create_order";
@@ -207,17 +199,8 @@ async fn bad_input_gets_a_readable_russian_error_and_writes_nothing() {
         "no refused order may be written"
     );
     let audit = server.audit_lines(9);
-    assert_eq!(
-        audit
-            .iter()
-            .filter(|e| e["outcome"] == "invalid_argument")
-            .count(),
-        8
-    );
-    assert_eq!(
-        audit.iter().filter(|e| e["outcome"] == "not_found").count(),
-        1
-    );
+    assert_eq!(count_outcome(&audit, "invalid_argument"), 8);
+    assert_eq!(count_outcome(&audit, "not_found"), 1);
 }
 
 #[tokio::test]
@@ -290,5 +273,5 @@ async fn rate_limit_is_exact_under_concurrency_and_per_client() {
             .count(),
         4
     );
-    assert_eq!(audit.iter().filter(|e| e["outcome"] == "ok").count(), 61);
+    assert_eq!(count_outcome(&audit, "ok"), 61);
 }

@@ -197,7 +197,7 @@ impl Mappy {
             decided.status().is_redirection(),
             "sign-in as {email} failed"
         );
-        let back = reqwest::Url::parse(decided.headers()["location"].to_str().unwrap()).unwrap();
+        let back = reqwest::Url::parse(&common::header(&decided, "location")).unwrap();
         let code = common::oauth::query(&back, "code").expect("a code");
         let answer: Value = http()
             .post(format!("{}/token", self.issuer))
@@ -843,10 +843,7 @@ async fn every_error_class_of_the_seed() {
         }
         let answer = request.send().await.unwrap();
         assert_eq!(answer.status(), 401);
-        let challenge = answer.headers()["www-authenticate"]
-            .to_str()
-            .unwrap()
-            .to_string();
+        let challenge = common::header(&answer, "www-authenticate");
         assert!(challenge.contains("resource_metadata="), "{challenge}");
     }
     m.audited("unauthorized", None, None).await;
@@ -1172,14 +1169,7 @@ async fn a_write_cut_off_by_a_crash_is_answered_by_mappy_after_a_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_reports_whether_the_mappy_api_answers() {
     let m = deploy(Settings::default()).await;
-    let health: Value = http()
-        .get(m.server.url("/health"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health: Value = common::oauth::get_json(&m.server.url("/health")).await;
     assert_eq!(health["status"], "ok");
     assert_eq!(health["upstreams"]["mappy"]["status"], "ok");
     m.laravel.set_down(true);
@@ -1549,10 +1539,7 @@ async fn rmcp_s_oauth_client_reaches_the_write_tools() {
         .await
         .unwrap();
     assert_eq!(unauthorized.status(), 401);
-    let challenge = unauthorized.headers()["www-authenticate"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let challenge = common::header(&unauthorized, "www-authenticate");
     assert!(challenge.contains("mappy:review:write"), "{challenge}");
 
     let mut state = OAuthState::new(&url, None).await.expect("discovery");
@@ -1576,7 +1563,7 @@ async fn rmcp_s_oauth_client_reaches_the_write_tools() {
         "allow",
     )
     .await;
-    let back = reqwest::Url::parse(decided.headers()["location"].to_str().unwrap()).unwrap();
+    let back = reqwest::Url::parse(&common::header(&decided, "location")).unwrap();
     let code = common::oauth::query(&back, "code").expect("a code");
     let csrf = common::oauth::query(&back, "state").expect("the state");
     let issuer = common::oauth::query(&back, "iss");

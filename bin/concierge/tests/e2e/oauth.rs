@@ -6,15 +6,14 @@
 
 use crate::common;
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::oauth::{get_json, http, query};
-use common::{BIN, Server, call, connect, structured};
-use oauth2::basic::BasicClient;
+use common::oauth::{get_json, http, post_bearer, post_mcp, query};
+use common::{BIN, Server, call, connect, header, structured, tool_names};
+use oauth2::basic::{BasicClient, BasicTokenResponse};
 use oauth2::{
     AuthUrl, AuthorizationCode, ClientId, CsrfToken, EndpointNotSet, EndpointSet,
     PkceCodeChallenge, RedirectUrl, Scope, TokenResponse, TokenUrl,
@@ -59,10 +58,7 @@ database = "{dir}/oauth.sqlite"
 scopes = ["coffee:read", "coffee:order"]
 audit = "oauth"
 
-[apps.coffee]
-menu = "{menu}"
-orders = "{dir}/orders.xlsx"
-
+{coffee}
 [[endpoint]]
 path = "/coffee/mcp"
 tools = ["coffee.*"]
@@ -80,7 +76,7 @@ tools = ["coffee.get_menu"]
 auth = {{ kind = "oauth" }}
 "#,
         dir = dir.display(),
-        menu = common::examples().join("coffee/menu.xlsx").display(),
+        coffee = common::coffee_app(&dir.join("orders.xlsx")),
     )
 }
 
@@ -95,12 +91,7 @@ fn cli(config: &Path, args: &[&str], stdin: &str) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run concierge token");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write");
+    common::feed_stdin(&mut child, stdin);
     let out = child.wait_with_output().expect("wait");
     assert!(
         out.status.success(),
@@ -157,12 +148,11 @@ async fn send(request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, std:
     answer.body(bytes.to_vec()).map_err(std::io::Error::other)
 }
 
+type OAuthClient =
+    BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
+
 /// The `oauth2` crate's client for `client_id` against our authorization server.
-fn oauth_client(
-    issuer: &str,
-    client_id: &str,
-    redirect: &str,
-) -> BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet> {
+fn oauth_client(issuer: &str, client_id: &str, redirect: &str) -> OAuthClient {
     BasicClient::new(ClientId::new(client_id.to_string()))
         .set_auth_uri(AuthUrl::new(format!("{issuer}/authorize")).unwrap())
         .set_token_uri(TokenUrl::new(format!("{issuer}/token")).unwrap())
@@ -179,6 +169,26 @@ async fn sign_in(authorize_url: &str, decision: &str, password: &str) -> reqwest
         answer.text().await.unwrap()
     );
     reqwest::Url::parse(answer.headers()["location"].to_str().unwrap()).expect("redirect")
+}
+
+/// The code flow as a client runs it: PKCE (asking for `scopes`), alice signs in and allows,
+/// the code is exchanged; the code and the tokens it bought.
+async fn code_flow(client: &OAuthClient, scopes: &[&str]) -> (String, BasicTokenResponse) {
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let mut request = client.authorize_url(CsrfToken::new_random);
+    for scope in scopes {
+        request = request.add_scope(Scope::new(scope.to_string()));
+    }
+    let (url, _) = request.set_pkce_challenge(challenge).url();
+    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
+    let code = query(&back, "code").expect("code");
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(code.clone()))
+        .set_pkce_verifier(verifier)
+        .request_async(&send)
+        .await
+        .expect("token exchange");
+    (code, tokens)
 }
 
 /// An operator-created machine client (`concierge token add-client`): its id and secret.
@@ -210,10 +220,7 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
         .await
         .expect("post");
     assert_eq!(challenge.status(), 401);
-    let header = challenge.headers()["www-authenticate"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let header = header(&challenge, "www-authenticate");
     let metadata_url = format!(
         "{}/.well-known/oauth-protected-resource/coffee/mcp",
         d.issuer
@@ -224,24 +231,11 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
         header,
         format!("Bearer resource_metadata=\"{metadata_url}\", scope=\"coffee:read coffee:order\"")
     );
-    let resource: Value = http()
-        .get(&metadata_url)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let resource: Value = get_json(&metadata_url).await;
     assert_eq!(resource["resource"], endpoint.as_str());
     assert_eq!(resource["authorization_servers"], json!([d.issuer]));
-    let bare: Value = http()
-        .get(format!("{}/.well-known/oauth-protected-resource", d.issuer))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let bare: Value =
+        get_json(&format!("{}/.well-known/oauth-protected-resource", d.issuer)).await;
     assert_eq!(bare["resource"], endpoint.as_str());
     let server: Value = get_json(&format!(
         "{}/.well-known/oauth-authorization-server",
@@ -291,21 +285,17 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
     // The token calls tools; all of them are listed for a token with both scopes.
     let access = tokens.access_token().secret().clone();
     let mcp = connect(&endpoint, &access).await;
-    let names: Vec<String> = mcp
-        .list_all_tools()
-        .await
-        .unwrap()
-        .iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&mcp).await;
     assert!(names.contains(&"create_order".to_string()), "{names:?}");
     let menu = structured(&call(&mcp, "get_menu", json!({})).await);
     assert!(!menu["results"].as_array().unwrap().is_empty());
     // `/mcp/` answers too, without a redirect.
-    let slash = http().post(format!("{endpoint}/")).bearer_auth(&access)
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
-        .send().await.unwrap();
+    let slash = post_mcp(
+        &format!("{endpoint}/"),
+        &access,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    )
+    .await;
     assert_eq!(slash.status(), 200);
 
     // Revoking the access token shuts the door at once.
@@ -322,13 +312,7 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
     let status_with = |token: String| {
         let endpoint = endpoint.clone();
         async move {
-            let answer = http()
-                .post(&endpoint)
-                .bearer_auth(token)
-                .json(&json!({}))
-                .send()
-                .await
-                .unwrap();
+            let answer = post_bearer(&endpoint, &token).await;
             let challenge = answer
                 .headers()
                 .get("www-authenticate")
@@ -417,32 +401,21 @@ async fn client_credentials_scopes_hide_tools_and_refuse_calls() {
     assert_eq!(token["scope"], "coffee:read", "{token}");
     let access = token["access_token"].as_str().unwrap();
     let mcp = connect(&d.server.url("/coffee/mcp"), access).await;
-    let names: Vec<String> = mcp
-        .list_all_tools()
-        .await
-        .unwrap()
-        .iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&mcp).await;
     assert!(
         names.contains(&"get_menu".to_string()) && !names.contains(&"create_order".to_string()),
         "{names:?}"
     );
     // Calling it anyway: 403 with the step-up challenge naming every scope needed.
-    let refused = http()
-        .post(d.server.url("/coffee/mcp"))
-        .bearer_auth(access)
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                      "params": {"name": "create_order", "arguments": {"items": [{"drink": "Латте", "qty": 1}]}}}))
-        .send()
-        .await
-        .unwrap();
+    let refused = post_mcp(
+        &d.server.url("/coffee/mcp"),
+        access,
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "create_order", "arguments": {"items": [{"drink": "Латте", "qty": 1}]}}}),
+    )
+    .await;
     assert_eq!(refused.status(), 403);
-    let challenge = refused.headers()["www-authenticate"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let challenge = header(&refused, "www-authenticate");
     assert!(
         challenge.starts_with("Bearer error=\"insufficient_scope\""),
         "{challenge}"
@@ -493,13 +466,7 @@ async fn client_credentials_scopes_hide_tools_and_refuse_calls() {
         .await
         .unwrap();
     let elsewhere = other["access_token"].as_str().unwrap();
-    let refused = http()
-        .post(d.server.url("/coffee/mcp"))
-        .bearer_auth(elsewhere)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let refused = post_bearer(&d.server.url("/coffee/mcp"), elsewhere).await;
     assert_eq!(
         refused.status(),
         401,
@@ -534,21 +501,9 @@ async fn an_expired_token_is_refused() {
         jti: "new".into(),
         ..claims.clone()
     };
-    let ok = http()
-        .post(d.server.url("/coffee/mcp"))
-        .bearer_auth(key.sign(&fresh))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let ok = post_bearer(&d.server.url("/coffee/mcp"), &key.sign(&fresh)).await;
     assert_ne!(ok.status(), 401, "the same key's fresh token passes");
-    let expired = http()
-        .post(d.server.url("/coffee/mcp"))
-        .bearer_auth(key.sign(&claims))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let expired = post_bearer(&d.server.url("/coffee/mcp"), &key.sign(&claims)).await;
     assert_eq!(expired.status(), 401);
 }
 
@@ -859,19 +814,7 @@ async fn operators_list_sign_ins_and_revoke_a_refresh_token_from_the_command_lin
     let d = deploy();
     let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
     let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:6000/callback");
-    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
-    let (url, _) = client
-        .authorize_url(CsrfToken::new_random)
-        .add_scope(Scope::new("coffee:read".into()))
-        .set_pkce_challenge(challenge)
-        .url();
-    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
-    let tokens = client
-        .exchange_code(AuthorizationCode::new(query(&back, "code").unwrap()))
-        .set_pkce_verifier(verifier)
-        .request_async(&send)
-        .await
-        .unwrap();
+    let (_, tokens) = code_flow(&client, &["coffee:read"]).await;
     let listed = cli(&d.config, &["tokens"], "");
     assert!(
         listed.contains(&client_id) && listed.contains("alice") && listed.contains("coffee:read"),
@@ -1204,18 +1147,8 @@ async fn the_mappy_seeds_oauth_paths_work_too() {
         .set_auth_uri(AuthUrl::new(format!("{}/oauth/authorize", d.issuer)).unwrap())
         .set_token_uri(TokenUrl::new(format!("{}/oauth/token", d.issuer)).unwrap())
         .set_redirect_uri(RedirectUrl::new("http://127.0.0.1:6200/callback".into()).unwrap());
-    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
-    let (url, _) = client
-        .authorize_url(CsrfToken::new_random)
-        .set_pkce_challenge(challenge)
-        .url();
-    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
-    let tokens = client
-        .exchange_code(AuthorizationCode::new(query(&back, "code").unwrap()))
-        .set_pkce_verifier(verifier)
-        .request_async(&send)
-        .await
-        .expect("token exchange at /oauth/token");
+    // The exchange goes to /oauth/token.
+    let (_, tokens) = code_flow(&client, &[]).await;
     assert!(!tokens.access_token().secret().is_empty());
     // The metadata still advertises the short paths.
     let metadata: Value = get_json(&format!(
@@ -1239,19 +1172,7 @@ async fn a_code_used_twice_revokes_what_it_bought() {
     let d = deploy();
     let client_id = common::oauth::register_public(&d.issuer, "Claude Code").await;
     let client = oauth_client(&d.issuer, &client_id, "http://127.0.0.1:6100/callback");
-    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
-    let (url, _) = client
-        .authorize_url(CsrfToken::new_random)
-        .set_pkce_challenge(challenge)
-        .url();
-    let back = sign_in(url.as_str(), "allow", PASSWORD).await;
-    let code = query(&back, "code").unwrap();
-    let tokens = client
-        .exchange_code(AuthorizationCode::new(code.clone()))
-        .set_pkce_verifier(verifier)
-        .request_async(&send)
-        .await
-        .unwrap();
+    let (code, tokens) = code_flow(&client, &[]).await;
     let again = http()
         .post(format!("{}/token", d.issuer))
         .form(&[
@@ -1274,13 +1195,11 @@ async fn a_code_used_twice_revokes_what_it_bought() {
         "the refresh token the code bought is revoked"
     );
     // And the access token it bought: a leaked code's thief must not keep it for an hour.
-    let refused = http()
-        .post(d.server.url("/coffee/mcp"))
-        .bearer_auth(tokens.access_token().secret())
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let refused = post_bearer(
+        &d.server.url("/coffee/mcp"),
+        tokens.access_token().secret(),
+    )
+    .await;
     assert_eq!(
         refused.status(),
         401,

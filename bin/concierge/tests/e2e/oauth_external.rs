@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use common::oauth::http;
-use common::{Server, call, connect, structured};
+use common::oauth::{get_json, http, post_bearer};
+use common::{Server, call, connect, header, structured, tool_names};
 use concierge_oauth::keys::{AccessClaims, SigningKey};
 use serde_json::{Value, json};
 
@@ -74,18 +74,14 @@ issuer = "http://mcp.example"
 scopes = ["coffee:read", "coffee:order"]
 external = {external}
 
-[apps.coffee]
-menu = "{menu}"
-orders = "{dir}/orders.xlsx"
-
 [[endpoint]]
 path = "/coffee/mcp"
 tools = ["coffee.*"]
 auth = {{ kind = "oauth", scopes = ["coffee:read"] }}
 tool_scopes = {{ create_order = ["coffee:order"] }}
-"#,
-        dir = dir.display(),
-        menu = common::examples().join("coffee/menu.xlsx").display(),
+
+{coffee}"#,
+        coffee = common::coffee_app(&dir.join("orders.xlsx")),
     )
 }
 
@@ -114,13 +110,7 @@ async fn jwts_from_the_providers_jwks_with_audience_rotation_and_allowed_algorit
 
     let token = idp.sign(&claims(resource, "t1"));
     let mcp = connect(&server.url("/coffee/mcp"), &token).await;
-    let names: Vec<String> = mcp
-        .list_all_tools()
-        .await
-        .unwrap()
-        .iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&mcp).await;
     assert!(
         names.contains(&"get_menu".to_string()) && !names.contains(&"create_order".to_string())
     );
@@ -132,14 +122,8 @@ async fn jwts_from_the_providers_jwks_with_audience_rotation_and_allowed_algorit
     );
 
     // The metadata sends clients to the provider; the built-in server is not there.
-    let metadata: Value = http()
-        .get(server.url("/.well-known/oauth-protected-resource/coffee/mcp"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let metadata: Value =
+        get_json(&server.url("/.well-known/oauth-protected-resource/coffee/mcp")).await;
     assert_eq!(metadata["authorization_servers"], json!([IDP]));
     assert_eq!(metadata["resource"], resource);
     assert_eq!(
@@ -154,17 +138,7 @@ async fn jwts_from_the_providers_jwks_with_audience_rotation_and_allowed_algorit
 
     let post = |token: String| {
         let url = server.url("/coffee/mcp");
-        async move {
-            http()
-                .post(url)
-                .bearer_auth(token)
-                .json(&json!({}))
-                .send()
-                .await
-                .unwrap()
-                .status()
-                .as_u16()
-        }
+        async move { post_bearer(&url, &token).await.status().as_u16() }
     };
     // Another audience, another issuer: refused.
     assert_eq!(
@@ -229,27 +203,10 @@ async fn opaque_tokens_by_introspection() {
     );
     // Active but without an audience, or for another API: refused like an inactive one.
     for token in ["opaque-elsewhere", "opaque-other"] {
-        let elsewhere = http()
-            .post(server.url("/coffee/mcp"))
-            .bearer_auth(token)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
+        let elsewhere = post_bearer(&server.url("/coffee/mcp"), token).await;
         assert_eq!(elsewhere.status(), 401, "{token}");
     }
-    let refused = http()
-        .post(server.url("/coffee/mcp"))
-        .bearer_auth("opaque-bad")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let refused = post_bearer(&server.url("/coffee/mcp"), "opaque-bad").await;
     assert_eq!(refused.status(), 401);
-    assert!(
-        refused.headers()["www-authenticate"]
-            .to_str()
-            .unwrap()
-            .contains("invalid_token")
-    );
+    assert!(header(&refused, "www-authenticate").contains("invalid_token"));
 }

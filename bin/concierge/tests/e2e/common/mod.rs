@@ -35,10 +35,7 @@ chatbot_mcp = "60/minute"
 [audit.chatbot]
 path = "{dir}/log/test.chatbot.log"
 
-[apps.coffee]
-menu = "{menu}"
-orders = "{dir}/coffee/orders.xlsx"
-
+{coffee}
 [[endpoint]]
 path = "/coffee/mcp"
 tools = ["coffee.*"]
@@ -49,8 +46,70 @@ audit = "chatbot"
 {endpoint_extra}
 "#,
         dir = dir.display(),
-        menu = examples().join("coffee/menu.xlsx").display(),
+        coffee = coffee_app(&dir.join("coffee/orders.xlsx")),
     )
+}
+
+/// The `[apps.coffee]` section on the demo menu, orders kept in `orders`: every coffee
+/// deployment of the tests has it.
+pub fn coffee_app(orders: &Path) -> String {
+    format!(
+        "[apps.coffee]\nmenu = \"{menu}\"\norders = \"{orders}\"\n",
+        menu = examples().join("coffee/menu.xlsx").display(),
+        orders = orders.display(),
+    )
+}
+
+/// The coffee app's tools, in the order every coffee endpoint lists them.
+pub const COFFEE_TOOLS: [&str; 4] = [
+    "get_menu",
+    "search_menu",
+    "create_order",
+    "get_order_status",
+];
+
+/// The names of the tools `client` is offered, in order.
+pub async fn tool_names(client: &Client) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .expect("tools/list answered")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// A response header as text (a challenge, a redirect's location); fails where it is missing.
+pub fn header(response: &reqwest::Response, name: &str) -> String {
+    response.headers()[name]
+        .to_str()
+        .expect("a text header")
+        .to_string()
+}
+
+/// Writes `input` to a spawned command's stdin and closes it.
+pub fn feed_stdin(child: &mut Child, input: &str) {
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+}
+
+/// The `key` of each element of the JSON array `list` (roles of messages, codes of errors).
+pub fn pluck(list: &Value, key: &str) -> Vec<Value> {
+    list.as_array()
+        .expect("an array")
+        .iter()
+        .map(|item| item[key].clone())
+        .collect()
+}
+
+/// How many audit events have the given `outcome`.
+pub fn count_outcome(events: &[Value], outcome: &str) -> usize {
+    events.iter().filter(|e| e["outcome"] == outcome).count()
 }
 
 /// A running server process; killed when dropped.

@@ -21,6 +21,29 @@ pub fn http_from(address: &str) -> reqwest::Client {
         .expect("client")
 }
 
+/// A POST with no JSON-RPC in it: all it shows is whether `token` opens the endpoint.
+pub async fn post_bearer(url: &str, token: &str) -> reqwest::Response {
+    http()
+        .post(url)
+        .bearer_auth(token)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("post")
+}
+
+/// A JSON-RPC message posted with the Accept header the MCP transport asks for.
+pub async fn post_mcp(url: &str, token: &str, body: &Value) -> reqwest::Response {
+    http()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(body)
+        .send()
+        .await
+        .expect("post")
+}
+
 pub async fn get_json(url: &str) -> Value {
     http().get(url).send().await.unwrap().json().await.unwrap()
 }
@@ -64,10 +87,7 @@ pub async fn post_sign_in_with(
 ) -> reqwest::Response {
     let page = http.get(authorize_url).send().await.expect("authorize");
     assert_eq!(page.status(), 200);
-    let csp = page.headers()["content-security-policy"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let csp = super::header(&page, "content-security-policy");
     assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
     let html = page.text().await.expect("html");
     let csrf = html
