@@ -234,8 +234,11 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
     let resource: Value = get_json(&metadata_url).await;
     assert_eq!(resource["resource"], endpoint.as_str());
     assert_eq!(resource["authorization_servers"], json!([d.issuer]));
-    let bare: Value =
-        get_json(&format!("{}/.well-known/oauth-protected-resource", d.issuer)).await;
+    let bare: Value = get_json(&format!(
+        "{}/.well-known/oauth-protected-resource",
+        d.issuer
+    ))
+    .await;
     assert_eq!(bare["resource"], endpoint.as_str());
     let server: Value = get_json(&format!(
         "{}/.well-known/oauth-authorization-server",
@@ -1195,11 +1198,7 @@ async fn a_code_used_twice_revokes_what_it_bought() {
         "the refresh token the code bought is revoked"
     );
     // And the access token it bought: a leaked code's thief must not keep it for an hour.
-    let refused = post_bearer(
-        &d.server.url("/coffee/mcp"),
-        tokens.access_token().secret(),
-    )
-    .await;
+    let refused = post_bearer(&d.server.url("/coffee/mcp"), tokens.access_token().secret()).await;
     assert_eq!(
         refused.status(),
         401,
