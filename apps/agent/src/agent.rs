@@ -57,7 +57,7 @@ impl Agent {
         }
     }
 
-    pub async fn forget(&self, conversation: &str) -> Result<(), String> {
+    pub async fn forget(&self, conversation: &str) -> Result<(), crate::store::HistoryError> {
         self.store.forget(conversation).await
     }
 

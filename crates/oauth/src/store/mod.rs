@@ -59,6 +59,12 @@ impl From<String> for StoreError {
     }
 }
 
+impl From<concierge_core::sqlite::SqliteError> for StoreError {
+    fn from(error: concierge_core::sqlite::SqliteError) -> Self {
+        Self(error.to_string())
+    }
+}
+
 /// The authorization server's state. [`SqliteStore`] is the embedded default; a shared one
 /// (PostgreSQL, Redis) implements the same trait for several instances.
 #[async_trait::async_trait]

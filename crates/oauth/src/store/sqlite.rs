@@ -72,10 +72,7 @@ fn now() -> i64 {
 
 impl SqliteStore {
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        let pool = SqliteFile::new(path)
-            .open(&[SCHEMA])
-            .await
-            .map_err(|e| e.to_string())?;
+        let pool = SqliteFile::new(path).open(&[SCHEMA]).await?;
         // Databases from before `used` existed: a client counts as used when it was touched
         // after it registered.
         if sqlite::add_column(&pool, "oauth_client", "used", "INTEGER NOT NULL DEFAULT 0").await? {
