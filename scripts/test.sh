@@ -2,7 +2,8 @@
 # The whole test suite: formatting, lints, every Rust test, real third-party clients against the
 # demo (every tool of every endpoint, with the Python and TypeScript SDKs), the README's first
 # command exactly as printed, a smoke run of the benchmark harness, the official MCP conformance runs (server and
-# authorization server), and the OAuth consent page in headless Chromium. Needs root or sudo for
+# authorization server), the OAuth consent page in headless Chromium, and the production build
+# (no simulators). Needs root or sudo for
 # Debian's chromium and postgresql on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,3 +20,5 @@ bench/run.sh --smoke
 scripts/conformance.sh target/debug/concierge
 scripts/conformance-oauth.sh target/debug/concierge
 scripts/consent-browser.sh
+# Last: it leaves target/debug/concierge built without the simulators.
+scripts/production-build.sh
