@@ -12,6 +12,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # A throwaway PostgreSQL for the audit table's PostgreSQL test (installed from Debian if missing).
 . scripts/postgres.sh
 start_postgres
+# Redis for the shared rate limits' tests (installed from Debian if missing; each test starts its own).
+. scripts/redis.sh
+install_redis
 cargo test --workspace --locked
 scripts/interop.sh target/debug/concierge
 # The README's first command as printed (a release build, beside any running demo).

@@ -248,7 +248,14 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
             }
         }
         Command::Check => match build(&config, Start::Nothing).await {
-            Ok((platform, _)) if platform.warnings.is_empty() => {
+            // A shared store that does not answer is a problem `check` exists to find; `serve`
+            // starts without it and says so in /health until it answers.
+            Ok((mut platform, _)) if platform.warnings.is_empty() => {
+                let unreachable = platform.unreachable_stores().await;
+                if !unreachable.is_empty() {
+                    platform.warnings = unreachable;
+                    return report(&config, &platform.warnings);
+                }
                 println!(
                     "{}: ok ({} endpoints)",
                     config.display(),
@@ -256,6 +263,9 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                 );
                 // How each limit counts: "60/minute" as a bucket lets nearly twice that through
                 // in a rolling minute, so the policy is said, not implied.
+                for (name, _) in &platform.stores {
+                    println!("  state.{name}: ok");
+                }
                 for (name, limiter) in &platform.config.limits {
                     if let Ok(rate) = concierge_server::config::Rate::parse(&limiter.rate) {
                         println!(

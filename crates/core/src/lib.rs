@@ -43,7 +43,7 @@ pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_outpu
 pub use caller::{CallContext, Caller};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use error::{ErrorKind, ToolError};
-pub use limits::{LimitPolicy, RateLimitStore, RetryAfter};
+pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
 pub use schema::schema_for;
 pub use tool::{

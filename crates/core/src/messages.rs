@@ -42,6 +42,8 @@ pub struct Messages {
     pub missing_scopes: &'static str,
     /// `{tool}`, `{seconds}`: the platform's call deadline passed.
     pub deadline_exceeded: &'static str,
+    /// `{seconds}`: a shared store (Redis, PostgreSQL) the call needs is down; nothing was done.
+    pub state_unavailable: &'static str,
 }
 
 /// JSON Schema's type names as a reader of the language knows them.
@@ -119,6 +121,7 @@ pub const ENGLISH: Messages = Messages {
     confirm_token_invalid: "The confirm_token does not belong to this call (other arguments, tool or user). Call without confirm_token to get a new one.",
     missing_scopes: "this tool needs the scope(s) {scopes}; the access token was not granted them — sign in again and allow them",
     deadline_exceeded: "`{tool}` did not answer within {seconds} s and was stopped. Try again later; a write with an idempotency_key can be sent again with the same key.",
+    state_unavailable: "A shared store this call needs is unavailable right now; nothing was done. Retry in {seconds} s (a write with the same idempotency_key).",
 };
 
 pub const RUSSIAN: Messages = Messages {
@@ -153,6 +156,7 @@ pub const RUSSIAN: Messages = Messages {
     confirm_token_invalid: "confirm_token не подходит к этому вызову (другие аргументы, инструмент или пользователь). Вызовите без confirm_token, чтобы получить новый.",
     missing_scopes: "Этому инструменту нужны права {scopes}; токен доступа их не получил — войдите снова и разрешите их.",
     deadline_exceeded: "`{tool}` не ответил за {seconds} с, вызов остановлен. Повторите позже; запись с idempotency_key можно отправить снова с тем же ключом.",
+    state_unavailable: "Общее хранилище, нужное для этого вызова, сейчас недоступно; ничего не сделано. Повторите через {seconds} с (запись — с тем же idempotency_key).",
 };
 
 pub const CHINESE: Messages = Messages {
@@ -187,6 +191,7 @@ pub const CHINESE: Messages = Messages {
     confirm_token_invalid: "confirm_token 与本次调用不符（参数、工具或用户不同）。请不带 confirm_token 调用以获取新的。",
     missing_scopes: "该工具需要权限 {scopes}；访问令牌未获授予——请重新登录并允许这些权限。",
     deadline_exceeded: "`{tool}` 在 {seconds} 秒内未响应，调用已停止。请稍后重试；带 idempotency_key 的写操作可用同一 key 再次发送。",
+    state_unavailable: "此调用所需的共享存储暂时不可用，未做任何操作。请在 {seconds} 秒后重试（写操作请使用同一 idempotency_key）。",
 };
 
 pub const GERMAN: Messages = Messages {
@@ -221,6 +226,7 @@ pub const GERMAN: Messages = Messages {
     confirm_token_invalid: "Der confirm_token passt nicht zu diesem Aufruf (andere Argumente, anderes Tool oder anderer Nutzer). Ohne confirm_token aufrufen, um einen neuen zu bekommen.",
     missing_scopes: "Dieses Tool braucht die Berechtigung(en) {scopes}; das Zugriffstoken hat sie nicht — neu anmelden und sie erlauben.",
     deadline_exceeded: "`{tool}` hat nicht binnen {seconds} s geantwortet und wurde abgebrochen. Später erneut versuchen; ein Schreibaufruf mit idempotency_key darf mit demselben Schlüssel wiederholt werden.",
+    state_unavailable: "Ein gemeinsamer Speicher, den dieser Aufruf braucht, ist gerade nicht erreichbar; es wurde nichts getan. Bitte in {seconds} s erneut versuchen (ein Schreibaufruf mit demselben idempotency_key).",
 };
 
 /// Mappy's seed is Vietnamese; its identifiers and codes stay English (seed §7).
@@ -256,6 +262,7 @@ pub const VIETNAMESE: Messages = Messages {
     confirm_token_invalid: "confirm_token không khớp với lệnh gọi này (khác tham số, công cụ hoặc người dùng). Gọi lại không kèm confirm_token để nhận token mới.",
     missing_scopes: "Công cụ này cần quyền {scopes}; access token chưa được cấp các quyền đó — hãy đăng nhập lại và cho phép.",
     deadline_exceeded: "`{tool}` không trả lời trong {seconds} giây nên đã bị dừng. Thử lại sau; thao tác ghi có idempotency_key có thể gửi lại với cùng khóa.",
+    state_unavailable: "Kho dữ liệu dùng chung mà lệnh gọi này cần hiện không khả dụng; chưa có gì được thực hiện. Thử lại sau {seconds} giây (thao tác ghi dùng cùng idempotency_key).",
 };
 
 #[cfg(test)]

@@ -103,6 +103,43 @@ pub struct Config {
     /// secret live, and for how long keys and tokens hold.
     #[serde(default)]
     pub writes: Option<WritesSection>,
+    /// State shared by several instances of one deployment: where rate limits are counted, and
+    /// what a limit does while its store is down. Absent: everything in this process.
+    #[serde(default)]
+    pub state: StateSection,
+}
+
+/// `[state]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateSection {
+    /// `redis://host:port/db` (`${CONCIERGE_REDIS_URL:-}`): every `[limits]` limiter and the
+    /// session budgets are counted there, exactly across instances. Empty or absent: in-process.
+    #[serde(default)]
+    pub redis: Option<String>,
+    /// While the store behind a limit is down: `refuse` the call as retryable (the default:
+    /// a limit that protects a backend must not vanish with Redis), or `allow` it.
+    #[serde(default)]
+    pub limits_when_down: WhenDown,
+}
+
+impl StateSection {
+    /// The Redis URL, when one is set (an unset variable interpolates to "").
+    pub fn redis(&self) -> Option<&str> {
+        self.redis
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+    }
+}
+
+/// What a limit does while the shared store that counts it is down.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WhenDown {
+    #[default]
+    Refuse,
+    Allow,
 }
 
 #[derive(Debug, Clone, Deserialize)]

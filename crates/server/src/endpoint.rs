@@ -24,7 +24,7 @@ use crate::pipeline::RequestRecord;
 use crate::pipeline::rate_limit::Limits;
 use crate::pipeline::scope;
 use crate::validate::ArgumentValidator;
-use crate::writes::WriteCode;
+use crate::writes::{Gate, WriteCode};
 
 /// A tool as one endpoint serves it.
 pub struct MountedTool {
@@ -248,8 +248,11 @@ impl Endpoint {
     }
 
     /// The session budget's decision for `caller` (see [`Limits::session_opening`]).
-    pub fn admit_initialize(&self, caller: &Caller) -> Result<(), (String, u64)> {
-        self.limits.session_opening(caller, self.messages())
+    pub async fn admit_initialize(
+        &self,
+        caller: &Caller,
+    ) -> Result<(), crate::pipeline::rate_limit::SessionRefused> {
+        self.limits.session_opening(caller, self.messages()).await
     }
 
     /// Runs one `tools/call` through steps 8–13, filling `record`.
@@ -307,9 +310,11 @@ impl Endpoint {
         if let Err(limited) = self
             .limits
             .before_call(spec.annotations.read_only, &caller, says)
+            .await
         {
+            let code = limited.code;
             let document = *limited.envelope.unwrap_or_default();
-            return refuse(Outcome::RateLimited, "rate_limited", document);
+            return refuse(Outcome::RateLimited, code, document);
         }
 
         let arguments = match mounted.validator.check(arguments, says) {
@@ -397,7 +402,7 @@ impl Endpoint {
             .write_gate(spec.annotations.read_only, caller, mounted.messages);
         match (spec.write, &self.writes) {
             (Some(safety), Some(writes)) => {
-                let gate = gate.as_ref().map(|g| g as &(dyn Fn() -> _ + Send + Sync));
+                let gate = gate.as_ref().map(|g| g as Gate<'_>);
                 writes
                     .run(
                         &self.path,
@@ -410,13 +415,17 @@ impl Endpoint {
                     )
                     .await
             }
-            _ => match gate.as_ref().map(|g| g()) {
-                Some(Err(limited)) => (Err(limited), WriteCode::RateLimited),
-                _ => (
+            _ => {
+                if let Some(take) = &gate
+                    && let Err(limited) = take().await
+                {
+                    return (Err(limited), WriteCode::RateLimited);
+                }
+                (
                     mounted.tool.call(arguments, context).await,
                     WriteCode::Executed,
-                ),
-            },
+                )
+            }
         }
     }
 

@@ -121,7 +121,7 @@ async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response
     // A stream is a session: counted against the caller's budget like an `initialize`, and
     // capped like Streamable HTTP sessions. A held-open stream is in use, so over the cap the
     // new one is refused rather than an old one cut.
-    if let Err(refusal) = session::budget(&state.endpoint, &caller) {
+    if let Err(refusal) = session::budget(&state.endpoint, &caller).await {
         return refusal.answer(&record);
     }
     let id = uuid::Uuid::new_v4().simple().to_string();

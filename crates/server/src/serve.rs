@@ -24,6 +24,7 @@ use crate::platform::{BuiltEndpoint, Mounted, Platform};
 pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
     let health_state = Arc::new(Health {
         checks: platform.health.clone(),
+        stores: platform.stores.clone(),
         cache: platform.config.server.health_cache,
         last: tokio::sync::Mutex::new(None),
     });
@@ -100,6 +101,9 @@ fn protected_resources(platform: &Platform, setup: &crate::platform::OAuthSetup)
 /// The apps' upstream checks, and their last report.
 struct Health {
     checks: Vec<(String, concierge_core::HealthCheck)>,
+    /// The shared stores (`[state]`): one that is down makes the status `degraded` and says
+    /// which; limits then refuse or pass as `limits_when_down` says.
+    stores: Vec<(String, concierge_core::HealthCheck)>,
     /// How long one round of probes answers (`[server] health_cache`).
     cache: std::time::Duration,
     last: tokio::sync::Mutex<Option<(std::time::Instant, serde_json::Value)>>,
@@ -111,7 +115,6 @@ struct Health {
 /// what it answers from makes the status `starting`, with 503: an instance that would answer
 /// "still loading" is not ready for traffic (a readiness probe waits for it).
 async fn health(state: Arc<Health>) -> axum::response::Response {
-    use concierge_core::Health as App;
     // One probe round at a time; callers meanwhile wait for it and share its report.
     let mut last = state.last.lock().await;
     // A starting app is asked again after a second at most: it may be ready any moment.
@@ -127,20 +130,9 @@ async fn health(state: Arc<Health>) -> axum::response::Response {
     {
         return health_response(report.clone());
     }
-    let probes = state.checks.iter().map(|(name, check)| async move {
-        let started = std::time::Instant::now();
-        let result = tokio::time::timeout(std::time::Duration::from_secs(3), check())
-            .await
-            .unwrap_or_else(|_| App::Down("no answer within 3 s".into()));
-        let report = match result {
-            App::Ok => json!({"status": "ok", "latencyMs": started.elapsed().as_millis() as u64}),
-            App::Starting(reason) => json!({"status": "starting", "reason": reason}),
-            App::Down(reason) => json!({"status": "down", "reason": reason}),
-        };
-        (name.clone(), report)
-    });
-    let reports = futures::future::join_all(probes).await;
-    let any = |status: &str| reports.iter().any(|(_, r)| r["status"] == status);
+    let (reports, stores) =
+        futures::future::join(probe_all(&state.checks), probe_all(&state.stores)).await;
+    let any = |status: &str| (reports.iter().chain(&stores)).any(|(_, r)| r["status"] == status);
     let status = if any("starting") {
         "starting"
     } else if any("down") {
@@ -155,8 +147,31 @@ async fn health(state: Arc<Health>) -> axum::response::Response {
     if !reports.is_empty() {
         body["upstreams"] = serde_json::Value::Object(reports.into_iter().collect());
     }
+    if !stores.is_empty() {
+        body["stores"] = serde_json::Value::Object(stores.into_iter().collect());
+    }
     *last = Some((std::time::Instant::now(), body.clone()));
     health_response(body)
+}
+
+/// Every check at once, each within 3 s, as `{name: {"status", …}}` entries.
+async fn probe_all(
+    checks: &[(String, concierge_core::HealthCheck)],
+) -> Vec<(String, serde_json::Value)> {
+    use concierge_core::Health as App;
+    let probes = checks.iter().map(|(name, check)| async move {
+        let started = std::time::Instant::now();
+        let result = tokio::time::timeout(std::time::Duration::from_secs(3), check())
+            .await
+            .unwrap_or_else(|_| App::Down("no answer within 3 s".into()));
+        let report = match result {
+            App::Ok => json!({"status": "ok", "latencyMs": started.elapsed().as_millis() as u64}),
+            App::Starting(reason) => json!({"status": "starting", "reason": reason}),
+            App::Down(reason) => json!({"status": "down", "reason": reason}),
+        };
+        (name.clone(), report)
+    });
+    futures::future::join_all(probes).await
 }
 
 fn health_response(body: serde_json::Value) -> axum::response::Response {

@@ -10,12 +10,19 @@
 //! GBP API's limits).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use concierge_core::messages::render;
-use concierge_core::{Caller, LimitPolicy, Messages, RateLimitStore, RetryAfter, ToolError};
+use concierge_core::{
+    Caller, LimitPolicy, Limited, Messages, RateLimitStore, RetryAfter, ToolError,
+};
 use serde_json::json;
 
-use crate::config::RateKey;
+use crate::config::{RateKey, WhenDown};
+
+/// What a caller is told to wait when the store behind a limit is down: long enough not to
+/// hammer it, short enough that a recovered store is used again within seconds.
+pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(5);
 
 /// An endpoint's limiters and what they count per.
 #[derive(Default)]
@@ -29,6 +36,8 @@ pub struct Limits {
     /// Sessions opened per principal (see [`Limits::session_opening`]).
     pub sessions: Option<Arc<dyn RateLimitStore>>,
     pub key: RateKey,
+    /// When a shared store cannot say: refuse the call (the default) or let it pass.
+    pub when_down: WhenDown,
 }
 
 impl Limits {
@@ -48,41 +57,37 @@ impl Limits {
     }
 
     /// The step before validation: per client first, then `rate_limit`.
-    pub fn before_call(
+    pub async fn before_call(
         &self,
         read_only: bool,
         caller: &Caller,
         says: &Messages,
     ) -> Result<(), ToolError> {
         if let Some(limiter) = &self.per_client {
-            limiter
-                .check(&caller.client)
-                .map_err(|retry| rate_limited(says, limiter.as_ref(), retry))?;
+            take(limiter, &caller.client, says, self.when_down).await?;
         }
         if (read_only || self.write.is_none())
             && let Some(limiter) = &self.call
         {
-            limiter
-                .check(&self.key(caller))
-                .map_err(|retry| rate_limited(says, limiter.as_ref(), retry))?;
+            take(limiter, &self.key(caller), says, self.when_down).await?;
         }
         Ok(())
     }
 
     /// The write budget of a call, taken only when it is about to reach the tool's write.
     /// `None`: no write limit applies.
-    pub fn write_gate<'a>(
-        &'a self,
+    pub fn write_gate(
+        &self,
         read_only: bool,
         caller: &Caller,
-        says: &'a Messages,
-    ) -> Option<impl Fn() -> Result<(), ToolError> + Send + Sync + use<'a>> {
-        let limiter = self.write.as_ref().filter(|_| !read_only)?;
+        says: &'static Messages,
+    ) -> Option<impl Fn() -> WriteBudget + Send + Sync + use<>> {
+        let limiter = self.write.clone().filter(|_| !read_only)?;
         let key = self.key(caller);
+        let when_down = self.when_down;
         Some(move || {
-            limiter
-                .check(&key)
-                .map_err(|retry| rate_limited(says, limiter.as_ref(), retry))
+            let (limiter, key) = (limiter.clone(), key.clone());
+            Box::pin(async move { take(&limiter, &key, says, when_down).await }) as WriteBudget
         })
     }
 
@@ -90,18 +95,89 @@ impl Limits {
     /// caller's session budget: twice `max_sessions_per_client` openings a minute. Opening
     /// sessions is work and memory, so it cannot be free; and a budget of its own leaves the
     /// tool-call budget to calls. Refused: the message and the seconds to wait.
-    pub fn session_opening(&self, caller: &Caller, says: &Messages) -> Result<(), (String, u64)> {
+    pub async fn session_opening(
+        &self,
+        caller: &Caller,
+        says: &Messages,
+    ) -> Result<(), SessionRefused> {
         let Some(limiter) = &self.sessions else {
             return Ok(());
         };
-        limiter.check(&caller.principal()).map_err(|retry| {
-            let seconds = whole_seconds(retry);
-            (
-                message(says, &limiter.describe(), limiter.policy(), seconds),
-                seconds,
-            )
-        })
+        match limiter.check(&caller.principal()).await {
+            Ok(()) => Ok(()),
+            Err(Limited::Retry(retry)) => {
+                let seconds = whole_seconds(retry);
+                Err(SessionRefused {
+                    message: message(says, &limiter.describe(), limiter.policy(), seconds),
+                    seconds,
+                    unavailable: false,
+                })
+            }
+            Err(Limited::Unavailable(why)) => down(&why, says, self.when_down).map_err(|_| {
+                let seconds = UNAVAILABLE_RETRY.as_secs();
+                SessionRefused {
+                    message: render(says.state_unavailable, &[("seconds", &seconds)]),
+                    seconds,
+                    unavailable: true,
+                }
+            }),
+        }
     }
+}
+
+/// Why an `initialize` may not open a session now.
+#[derive(Debug)]
+pub struct SessionRefused {
+    pub message: String,
+    /// When to try again (`Retry-After`).
+    pub seconds: u64,
+    /// The budget's store is down, rather than the budget used up.
+    pub unavailable: bool,
+}
+
+/// The write budget's check, as write safety awaits it once the key is claimed.
+pub type WriteBudget =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ToolError>> + Send>>;
+
+/// One unit of `limiter` for `key`, as the call's error when refused.
+async fn take(
+    limiter: &Arc<dyn RateLimitStore>,
+    key: &str,
+    says: &Messages,
+    when_down: WhenDown,
+) -> Result<(), ToolError> {
+    match limiter.check(key).await {
+        Ok(()) => Ok(()),
+        Err(Limited::Retry(retry)) => Err(rate_limited(says, limiter.as_ref(), retry)),
+        Err(Limited::Unavailable(why)) => down(&why, says, when_down),
+    }
+}
+
+/// A limit whose store is down: refused as retryable, or let through, as the deployment chose.
+/// Never silently counted per instance instead: N instances would let N times the budget
+/// through.
+fn down(why: &str, says: &Messages, when_down: WhenDown) -> Result<(), ToolError> {
+    match when_down {
+        WhenDown::Allow => {
+            tracing::warn!(%why, "rate limit store unavailable; call let through (limits_when_down = \"allow\")");
+            Ok(())
+        }
+        WhenDown::Refuse => {
+            tracing::warn!(%why, "rate limit store unavailable; call refused");
+            Err(state_unavailable("rate_limit_unavailable", says))
+        }
+    }
+}
+
+/// A refusal because a shared store is down: retryable, and nothing was done.
+pub fn state_unavailable(code: &'static str, says: &Messages) -> ToolError {
+    let seconds = UNAVAILABLE_RETRY.as_secs();
+    let message = render(says.state_unavailable, &[("seconds", &seconds)]);
+    ToolError::rejected(code, message.clone()).with_envelope(json!({"error": {
+        "code": code,
+        "message": message,
+        "retryAfterSeconds": seconds,
+    }}))
 }
 
 /// The wait a refusal names: whole seconds, at least one (`Retry-After` takes no fractions).

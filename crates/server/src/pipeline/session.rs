@@ -29,18 +29,18 @@ pub fn owned_by_caller(owner: Option<String>, caller: &Caller) -> Result<(), Ref
 
 /// The opening budget: a session (a Streamable HTTP `initialize`, a legacy SSE stream) takes one
 /// unit of the caller's session budget; refused with 429 and `Retry-After`.
-pub fn budget(endpoint: &Endpoint, caller: &Caller) -> Result<(), Refusal> {
-    endpoint
-        .admit_initialize(caller)
-        .map_err(|(message, seconds)| {
-            Refusal::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                Outcome::RateLimited,
-                "rate_limited",
-                &message,
-            )
-            .retry_after(seconds)
-        })
+pub async fn budget(endpoint: &Endpoint, caller: &Caller) -> Result<(), Refusal> {
+    endpoint.admit_initialize(caller).await.map_err(|refused| {
+        // A budget used up is the caller's 429; a budget nobody can read (its store is
+        // down) is our 503. Both say when to come back.
+        let (status, code) = if refused.unavailable {
+            (StatusCode::SERVICE_UNAVAILABLE, "rate_limit_unavailable")
+        } else {
+            (StatusCode::TOO_MANY_REQUESTS, "rate_limited")
+        };
+        Refusal::new(status, Outcome::RateLimited, code, &refused.message)
+            .retry_after(refused.seconds)
+    })
 }
 
 /// An `initialize` that opens a Streamable HTTP session: the budget, then a place under the
@@ -50,7 +50,7 @@ pub async fn open(
     table: &std::sync::Arc<SessionTable>,
     caller: &Caller,
 ) -> Result<Opening, Refusal> {
-    budget(endpoint, caller)?;
+    budget(endpoint, caller).await?;
     table.open(&caller.principal()).await.map_err(|full| {
         let message = match full {
             Full::Endpoint(cap) => format!(

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use ::redis::aio::ConnectionManager;
 use concierge_core::{RateLimitStore, ToolSet};
 
 use super::{Apps, BuiltEndpoint, Mounted, OAuthSetup};
@@ -81,14 +82,65 @@ pub(super) async fn tool_sets(
     tool_sets
 }
 
+/// `[state] redis`: the connection the shared limits use (made without connecting: Redis may
+/// come up after us).
+pub(super) fn redis(config: &Config, errors: &mut Vec<ConfigError>) -> Option<ConnectionManager> {
+    let url = config.state.redis()?;
+    match crate::limits::redis::connect(url) {
+        Ok(conn) => Some(conn),
+        Err(message) => {
+            errors.push(ConfigError::new("state.redis", message));
+            None
+        }
+    }
+}
+
+/// `/health`'s view of Redis: a PING within the response timeout.
+pub(super) fn redis_health(conn: ConnectionManager) -> (String, concierge_core::HealthCheck) {
+    let check: concierge_core::HealthCheck = Arc::new(move || {
+        let conn = conn.clone();
+        Box::pin(async move {
+            match crate::limits::redis::ping(&conn).await {
+                Ok(()) => concierge_core::Health::Ok,
+                Err(reason) => concierge_core::Health::Down(reason),
+            }
+        })
+    });
+    ("redis".to_string(), check)
+}
+
+/// A limiter named `name` for `rate`: in Redis when the deployment shares its limits, in this
+/// process otherwise.
+fn limiter(
+    redis: Option<&ConnectionManager>,
+    name: &str,
+    rate: Rate,
+    text: &str,
+    policy: concierge_core::LimitPolicy,
+) -> Arc<dyn RateLimitStore> {
+    match redis {
+        Some(conn) => Arc::new(crate::limits::redis::RedisLimiter::new(
+            conn.clone(),
+            name,
+            rate,
+            text,
+            policy,
+        )),
+        None => crate::limits::store(rate, text, policy),
+    }
+}
+
 /// One store per `[limits.<name>]` (a malformed rate is the config check's to report).
-pub(super) fn limiters(config: &Config) -> BTreeMap<String, Arc<dyn RateLimitStore>> {
+pub(super) fn limiters(
+    config: &Config,
+    redis: Option<&ConnectionManager>,
+) -> BTreeMap<String, Arc<dyn RateLimitStore>> {
     config
         .limits
         .iter()
-        .filter_map(|(name, limiter)| {
-            let rate = Rate::parse(&limiter.rate).ok()?;
-            let store = crate::limits::store(rate, &limiter.rate, limiter.policy);
+        .filter_map(|(name, section)| {
+            let rate = Rate::parse(&section.rate).ok()?;
+            let store = limiter(redis, name, rate, &section.rate, section.policy);
             Some((name.clone(), store))
         })
         .collect()
@@ -224,6 +276,7 @@ pub(super) struct Shared<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
     pub tool_sets: &'a BTreeMap<String, ToolSet>,
     pub limiters: BTreeMap<String, Arc<dyn RateLimitStore>>,
+    pub redis: Option<ConnectionManager>,
     pub sinks: &'a BTreeMap<String, AuditSink>,
     pub oauth: Option<&'a OAuthSetup>,
     pub writes: Option<Arc<Writes>>,
@@ -343,7 +396,9 @@ impl Shared<'_> {
         // Twice the cap a minute: a client may replace all its sessions, and evict, but cannot
         // churn through thousands.
         let openings = 2 * section.session_caps().per_client;
-        let sessions = crate::limits::store(
+        let sessions = limiter(
+            self.redis.as_ref(),
+            &format!("sessions:{}", section.path),
             Rate {
                 count: openings as u32,
                 period: std::time::Duration::from_secs(60),
@@ -357,6 +412,7 @@ impl Shared<'_> {
             per_client: named(&section.client_rate_limit),
             sessions: Some(sessions),
             key: section.rate_limit_key,
+            when_down: self.config.state.limits_when_down,
         }
     }
 }

@@ -184,6 +184,8 @@ pub struct Platform {
     pub oauth: Option<OAuthSetup>,
     /// The apps' upstream checks, by app name, for `/health`.
     pub health: Vec<(String, concierge_core::HealthCheck)>,
+    /// The shared stores' checks (`redis`), for `/health` and `concierge check`.
+    pub stores: Vec<(String, concierge_core::HealthCheck)>,
 }
 
 /// The OAuth side of a deployment.
@@ -236,11 +238,13 @@ impl Platform {
         let tool_sets = build::tool_sets(&config, &apps, &mut errors).await;
         let sinks = build::audit_sinks(&config, &mut errors).await;
         let oauth = build::oauth(&config, &sinks, &mut errors).await;
+        let redis = build::redis(&config, &mut errors);
         let shared = build::Shared {
             config: &config,
             apps: &apps,
             env,
-            limiters: build::limiters(&config),
+            limiters: build::limiters(&config, redis.as_ref()),
+            redis: redis.clone(),
             writes: build::writes(&config, &mut errors).await,
             browser: build::browser_rules(&config, &mut errors),
             tool_sets: &tool_sets,
@@ -254,6 +258,7 @@ impl Platform {
             .iter()
             .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
             .collect();
+        let stores = redis.into_iter().map(build::redis_health).collect();
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -265,7 +270,20 @@ impl Platform {
             sinks,
             oauth,
             health,
+            stores,
         })
+    }
+
+    /// The shared stores that do not answer now, as problems of the config (`concierge check`:
+    /// `serve` starts without them and reports them in `/health` until they answer).
+    pub async fn unreachable_stores(&self) -> Vec<ConfigError> {
+        let mut problems = Vec::new();
+        for (name, check) in &self.stores {
+            if let concierge_core::Health::Down(reason) = check().await {
+                problems.push(ConfigError::new(format!("state.{name}"), reason));
+            }
+        }
+        problems
     }
 
     /// Writes out every audit event recorded so far; call it before the process exits.

@@ -69,7 +69,7 @@ type Shared = Arc<OnceCell<Result<(Value, bool), (ToolError, WriteCode)>>>;
 
 /// What takes one unit of the write budget, called only when a write is about to reach the tool
 /// (never for a dry run, a preview, a replay or a refusal); its error is answered as it is.
-pub type Gate<'a> = &'a (dyn Fn() -> Result<(), ToolError> + Send + Sync);
+pub type Gate<'a> = &'a (dyn Fn() -> crate::pipeline::rate_limit::WriteBudget + Send + Sync);
 
 pub struct Writes {
     store: WriteStore,
@@ -319,7 +319,11 @@ impl Writes {
                 reused(says)
             })),
             Claim::Claimed => {
-                if let Some(Err(limited)) = gate.map(|take| take()) {
+                let budget = match gate {
+                    Some(take) => take().await,
+                    None => Ok(()),
+                };
+                if let Err(limited) = budget {
                     // Nothing was sent: the key is free for the same call once the budget allows.
                     if let Err(error) = self.store.release(record).await {
                         tracing::error!(%error, "idempotency: cannot free a key");

@@ -22,13 +22,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use concierge_core::{Clock, LimitPolicy, RateLimitStore, RetryAfter, SystemClock};
+use concierge_core::{Clock, LimitPolicy, Limited, RateLimitStore, RetryAfter, SystemClock};
 use governor::clock::{Clock as GovernorClock, DefaultClock, Reference};
 use governor::middleware::NoOpMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
 use crate::config::Rate;
+
+pub mod redis;
 
 /// A limiter of `policy` for `rate`, on the real clock.
 pub fn store(rate: Rate, text: &str, policy: LimitPolicy) -> Arc<dyn RateLimitStore> {
@@ -134,8 +136,25 @@ impl<C: Clock> WindowStore<C> {
     }
 }
 
+#[async_trait::async_trait]
 impl<C: Clock> RateLimitStore for WindowStore<C> {
-    fn check(&self, key: &str) -> Result<(), RetryAfter> {
+    async fn check(&self, key: &str) -> Result<(), Limited> {
+        Ok(self.take(key)?)
+    }
+
+    fn describe(&self) -> String {
+        self.text.clone()
+    }
+
+    fn policy(&self) -> LimitPolicy {
+        LimitPolicy::SlidingWindow
+    }
+}
+
+impl<C: Clock> WindowStore<C> {
+    /// One unit of `key`'s window, now: never waits (the shard lock is held for a few
+    /// instructions), so the async face above is this and nothing more.
+    pub fn take(&self, key: &str) -> Result<(), RetryAfter> {
         // The monotonic face: a wall clock set back must not reopen a window.
         let now = self.clock.elapsed().as_nanos() as u64;
         self.sweep_if_due(now);
@@ -154,14 +173,6 @@ impl<C: Clock> RateLimitStore for WindowStore<C> {
         // Full: the next call fits when the oldest one leaves the window.
         let oldest = log.front().copied().unwrap_or(now);
         Err(RetryAfter(Duration::from_nanos(oldest + self.period - now)))
-    }
-
-    fn describe(&self) -> String {
-        self.text.clone()
-    }
-
-    fn policy(&self) -> LimitPolicy {
-        LimitPolicy::SlidingWindow
     }
 }
 
@@ -207,11 +218,27 @@ impl<C: GovernorClock + Clone> GovernorStore<C> {
     }
 }
 
+#[async_trait::async_trait]
 impl<C: GovernorClock + Send + Sync> RateLimitStore for GovernorStore<C>
 where
     C::Instant: Send + Sync,
 {
-    fn check(&self, key: &str) -> Result<(), RetryAfter> {
+    async fn check(&self, key: &str) -> Result<(), Limited> {
+        Ok(self.take(key)?)
+    }
+
+    fn describe(&self) -> String {
+        self.text.clone()
+    }
+
+    fn policy(&self) -> LimitPolicy {
+        LimitPolicy::Bucket
+    }
+}
+
+impl<C: GovernorClock + Send + Sync> GovernorStore<C> {
+    /// One unit of `key`'s bucket, now (never waits).
+    pub fn take(&self, key: &str) -> Result<(), RetryAfter> {
         let now = self.clock.now();
         // `try_lock`: whoever holds it is sweeping or about to; nobody waits for it.
         if let Ok(mut last) = self.last_sweep.try_lock()
@@ -225,14 +252,6 @@ where
         self.limiter
             .check_key(&key.to_string())
             .map_err(|not_until| RetryAfter(not_until.wait_time_from(now)))
-    }
-
-    fn describe(&self) -> String {
-        self.text.clone()
-    }
-
-    fn policy(&self) -> LimitPolicy {
-        LimitPolicy::Bucket
     }
 }
 
@@ -258,10 +277,14 @@ mod tests {
         )
     }
 
-    fn parallel(store: &dyn RateLimitStore, calls: usize, key: &str) -> usize {
+    fn parallel(
+        take: &(dyn Fn(&str) -> Result<(), RetryAfter> + Sync),
+        calls: usize,
+        key: &str,
+    ) -> usize {
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..calls)
-                .map(|_| scope.spawn(|| store.check(key).is_ok() as usize))
+                .map(|_| scope.spawn(|| take(key).is_ok() as usize))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).sum()
         })
@@ -270,12 +293,12 @@ mod tests {
     #[test]
     fn the_window_is_exact_under_a_thousand_concurrent_calls() {
         let (store, clock) = window();
-        assert_eq!(parallel(&store, 1000, "n8n"), 60);
+        assert_eq!(parallel(&|k| store.take(k), 1000, "n8n"), 60);
         // Still none a moment before the first call leaves the window, however many try.
         clock.advance(Duration::from_millis(59_900));
-        assert_eq!(parallel(&store, 1000, "n8n"), 0);
+        assert_eq!(parallel(&|k| store.take(k), 1000, "n8n"), 0);
         clock.advance(Duration::from_millis(100));
-        assert_eq!(parallel(&store, 1000, "n8n"), 60);
+        assert_eq!(parallel(&|k| store.take(k), 1000, "n8n"), 60);
     }
 
     #[test]
@@ -285,7 +308,7 @@ mod tests {
         let (store, clock) = window();
         let mut passed = Vec::new();
         for step in 0..3000u64 {
-            if store.check("n8n").is_ok() {
+            if store.take("n8n").is_ok() {
                 passed.push(step * 100);
             }
             clock.advance(Duration::from_millis(100));
@@ -301,10 +324,10 @@ mod tests {
         // The refusal says when the oldest call leaves the window.
         let (store, clock) = window();
         for _ in 0..60 {
-            store.check("n8n").unwrap();
+            store.take("n8n").unwrap();
             clock.advance(Duration::from_millis(500));
         }
-        let RetryAfter(wait) = store.check("n8n").unwrap_err();
+        let RetryAfter(wait) = store.take("n8n").unwrap_err();
         assert_eq!(wait, Duration::from_secs(30));
     }
 
@@ -312,13 +335,13 @@ mod tests {
     fn the_bucket_policy_still_refills_one_a_second() {
         let clock = FakeRelativeClock::default();
         let store = GovernorStore::with_clock(rate(), "60/minute", clock.clone());
-        assert_eq!(parallel(&store, 1000, "n8n"), 60);
-        let RetryAfter(wait) = store.check("n8n").unwrap_err();
+        assert_eq!(parallel(&|k| store.take(k), 1000, "n8n"), 60);
+        let RetryAfter(wait) = store.take("n8n").unwrap_err();
         assert_eq!(wait, Duration::from_secs(1));
-        assert!(store.check("claude-desktop").is_ok(), "keys are separate");
+        assert!(store.take("claude-desktop").is_ok(), "keys are separate");
         clock.advance(Duration::from_secs(1));
-        assert!(store.check("n8n").is_ok());
-        assert!(store.check("n8n").is_err());
+        assert!(store.take("n8n").is_ok());
+        assert!(store.take("n8n").is_err());
         assert_eq!(store.policy(), LimitPolicy::Bucket);
     }
 
@@ -326,21 +349,21 @@ mod tests {
     fn keys_with_an_empty_window_are_forgotten() {
         let (store, clock) = window();
         for token in 0..1000 {
-            store.check(&format!("token:{token}")).unwrap();
+            store.take(&format!("token:{token}")).unwrap();
         }
         assert_eq!(store.keys(), 1000);
         clock.advance(Duration::from_secs(30));
-        store.check("token:late").unwrap();
+        store.take("token:late").unwrap();
         assert_eq!(store.keys(), 1001, "windows not yet empty are kept");
         clock.advance(Duration::from_secs(31));
-        store.check("token:0").unwrap();
+        store.take("token:0").unwrap();
         assert_eq!(
             store.keys(),
             2,
             "only the keys with calls in the window remain"
         );
         clock.advance(Duration::from_secs(120));
-        store.check("token:0").unwrap();
+        store.take("token:0").unwrap();
         assert_eq!(store.keys(), 1);
     }
 
@@ -349,11 +372,11 @@ mod tests {
         let clock = FakeRelativeClock::default();
         let store = GovernorStore::with_clock(rate(), "60/minute", clock.clone());
         for token in 0..1000 {
-            store.check(&format!("token:{token}")).unwrap();
+            store.take(&format!("token:{token}")).unwrap();
         }
         assert_eq!(store.keys(), 1000);
         clock.advance(Duration::from_secs(61));
-        store.check("token:0").unwrap();
+        store.take("token:0").unwrap();
         assert!(store.keys() <= 1, "{} keys left", store.keys());
     }
 }
