@@ -121,6 +121,16 @@ pub struct StateSection {
     /// a limit that protects a backend must not vanish with Redis), or `allow` it.
     #[serde(default)]
     pub limits_when_down: WhenDown,
+    /// This instance's name (`${CONCIERGE_INSTANCE:-}`): the first part of the session ids it
+    /// mints, which a balancer reads to send a session's requests back to it. Letters, digits,
+    /// `-` and `_`, at most 32.
+    #[serde(default)]
+    pub instance: Option<String>,
+    /// The secret every instance signs session ids with (`${CONCIERGE_SESSION_SECRET:-}`, at
+    /// least 32 characters): with it, any instance refuses a session id that another client
+    /// opened. Unset: a random key of this process (one instance needs no more).
+    #[serde(default)]
+    pub session_secret: Option<String>,
 }
 
 impl StateSection {
@@ -130,6 +140,40 @@ impl StateSection {
             .as_deref()
             .map(str::trim)
             .filter(|url| !url.is_empty())
+    }
+
+    pub fn instance(&self) -> &str {
+        self.instance.as_deref().map(str::trim).unwrap_or_default()
+    }
+
+    pub fn session_secret(&self) -> Option<&str> {
+        self.session_secret.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// The problems of the section, by key.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut problems = Vec::new();
+        let instance = self.instance();
+        if instance.len() > 32
+            || !instance
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            problems.push((
+                "state.instance",
+                format!("`{instance}`: letters, digits, `-` and `_` only, at most 32"),
+            ));
+        }
+        if self
+            .session_secret()
+            .is_some_and(|s| s.chars().count() < 32)
+        {
+            problems.push((
+                "state.session_secret",
+                "at least 32 characters (a random string the instances share)".to_string(),
+            ));
+        }
+        problems
     }
 }
 

@@ -204,7 +204,12 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
     let router = match &built.mounted {
         Mounted::Tools => {
             let handler = EndpointHandler::http(built.guard.endpoint.clone());
-            let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
+            let signed = Arc::new(crate::signed_sessions::SignedSessions::new(
+                sessions,
+                built.guard.ids.clone(),
+                &section.path,
+            ));
+            let service = StreamableHttpService::new(move || Ok(handler.clone()), signed, config);
             // `/mcp` and `/mcp/` both answer, without a redirect (clients drop the body on 307).
             Router::new()
                 .route_service(&section.path, service.clone())

@@ -70,6 +70,8 @@ pub struct Guard {
     pub stateful: bool,
     /// How large a body may be, and how long it may take to arrive.
     pub body: body::BodyLimits,
+    /// The deployment's session ids: minted for their opener, readable on every instance.
+    pub ids: Arc<crate::session_id::SessionIds>,
 }
 
 /// axum middleware: steps 1–7, then the transport; the record goes with the request.
@@ -101,7 +103,19 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         Ok(admitted) => admitted,
         Err(refusal) => return refusal.answer(&record),
     };
-    let mut response = next.run(request).await;
+    // The session an `initialize` opens gets an id minted for its opener.
+    let opener = opening
+        .as_ref()
+        .and_then(|_| request.extensions().get::<concierge_core::Caller>())
+        .map(|caller| caller.principal());
+    let mut response = match opener {
+        Some(principal) => {
+            crate::session_id::OPENER
+                .scope(principal, next.run(request))
+                .await
+        }
+        None => next.run(request).await,
+    };
     // rmcp answers a session DELETE with 202; the Python SDK (and DeerFlow through it) expects
     // 200 or 204 and warns on every close otherwise. The session is gone either way.
     if is_delete && response.status() == StatusCode::ACCEPTED {
@@ -142,7 +156,10 @@ async fn admit(
     if let Some(session) = session {
         let owner = match &guard.legacy {
             Some(legacy) if legacy.serves(request.uri().path()) => legacy.owner(session),
-            _ => guard.sessions.owner(session),
+            _ => {
+                session::minted_for_caller(&guard.ids, session, &guard.endpoint.path, &caller)?;
+                guard.sessions.owner(session)
+            }
         };
         session::owned_by_caller(owner, &caller)?;
     }

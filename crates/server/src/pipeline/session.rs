@@ -8,22 +8,39 @@ use http::StatusCode;
 
 use super::Refusal;
 use crate::endpoint::Endpoint;
+use crate::session_id::{SessionIds, Verdict};
 use crate::sessions::{Full, Opening, SessionTable};
 
 /// The ownership step: `owner` is who opened the named session (`None`: unknown to us, which
 /// the transport answers itself with 404).
 pub fn owned_by_caller(owner: Option<String>, caller: &Caller) -> Result<(), Refusal> {
     match owner {
-        Some(owner) if owner != caller.principal() => {
-            tracing::warn!(client = %caller.client, "session presented by a client that did not open it");
-            Err(Refusal::new(
-                StatusCode::FORBIDDEN,
-                Outcome::SessionRefused,
-                "session_not_owned",
-                "this session belongs to another client; initialize a session of your own",
-            ))
-        }
+        Some(owner) if owner != caller.principal() => Err(not_owned(caller)),
         _ => Ok(()),
+    }
+}
+
+fn not_owned(caller: &Caller) -> Refusal {
+    tracing::warn!(client = %caller.client, "session presented by a client that did not open it");
+    Refusal::new(
+        StatusCode::FORBIDDEN,
+        Outcome::SessionRefused,
+        "session_not_owned",
+        "this session belongs to another client; initialize a session of your own",
+    )
+}
+
+/// The same question asked of the id itself: one minted for another principal is refused on
+/// every instance, also one that never held the session (its opener's instance may be gone).
+pub fn minted_for_caller(
+    ids: &SessionIds,
+    session: &str,
+    endpoint: &str,
+    caller: &Caller,
+) -> Result<(), Refusal> {
+    match ids.verdict(session, endpoint, &caller.principal()) {
+        Verdict::NotTheirs => Err(not_owned(caller)),
+        Verdict::Theirs | Verdict::Foreign => Ok(()),
     }
 }
 

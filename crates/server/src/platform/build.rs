@@ -82,6 +82,20 @@ pub(super) async fn tool_sets(
     tool_sets
 }
 
+/// `[state] instance` and `session_secret`: how this deployment's session ids are minted.
+pub(super) fn session_ids(
+    config: &Config,
+    errors: &mut Vec<ConfigError>,
+) -> Arc<crate::session_id::SessionIds> {
+    for (key, message) in config.state.problems() {
+        errors.push(ConfigError::new(key, message));
+    }
+    Arc::new(crate::session_id::SessionIds::new(
+        config.state.session_secret(),
+        config.state.instance(),
+    ))
+}
+
 /// `[state] redis`: the connection the shared limits use (made without connecting: Redis may
 /// come up after us).
 pub(super) fn redis(config: &Config, errors: &mut Vec<ConfigError>) -> Option<ConnectionManager> {
@@ -281,6 +295,7 @@ pub(super) struct Shared<'a> {
     pub oauth: Option<&'a OAuthSetup>,
     pub writes: Option<Arc<Writes>>,
     pub browser: Arc<BrowserRules>,
+    pub session_ids: Arc<crate::session_id::SessionIds>,
 }
 
 impl Shared<'_> {
@@ -341,6 +356,7 @@ impl Shared<'_> {
                 .as_ref()
                 .map(|paths| Arc::new(crate::legacy_sse::LegacySessions::new(paths))),
             browser: self.browser.clone(),
+            ids: self.session_ids.clone(),
             stateful: section.session == crate::config::SessionMode::Stateful,
             body: crate::pipeline::body::BodyLimits {
                 max_bytes: server.max_body_bytes,

@@ -247,6 +247,7 @@ impl Platform {
             redis: redis.clone(),
             writes: build::writes(&config, &mut errors).await,
             browser: build::browser_rules(&config, &mut errors),
+            session_ids: build::session_ids(&config, &mut errors),
             tool_sets: &tool_sets,
             sinks: &sinks,
             oauth: oauth.as_ref(),

@@ -16,7 +16,7 @@
 //! caller may send it again, and a backend that dedupes on the key (Mappy's does) makes that
 //! resend safe even when the failure was a timeout after the backend had accepted it.
 
-mod confirm;
+pub(crate) mod confirm;
 mod store;
 
 use std::collections::HashMap;
