@@ -15,6 +15,9 @@ start_postgres
 # Redis for the shared rate limits' tests (installed from Debian if missing; each test starts its own).
 . scripts/redis.sh
 install_redis
+# nginx in front of three instances for the cluster test (installed from Debian if missing).
+. scripts/nginx.sh
+install_nginx
 cargo test --workspace --locked
 scripts/interop.sh target/debug/concierge
 # The README's first command as printed (a release build, beside any running demo).

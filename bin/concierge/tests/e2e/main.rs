@@ -11,6 +11,7 @@ mod audit_postgres;
 mod auth;
 mod check;
 mod cli;
+mod cluster;
 mod coffee;
 mod durability;
 mod hotel;

@@ -1,0 +1,316 @@
+//! Three instances of one deployment behind nginx, sharing Redis: the rate limit is one budget
+//! across them, a session's requests find the instance that holds it (nginx reads the instance
+//! prefix of `Mcp-Session-Id`), a stolen session id is refused wherever it lands, and when the
+//! instance holding a session is killed its client gets 404 and initializes again elsewhere.
+//!
+//! The real parts: `redis-server`, `nginx` and three `concierge serve` processes, all on free
+//! loopback ports of this test. test.sh installs redis-server and nginx from Debian and names
+//! them in CONCIERGE_TEST_REDIS_SERVER and CONCIERGE_TEST_NGINX; without them the test says so
+//! and passes.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::common::{Raw, Server, coffee_app, initialize, tools_call, tools_list};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something accepts connections on `port`.
+fn wait_for(port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{what} did not listen on {port}");
+        std::thread::yield_now();
+    }
+}
+
+/// A child process stopped when the test ends: asked with SIGTERM first, so nginx's master
+/// takes its workers along (SIGKILL would leave them running, orphaned), then killed.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::yield_now();
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn binary(variable: &str, name: &str) -> Option<String> {
+    std::env::var(variable).ok().or_else(|| {
+        Command::new(name)
+            .arg("-v")
+            .output()
+            .is_ok()
+            .then(|| name.to_string())
+    })
+}
+
+const SECRET: &str = "the cluster test's shared session secret";
+
+/// One instance's config: the coffee app, a stateless endpoint with a shared limit, and a
+/// stateful one; everything shared through `redis`.
+fn instance_config(dir: &Path, name: &str, port: u16, redis: u16) -> String {
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:{port}"
+max_connections_per_peer = 512
+
+[state]
+redis = "redis://127.0.0.1:{redis}/"
+instance = "{name}"
+session_secret = "{SECRET}"
+
+[limits]
+calls = "60/minute"
+
+{coffee}
+[[endpoint]]
+path = "/coffee/mcp"
+tools = ["coffee.get_menu"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+session = "stateless"
+rate_limit = "calls"
+
+[[endpoint]]
+path = "/sessions/mcp"
+tools = ["coffee.get_menu"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+session = "stateful"
+"#,
+        coffee = coffee_app(&dir.join("orders.xlsx")),
+    )
+}
+
+fn start_instance(name: &str, port: u16, redis: u16) -> Server {
+    Server::start(
+        |dir| instance_config(dir, name, port, redis),
+        &[("APP_MCP_TOKENS", "alice:token-a,bob:token-b")],
+    )
+}
+
+/// The nginx of the README's "Deploy several instances": round robin for requests without a
+/// session, the instance named by the session id's prefix for the rest, the others as backups
+/// (which answer 404 for a session they do not hold: the client initializes again).
+fn nginx_config(dir: &Path, listen: u16, instances: &[(&str, u16)]) -> String {
+    let servers = |primary: Option<&str>| {
+        instances
+            .iter()
+            .map(|(name, port)| match primary {
+                Some(p) if p != *name => format!("server 127.0.0.1:{port} backup;"),
+                _ => format!("server 127.0.0.1:{port} max_fails=1 fail_timeout=2s;"),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut upstreams = format!("upstream concierge {{ {} keepalive 16; }}\n", servers(None));
+    let mut map = String::new();
+    for (name, _) in instances {
+        upstreams.push_str(&format!(
+            "upstream concierge_{name} {{ {} keepalive 8; }}\n",
+            servers(Some(name))
+        ));
+        map.push_str(&format!("    \"~^{name}\\.\" concierge_{name};\n"));
+    }
+    format!(
+        r#"
+daemon off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {dir}/body;
+  proxy_temp_path {dir}/proxy;
+  fastcgi_temp_path {dir}/fastcgi;
+  uwsgi_temp_path {dir}/uwsgi;
+  scgi_temp_path {dir}/scgi;
+  {upstreams}
+  map $http_mcp_session_id $pool {{
+{map}    default concierge;
+  }}
+  server {{
+    listen 127.0.0.1:{listen};
+    location / {{
+      proxy_pass http://$pool;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_buffering off;
+      proxy_read_timeout 1h;
+      proxy_next_upstream error timeout;
+    }}
+  }}
+}}
+"#,
+        dir = dir.display(),
+    )
+}
+
+#[tokio::test]
+async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_kill() {
+    let (Some(redis_bin), Some(nginx_bin)) = (
+        binary("CONCIERGE_TEST_REDIS_SERVER", "redis-server"),
+        binary("CONCIERGE_TEST_NGINX", "nginx"),
+    ) else {
+        eprintln!("no redis-server or nginx here: the cluster test is skipped");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let redis_port = free_port();
+    let _redis = Process(
+        Command::new(&redis_bin)
+            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(work.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server starts"),
+    );
+    wait_for(redis_port, "redis-server");
+
+    let names = ["i1", "i2", "i3"];
+    let ports: Vec<u16> = names.iter().map(|_| free_port()).collect();
+    let mut instances: Vec<Option<Server>> = names
+        .iter()
+        .zip(&ports)
+        .map(|(name, port)| Some(start_instance(name, *port, redis_port)))
+        .collect();
+
+    let listen = free_port();
+    let pairs: Vec<(&str, u16)> = names.iter().copied().zip(ports.iter().copied()).collect();
+    let conf = work.path().join("nginx.conf");
+    std::fs::write(&conf, nginx_config(work.path(), listen, &pairs)).unwrap();
+    let _nginx = Process(
+        Command::new(&nginx_bin)
+            .arg("-p")
+            .arg(work.path())
+            .arg("-c")
+            .arg(&conf)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts"),
+    );
+    wait_for(listen, "nginx");
+    let front = format!("http://127.0.0.1:{listen}");
+    let raw = Raw::new();
+
+    // One budget of 60 a minute across three instances: 64 calls at once, exactly 60 answered.
+    let calls = (0..64).map(|i| {
+        let (raw, url) = (&raw, format!("{front}/coffee/mcp"));
+        async move {
+            raw.post(
+                &url,
+                Some("token-a"),
+                None,
+                tools_call(i, "get_menu", json!({})),
+            )
+            .await
+        }
+    });
+    let answers = futures::future::join_all(calls).await;
+    let refused: Vec<String> = answers
+        .iter()
+        .filter(|a| a.message()["result"]["isError"] == true)
+        .map(|a| a.message()["result"]["content"][0]["text"].to_string())
+        .collect();
+    assert!(answers.iter().all(|a| a.status == 200));
+    assert_eq!(refused.len(), 4, "{refused:?}");
+    assert!(
+        refused.iter().all(|r| r.contains("rate_limited")),
+        "{refused:?}"
+    );
+
+    // A session opened through nginx is found again through nginx, whichever instance it is on.
+    let sessions = format!("{front}/sessions/mcp");
+    let opened = raw
+        .post(&sessions, Some("token-a"), None, initialize(1))
+        .await;
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened.session().expect("a session id");
+    let holder = names
+        .iter()
+        .position(|name| session.starts_with(&format!("{name}.")))
+        .unwrap_or_else(|| panic!("an instance prefix: {session}"));
+    for id in 2..12 {
+        let listed = raw
+            .post(&sessions, Some("token-a"), Some(&session), tools_list(id))
+            .await;
+        assert_eq!(listed.status, 200, "request {id}: {}", listed.body);
+    }
+    // Another client with that id: refused through nginx and on every instance directly.
+    let stolen = raw
+        .post(&sessions, Some("token-b"), Some(&session), tools_list(20))
+        .await;
+    assert_eq!(stolen.status, 403);
+    for port in &ports {
+        let direct = format!("http://127.0.0.1:{port}/sessions/mcp");
+        let stolen = raw
+            .post(&direct, Some("token-b"), Some(&session), tools_list(21))
+            .await;
+        assert_eq!(stolen.status, 403, "instance on {port}");
+    }
+
+    // The holder dies (kill -9): its client gets 404 from a backup and initializes again there.
+    let mut dead = instances[holder].take().unwrap();
+    dead.child.kill().unwrap();
+    dead.child.wait().unwrap();
+    let lost = raw
+        .post(&sessions, Some("token-a"), Some(&session), tools_list(30))
+        .await;
+    assert_eq!(lost.status, 404, "{}", lost.body);
+    let reopened = raw
+        .post(&sessions, Some("token-a"), None, initialize(31))
+        .await;
+    assert_eq!(reopened.status, 200, "{}", reopened.body);
+    let again = reopened.session().unwrap();
+    assert!(
+        !again.starts_with(&format!("{}.", names[holder])),
+        "{again}"
+    );
+    let listed = raw
+        .post(&sessions, Some("token-a"), Some(&again), tools_list(32))
+        .await;
+    assert_eq!(listed.status, 200);
+
+    // It restarts on its port and rejoins: nginx sends it requests again.
+    instances[holder] = Some(start_instance(names[holder], ports[holder], redis_port));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let opened = raw
+            .post(&sessions, Some("token-a"), None, initialize(40))
+            .await;
+        if opened
+            .session()
+            .is_some_and(|s| s.starts_with(&format!("{}.", names[holder])))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the restarted instance got no new session"
+        );
+    }
+}
