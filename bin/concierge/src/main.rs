@@ -250,11 +250,10 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
         Command::Check => match build(&config, Start::Nothing).await {
             // A shared store that does not answer is a problem `check` exists to find; `serve`
             // starts without it and says so in /health until it answers.
-            Ok((mut platform, _)) if platform.warnings.is_empty() => {
+            Ok((platform, _)) if platform.warnings.is_empty() => {
                 let unreachable = platform.unreachable_stores().await;
                 if !unreachable.is_empty() {
-                    platform.warnings = unreachable;
-                    return report(&config, &platform.warnings);
+                    return report(&config, &unreachable);
                 }
                 println!(
                     "{}: ok ({} endpoints)",

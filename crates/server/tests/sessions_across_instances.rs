@@ -2,35 +2,15 @@
 //! a session is its opener's on every instance, so a stolen id is refused (403) even where it
 //! was never held; its opener gets 404 there, and initializes again, as the MCP transport says.
 
-use std::sync::Arc;
+mod common;
 
 use axum::Router;
 use axum::body::Body;
-use concierge_core::{
-    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
-};
-use concierge_server::{Apps, Config, Platform, router};
+use concierge_server::{Apps, Config, Platform};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
-
-struct Echo(ToolSpec);
-
-impl Tool for Echo {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    fn call(
-        &self,
-        arguments: Value,
-        _: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { Ok(json!({"said": arguments["text"]})) })
-    }
-}
 
 const SECRET: &str = "a secret every instance of the test shares";
 
@@ -51,27 +31,9 @@ auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
 session = "stateful"
 "#
     );
-    let env = |name: &str| (name == "FAKE_TOKENS").then(|| "alice:token-a,bob:token-b".to_string());
-    let config = Config::parse(&config, &env).expect("the test config parses");
-    let apps = Apps::new().tools("fake", |_| {
-        let object = |v: Value| v.as_object().cloned().unwrap();
-        let spec = ToolSpec::new(
-            "echo",
-            "a tool of the test",
-            object(json!({"type": "object", "properties": {"text": {"type": "string"}}})),
-            object(json!({"type": "object"})),
-            Annotations::read_only(),
-        );
-        Ok(ToolSet::new(
-            "fake",
-            &concierge_core::messages::ENGLISH,
-            vec![Arc::new(Echo(spec)) as Arc<dyn Tool>],
-        ))
-    });
-    let platform = Platform::build(config, apps, &env)
+    common::instance(&config, "alice:token-a,bob:token-b")
         .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
-    router(&platform, &CancellationToken::new())
+        .0
 }
 
 fn post(token: &str, session: Option<&str>, message: Value) -> Request<Body> {

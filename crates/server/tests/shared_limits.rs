@@ -5,6 +5,8 @@
 //! Needs `redis-server` (test.sh installs Debian's and sets `CONCIERGE_TEST_REDIS_SERVER`);
 //! without one, and without that variable, the tests say so and pass.
 
+mod common;
+
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -12,17 +14,13 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
-use concierge_core::{
-    Annotations, BoxFuture, CallContext, LimitPolicy, Limited, RateLimitStore, Tool, ToolError,
-    ToolOutput, ToolSet, ToolSpec,
-};
+use concierge_core::{LimitPolicy, Limited, RateLimitStore};
+use concierge_server::Platform;
 use concierge_server::config::Rate;
 use concierge_server::limits::redis::{RedisLimiter, connect};
-use concierge_server::{Apps, Config, Platform, router};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 /// A `redis-server` of the test's own, on one port for its whole life (stopped and started
@@ -153,23 +151,6 @@ async fn parallel_calls_over_three_instances_spend_one_budget_exactly() {
     }
 }
 
-/// A tool that answers, behind an endpoint limited to 60 calls a minute.
-struct Echo(ToolSpec);
-
-impl Tool for Echo {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    fn call(
-        &self,
-        arguments: Value,
-        _: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { Ok(json!({"said": arguments["text"]})) })
-    }
-}
-
 /// One instance of a deployment whose limits live in `redis`.
 async fn instance(redis: &str, when_down: &str) -> (Router, Platform) {
     let config = format!(
@@ -192,27 +173,7 @@ session = "stateless"
 rate_limit = "calls"
 "#
     );
-    let env = |name: &str| (name == "FAKE_TOKENS").then(|| "alice:token-a".to_string());
-    let config = Config::parse(&config, &env).expect("the test config parses");
-    let apps = Apps::new().tools("fake", |_| {
-        let object = |v: Value| v.as_object().cloned().unwrap();
-        let spec = ToolSpec::new(
-            "echo",
-            "a tool of the test",
-            object(json!({"type": "object", "properties": {"text": {"type": "string"}}})),
-            object(json!({"type": "object"})),
-            Annotations::read_only(),
-        );
-        Ok(ToolSet::new(
-            "fake",
-            &concierge_core::messages::ENGLISH,
-            vec![Arc::new(Echo(spec)) as Arc<dyn Tool>],
-        ))
-    });
-    let platform = Platform::build(config, apps, &env)
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
-    (router(&platform, &CancellationToken::new()), platform)
+    common::instance(&config, "alice:token-a").await
 }
 
 /// A `tools/call` of `echo`; its status and the JSON-RPC answer.
