@@ -229,6 +229,9 @@ pub fn build(config: &CoffeeConfig, clock: Clock) -> Result<ToolSet, String> {
         "coffee",
         &concierge_core::messages::RUSSIAN,
         vec![get_menu, search_menu, create_order, get_order_status],
+    )
+    .single_instance(
+        "orders are rows of one .xlsx file that one process writes; serve the coffee shop from one instance",
     ))
 }
 

@@ -34,6 +34,9 @@ pub struct ToolSet {
     pub tools: Vec<Arc<dyn Tool>>,
     /// The app's upstream, checked by `/health`.
     pub health: Option<HealthCheck>,
+    /// Why this app's state cannot be shared by several instances, when it cannot (files only
+    /// one process may write): `concierge check` says so for a deployment that shares `[state]`.
+    pub single_instance: Option<&'static str>,
 }
 
 impl ToolSet {
@@ -47,7 +50,14 @@ impl ToolSet {
             messages,
             tools,
             health: None,
+            single_instance: None,
         }
+    }
+
+    /// Marks the app as one that only one instance may serve, and why.
+    pub fn single_instance(mut self, why: &'static str) -> Self {
+        self.single_instance = Some(why);
+        self
     }
 
     /// Adds the check `/health` runs for this app's upstream.

@@ -31,6 +31,7 @@ mod audit;
 mod caller;
 pub mod clock;
 mod error;
+pub mod idempotency;
 mod limits;
 pub mod messages;
 mod schema;
@@ -43,6 +44,7 @@ pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_outpu
 pub use caller::{CallContext, Caller};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use error::{ErrorKind, ToolError};
+pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
 pub use schema::schema_for;

@@ -15,6 +15,8 @@ use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::SqlitePool;
 use tokio::sync::mpsc;
 
+use crate::postgres::kind;
+
 const QUEUE: usize = 16 * 1024;
 const BATCH: usize = 512;
 
@@ -56,6 +58,27 @@ enum Database {
     Postgres(PgPool),
 }
 
+/// Creates the table, its new columns and indexes in one transaction under an advisory lock:
+/// instances starting at once would otherwise race in `CREATE TABLE IF NOT EXISTS`, which
+/// PostgreSQL lets fail on its own catalog's unique index.
+async fn create_postgres_table(pool: &PgPool) -> Result<(), sqlx::Error> {
+    let mut transaction = pool.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(AUDIT_TABLE_LOCK)
+        .execute(&mut *transaction)
+        .await?;
+    for statement in std::iter::once(&POSTGRES_TABLE)
+        .chain(POSTGRES_MIGRATIONS)
+        .chain(INDEXES)
+    {
+        sqlx::query(*statement).execute(&mut *transaction).await?;
+    }
+    transaction.commit().await
+}
+
+/// The advisory lock key of the audit table's creation ("audit" in ASCII).
+const AUDIT_TABLE_LOCK: i64 = 0x61_75_64_69_74;
+
 /// Opens (creating) the database and its table, and starts the writer task. `target` is a
 /// `postgres://` URL or a SQLite file path.
 pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> {
@@ -67,15 +90,9 @@ pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> 
             .connect(target)
             .await
             .map_err(|e| format!("cannot connect to PostgreSQL ({})", kind(&e)))?;
-        for statement in std::iter::once(&POSTGRES_TABLE)
-            .chain(POSTGRES_MIGRATIONS)
-            .chain(INDEXES)
-        {
-            sqlx::query(*statement)
-                .execute(&pool)
-                .await
-                .map_err(|e| format!("cannot create the audit table ({})", kind(&e)))?;
-        }
+        create_postgres_table(&pool)
+            .await
+            .map_err(|e| format!("cannot create the audit table ({})", kind(&e)))?;
         Database::Postgres(pool)
     } else {
         let path = Path::new(target.strip_prefix("sqlite://").unwrap_or(target));
@@ -96,16 +113,6 @@ pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> 
     let (sender, receiver) = mpsc::channel(QUEUE);
     tokio::spawn(write_events(database, receiver));
     Ok(sender)
-}
-
-/// What went wrong, without the URL (and its password) that sqlx may quote.
-fn kind(error: &sqlx::Error) -> &'static str {
-    match error {
-        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut => "unreachable",
-        sqlx::Error::Database(_) => "refused by the database",
-        sqlx::Error::Configuration(_) => "a malformed URL",
-        _ => "failed",
-    }
 }
 
 async fn write_events(database: Database, mut receiver: mpsc::Receiver<Message>) {

@@ -117,6 +117,11 @@ pub struct StateSection {
     /// session budgets are counted there, exactly across instances. Empty or absent: in-process.
     #[serde(default)]
     pub redis: Option<String>,
+    /// `postgres://user:password@host/db` (`${CONCIERGE_DATABASE_URL:-}`): write safety's
+    /// idempotency records and write secret live there, shared by every instance (`[writes]
+    /// database` is then not used). Empty or absent: the SQLite file of `[writes]`.
+    #[serde(default)]
+    pub database: Option<String>,
     /// While the store behind a limit is down: `refuse` the call as retryable (the default:
     /// a limit that protects a backend must not vanish with Redis), or `allow` it.
     #[serde(default)]
@@ -140,6 +145,19 @@ impl StateSection {
             .as_deref()
             .map(str::trim)
             .filter(|url| !url.is_empty())
+    }
+
+    /// The PostgreSQL URL, when one is set.
+    pub fn database(&self) -> Option<&str> {
+        self.database
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+    }
+
+    /// Whether several instances are meant to share this deployment's state.
+    pub fn is_shared(&self) -> bool {
+        self.redis().is_some() || self.database().is_some()
     }
 
     pub fn instance(&self) -> &str {
@@ -189,7 +207,8 @@ pub enum WhenDown {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WritesSection {
-    /// SQLite file of idempotency records (shared by every endpoint and instance using it).
+    /// SQLite file of idempotency records (shared by every endpoint and every process on this
+    /// host); with `[state] database` set, the records live there instead.
     pub database: PathBuf,
     /// How long an `idempotency_key` answers its first result.
     #[serde(default = "one_day", with = "humantime_serde")]
@@ -647,13 +666,13 @@ impl Config {
             }
         }
         if server.call_timeout < Duration::from_secs(1)
-            || server.call_timeout >= crate::writes::ABANDONED
+            || server.call_timeout >= concierge_core::idempotency::ABANDONED
         {
             errors.push(ConfigError::new(
                 "server.call_timeout",
                 format!(
                     "must be at least 1s and shorter than {} (after that long an unfinished write's idempotency key is taken over)",
-                    humantime::format_duration(crate::writes::ABANDONED)
+                    humantime::format_duration(concierge_core::idempotency::ABANDONED)
                 ),
             ));
         }

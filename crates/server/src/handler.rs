@@ -227,7 +227,11 @@ impl ServerHandler for EndpointHandler {
         {
             // A write that started a background job, for a client that follows tasks.
             CallAnswer::Result(answer) if tasks => {
-                match self.endpoint.task_for(&request.name, &caller, &answer) {
+                match self
+                    .endpoint
+                    .task_for(&request.name, &caller, &answer)
+                    .await
+                {
                     Some(handle) => Ok(CallToolResponse::Task(created(handle))),
                     None => Ok(result_of(answer).into()),
                 }

@@ -62,8 +62,15 @@ impl Endpoint {
         self.writes_store().is_some() && self.tools().iter().any(|t| t.spec().follow_up.is_some())
     }
 
-    /// The task handle for a finished call of `tool` whose answer names a background job.
-    pub fn task_for(&self, tool: &str, caller: &Caller, answer: &ToolAnswer) -> Option<TaskHandle> {
+    /// The task handle for a finished call of `tool` whose answer names a background job. None
+    /// also while the write secret cannot be had: the answer goes out as a plain result, whose
+    /// job id the caller can follow with the status tool.
+    pub async fn task_for(
+        &self,
+        tool: &str,
+        caller: &Caller,
+        answer: &ToolAnswer,
+    ) -> Option<TaskHandle> {
         let writes = self.writes_store()?;
         let follow = self.tool(tool)?.spec().follow_up.clone()?;
         if answer.is_error || self.tool(&follow.status_tool).is_none() {
@@ -77,7 +84,10 @@ impl Endpoint {
         if job.contains(SEPARATOR) || follow.status_tool.contains(SEPARATOR) {
             return None;
         }
-        let seal = writes.seal(&binding(&self.path, caller, &follow.status_tool, job), TTL);
+        let seal = writes
+            .seal(&binding(&self.path, caller, &follow.status_tool, job), TTL)
+            .await
+            .ok()?;
         Some(TaskHandle {
             id: format!("{}{SEPARATOR}{job}{SEPARATOR}{seal}", follow.status_tool),
             status_message: format!("{} {job} accepted", follow.id_field),
@@ -101,6 +111,8 @@ impl Endpoint {
         };
         writes
             .unseal(seal, &binding(&self.path, &caller, status_tool, job))
+            .await
+            .map_err(|_| TaskError::Unavailable(None))?
             .map_err(|_| TaskError::Unknown)?;
         let follow = self
             .tools()

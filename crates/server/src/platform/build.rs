@@ -14,9 +14,10 @@ use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
 use crate::endpoint::{Endpoint, MountedTool};
 use crate::pipeline::origin::BrowserRules;
 use crate::pipeline::{Authenticator, Guard};
+use crate::postgres::SharedDatabase;
 use crate::sessions::SessionTable;
 use crate::tokens::TokenList;
-use crate::writes::Writes;
+use crate::writes::{PgIdempotencyStore, Writes};
 
 /// Every `[simulators.<name>]` and `[apps.<name>]` names something this binary offers.
 pub(super) fn check_names(config: &Config, apps: &Apps, errors: &mut Vec<ConfigError>) {
@@ -252,15 +253,73 @@ pub(super) async fn oauth(
 }
 
 /// `[writes]`: idempotency records and the confirm-token secret, when some tool writes.
-pub(super) async fn writes(config: &Config, errors: &mut Vec<ConfigError>) -> Option<Arc<Writes>> {
+/// Apps that keep state only one process may write, in a deployment that shares `[state]` (so
+/// is meant to run as several instances): a warning — `check` fails on it, `serve` logs it.
+pub(super) fn single_instance_apps(
+    config: &Config,
+    tool_sets: &BTreeMap<String, ToolSet>,
+    warnings: &mut Vec<ConfigError>,
+) {
+    if !config.state.is_shared() {
+        return;
+    }
+    for (name, set) in tool_sets {
+        if let Some(why) = set.single_instance {
+            warnings.push(ConfigError::new(
+                format!("apps.{name}"),
+                format!(
+                    "runs on one instance only ({why}), and [state] shares this deployment among several"
+                ),
+            ));
+        }
+    }
+}
+
+/// The deployment's shared PostgreSQL, when `[state] database` names one (not connected yet).
+pub(super) fn database(
+    config: &Config,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Arc<SharedDatabase>> {
+    let url = config.state.database()?;
+    match SharedDatabase::new(url) {
+        Ok(database) => Some(Arc::new(database)),
+        Err(message) => {
+            errors.push(ConfigError::new("state.database", message));
+            None
+        }
+    }
+}
+
+/// `/health`'s view of PostgreSQL: it answers and its schema is current.
+pub(super) fn database_health(
+    database: Arc<SharedDatabase>,
+) -> (String, concierge_core::HealthCheck) {
+    let check: concierge_core::HealthCheck = Arc::new(move || {
+        let database = database.clone();
+        Box::pin(async move {
+            match database.probe().await {
+                Ok(()) => concierge_core::Health::Ok,
+                Err(reason) => concierge_core::Health::Down(reason),
+            }
+        })
+    });
+    ("postgres".to_string(), check)
+}
+
+/// Write safety, when `[writes]` is configured: its records in the shared PostgreSQL when there
+/// is one, in `[writes] database` (SQLite) otherwise.
+pub(super) async fn writes(
+    config: &Config,
+    database: Option<&Arc<SharedDatabase>>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Arc<Writes>> {
     let section = config.writes.as_ref()?;
-    match Writes::open(
-        &section.database,
-        section.idempotency_window,
-        section.confirm_ttl,
-    )
-    .await
-    {
+    let (window, ttl) = (section.idempotency_window, section.confirm_ttl);
+    if let Some(database) = database {
+        let store = Arc::new(PgIdempotencyStore::new(database.clone()));
+        return Some(Arc::new(Writes::new(store, window, ttl)));
+    }
+    match Writes::open(&section.database, window, ttl).await {
         Ok(writes) => Some(Arc::new(writes)),
         Err(message) => {
             errors.push(ConfigError::new("writes.database", message));

@@ -184,7 +184,7 @@ pub struct Platform {
     pub oauth: Option<OAuthSetup>,
     /// The apps' upstream checks, by app name, for `/health`.
     pub health: Vec<(String, concierge_core::HealthCheck)>,
-    /// The shared stores' checks (`redis`), for `/health` and `concierge check`.
+    /// The shared stores' checks (`redis`, `postgres`), for `/health` and `concierge check`.
     pub stores: Vec<(String, concierge_core::HealthCheck)>,
 }
 
@@ -239,13 +239,14 @@ impl Platform {
         let sinks = build::audit_sinks(&config, &mut errors).await;
         let oauth = build::oauth(&config, &sinks, &mut errors).await;
         let redis = build::redis(&config, &mut errors);
+        let database = build::database(&config, &mut errors);
         let shared = build::Shared {
             config: &config,
             apps: &apps,
             env,
             limiters: build::limiters(&config, redis.as_ref()),
             redis: redis.clone(),
-            writes: build::writes(&config, &mut errors).await,
+            writes: build::writes(&config, database.as_ref(), &mut errors).await,
             browser: build::browser_rules(&config, &mut errors),
             session_ids: build::session_ids(&config, &mut errors),
             tool_sets: &tool_sets,
@@ -255,11 +256,14 @@ impl Platform {
         let endpoints = (config.endpoints.iter().enumerate())
             .map(|(index, section)| shared.endpoint(index, section, &mut errors, &mut warnings))
             .collect();
+        build::single_instance_apps(&config, &tool_sets, &mut warnings);
         let health = tool_sets
             .iter()
             .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
             .collect();
-        let stores = redis.into_iter().map(build::redis_health).collect();
+        let stores = (redis.into_iter().map(build::redis_health))
+            .chain(database.into_iter().map(build::database_health))
+            .collect();
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -281,7 +285,9 @@ impl Platform {
         let mut problems = Vec::new();
         for (name, check) in &self.stores {
             if let concierge_core::Health::Down(reason) = check().await {
-                problems.push(ConfigError::new(format!("state.{name}"), reason));
+                // The key that names the store in `[state]`.
+                let key = if name == "postgres" { "database" } else { name };
+                problems.push(ConfigError::new(format!("state.{key}"), reason));
             }
         }
         problems

@@ -17,13 +17,15 @@
 //! resend safe even when the failure was a timeout after the backend had accepted it.
 
 pub(crate) mod confirm;
-mod store;
+mod postgres;
+mod sqlite;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use concierge_core::idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 use concierge_core::{
     CallContext, Messages, SharedClock, SystemClock, Tool, ToolError, WriteSafety,
 };
@@ -32,7 +34,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 pub use confirm::{ConfirmTokens, Refused};
-pub use store::{ABANDONED, Claim, WriteStore};
+pub use postgres::PgIdempotencyStore;
+pub use sqlite::SqliteIdempotencyStore;
 
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
 pub const DRY_RUN: &str = "dry_run";
@@ -72,8 +75,9 @@ type Shared = Arc<OnceCell<Result<(Value, bool), (ToolError, WriteCode)>>>;
 pub type Gate<'a> = &'a (dyn Fn() -> crate::pipeline::rate_limit::WriteBudget + Send + Sync);
 
 pub struct Writes {
-    store: WriteStore,
-    tokens: ConfirmTokens,
+    store: Arc<dyn IdempotencyStore>,
+    /// Made from the store's secret on first need (a shared store may be down at start).
+    tokens: OnceCell<ConfirmTokens>,
     window: Duration,
     confirm_ttl: Duration,
     /// What idempotency expiry and confirm tokens are judged by.
@@ -83,21 +87,35 @@ pub struct Writes {
 }
 
 impl Writes {
+    /// Write safety over the SQLite file at `path` (one host).
     pub async fn open(
         path: &Path,
         window: Duration,
         confirm_ttl: Duration,
     ) -> Result<Self, String> {
-        let store = WriteStore::open(path).await?;
-        let tokens = ConfirmTokens::new(store.secret().await?);
-        Ok(Self {
+        let store = SqliteIdempotencyStore::open(path).await?;
+        let writes = Self::new(Arc::new(store), window, confirm_ttl);
+        // A local file answers now: a damaged one is a config error, not a refused write.
+        writes.tokens().await.map_err(|e| e.0)?;
+        Ok(writes)
+    }
+
+    /// Write safety over `store` (a shared one: PostgreSQL).
+    pub fn new(store: Arc<dyn IdempotencyStore>, window: Duration, confirm_ttl: Duration) -> Self {
+        Self {
             store,
-            tokens,
+            tokens: OnceCell::new(),
             window,
             confirm_ttl,
             clock: SystemClock::shared(),
             running: Mutex::new(HashMap::new()),
-        })
+        }
+    }
+
+    async fn tokens(&self) -> Result<&ConfirmTokens, StoreUnavailable> {
+        self.tokens
+            .get_or_try_init(|| async { Ok(ConfirmTokens::new(self.store.secret().await?)) })
+            .await
     }
 
     /// The same store judged by `clock` (tests move it instead of waiting for an expiry).
@@ -107,15 +125,20 @@ impl Writes {
     }
 
     /// A token for `binding` valid for `ttl` (task ids, bound to their caller like confirm tokens).
-    pub fn seal(&self, binding: &str, ttl: Duration) -> String {
+    pub async fn seal(&self, binding: &str, ttl: Duration) -> Result<String, StoreUnavailable> {
         let expires = self.clock.now().timestamp_millis() + ttl.as_millis() as i64;
-        self.tokens.mint(binding, expires)
+        Ok(self.tokens().await?.mint(binding, expires))
     }
 
-    /// Whether `token` was sealed for `binding` and has not expired.
-    pub fn unseal(&self, token: &str, binding: &str) -> Result<(), Refused> {
-        self.tokens
-            .verify(token, binding, self.clock.now().timestamp_millis())
+    /// Whether `token` was sealed for `binding` and has not expired (`Ok(Err(_))`), or the
+    /// secret cannot be had now (`Err`).
+    pub async fn unseal(
+        &self,
+        token: &str,
+        binding: &str,
+    ) -> Result<Result<(), Refused>, StoreUnavailable> {
+        let now = self.clock.now().timestamp_millis();
+        Ok(self.tokens().await?.verify(token, binding, now))
     }
 
     /// Runs one validated call of a write tool on `endpoint`.
@@ -185,10 +208,7 @@ impl Writes {
                 };
             }
             Ok(_) => {}
-            Err(error) => {
-                let error = ToolError::internal("idempotency_store", error.to_string());
-                return (Err(error), WriteCode::Executed);
-            }
+            Err(down) => return (Err(unavailable(down, says)), WriteCode::Executed),
         }
 
         let now_ms = self.clock.now().timestamp_millis();
@@ -198,6 +218,10 @@ impl Writes {
             context.caller.principal()
         );
         if safety.confirm {
+            let tokens = match self.tokens().await {
+                Ok(tokens) => tokens,
+                Err(down) => return (Err(unavailable(down, says)), WriteCode::Executed),
+            };
             match confirm_token {
                 None => {
                     let expires = now_ms + self.confirm_ttl.as_millis() as i64;
@@ -207,7 +231,7 @@ impl Writes {
                         json!({
                             "confirmationRequired": true,
                             "preview": preview,
-                            CONFIRM_TOKEN_ANSWER: self.tokens.mint(&binding, expires),
+                            CONFIRM_TOKEN_ANSWER: tokens.mint(&binding, expires),
                             "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
                                 .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                             "message": says.confirm_first,
@@ -216,7 +240,7 @@ impl Writes {
                     return (answer, WriteCode::ConfirmationRequired);
                 }
                 Some(token) => {
-                    if let Err(refused) = self.tokens.verify(&token, &binding, now_ms) {
+                    if let Err(refused) = tokens.verify(&token, &binding, now_ms) {
                         let (code, message) = match refused {
                             Refused::Expired => {
                                 ("confirm_token_expired", says.confirm_token_expired)
@@ -299,7 +323,7 @@ impl Writes {
             .store
             .claim(record, fingerprint, now, self.window)
             .await
-            .map_err(|e| refused(ToolError::internal("idempotency_store", e.to_string())))?;
+            .map_err(|down| refused(unavailable(down, says)))?;
         match claim {
             Claim::Done {
                 fingerprint: stored,
@@ -349,6 +373,13 @@ impl Writes {
             }
         }
     }
+}
+
+/// The idempotency store could not answer: nothing was written, and the caller may send the
+/// same call again (with the same key) in a few seconds.
+fn unavailable(down: StoreUnavailable, says: &Messages) -> ToolError {
+    tracing::warn!(why = %down, "write refused: its idempotency store is unavailable");
+    crate::pipeline::rate_limit::state_unavailable("state_unavailable", says)
 }
 
 /// A run's place in the map of runs in progress, given up when the run's caller is done.
@@ -487,15 +518,21 @@ mod tests {
         .await
         .unwrap()
         .with_clock(Arc::new(clock.clone()));
-        let token = writes.seal("binding", Duration::from_secs(60));
+        let token = writes
+            .seal("binding", Duration::from_secs(60))
+            .await
+            .unwrap();
         clock.advance(Duration::from_secs(59));
-        assert!(writes.unseal(&token, "binding").is_ok());
-        assert!(writes.unseal(&token, "another binding").is_err());
+        assert_eq!(writes.unseal(&token, "binding").await, Ok(Ok(())));
+        assert_eq!(
+            writes.unseal(&token, "another binding").await,
+            Ok(Err(Refused::Invalid))
+        );
         clock.advance(Duration::from_secs(2));
-        assert!(matches!(
-            writes.unseal(&token, "binding"),
-            Err(Refused::Expired)
-        ));
+        assert_eq!(
+            writes.unseal(&token, "binding").await,
+            Ok(Err(Refused::Expired))
+        );
     }
 
     #[test]

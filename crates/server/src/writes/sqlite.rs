@@ -1,5 +1,5 @@
-//! Where idempotency records live: SQLite by default (a file under `var/`), shared by every
-//! endpoint of a deployment. A record is claimed before a write runs and completed with its
+//! Idempotency records in a SQLite file (the default home, under `var/`), shared by every
+//! endpoint of a deployment and every process on this host. A record is claimed before a write runs and completed with its
 //! result, so a replay — from the same process, another instance on the same file, or after a
 //! restart — answers from it instead of writing again.
 //!
@@ -13,35 +13,18 @@
 //! docs/contracts/mappy-api.md) answers its first answer instead of writing twice. Without this a
 //! replay after a crash answered `write_in_progress` until the claim counted as abandoned (10
 //! minutes). The lock file works because everything sharing this SQLite file runs on one host (SQLite
-//! is not shared over a network); a shared store (Redis, issue 18) would answer the same question
-//! with an owner key that expires unless its process keeps refreshing it.
+//! is not shared over a network); the PostgreSQL store (`postgres.rs`) answers the same question
+//! with an owner row that expires unless its process keeps refreshing it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use concierge_core::idempotency::{ABANDONED, Claim, IdempotencyStore, StoreUnavailable};
 use concierge_core::sqlite::{self, SqliteFile};
 use serde_json::Value;
 use sqlx::Row;
 use sqlx::sqlite::SqlitePool;
-
-/// What a claim found.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Claim {
-    /// Nobody holds the key: the caller runs the write.
-    Claimed,
-    /// A write with this key finished within the window.
-    Done { fingerprint: String, result: Value },
-    /// A write with this key is running now (elsewhere).
-    Running { fingerprint: String },
-}
-
-/// A claim older than this whose write never finished was abandoned: the key may be claimed
-/// again. Only for claims that name no owner (made before owners were recorded); a claim of a
-/// dead owner is taken over at once. Write tools must give up sooner (Mappy's write timeout is at
-/// most 5 minutes), and the idempotency window must be longer (the config check says so), so a
-/// live write is never taken over.
-pub const ABANDONED: Duration = Duration::from_secs(10 * 60);
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS write_idempotency (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, \
@@ -133,12 +116,12 @@ impl Drop for Owner {
     }
 }
 
-pub struct WriteStore {
+pub struct SqliteIdempotencyStore {
     pool: SqlitePool,
     owner: Owner,
 }
 
-impl WriteStore {
+impl SqliteIdempotencyStore {
     pub async fn open(path: &Path) -> Result<Self, String> {
         let pool = SqliteFile::new(path)
             .open(SCHEMA)
@@ -152,9 +135,7 @@ impl WriteStore {
         Ok(Self { pool, owner })
     }
 
-    /// The deployment's secret for confirm tokens: made once, kept here, so every instance on
-    /// this database and every restart accept the same tokens.
-    pub async fn secret(&self) -> Result<[u8; 32], String> {
+    async fn secret_sql(&self) -> Result<[u8; 32], String> {
         let mut fresh = [0u8; 32];
         fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
         fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
@@ -174,7 +155,7 @@ impl WriteStore {
             .map_err(|_| "the stored write secret is damaged".to_string())
     }
 
-    pub async fn claim(
+    async fn claim_sql(
         &self,
         key: &str,
         fingerprint: &str,
@@ -212,7 +193,7 @@ impl WriteStore {
         .await?;
         let Some(row) = row else {
             // Released between our insert and select: the key is free again.
-            return Box::pin(self.claim(key, fingerprint, now, window)).await;
+            return Box::pin(self.claim_sql(key, fingerprint, now, window)).await;
         };
         let stored: String = row.get(0);
         let state: String = row.get(1);
@@ -244,7 +225,7 @@ impl WriteStore {
                     );
                     Ok(Claim::Claimed)
                 } else {
-                    Box::pin(self.claim(key, fingerprint, now, window)).await
+                    Box::pin(self.claim_sql(key, fingerprint, now, window)).await
                 }
             }
             _ => Ok(Claim::Running {
@@ -253,8 +234,7 @@ impl WriteStore {
         }
     }
 
-    /// What the key holds now, without claiming it (`None`: nothing live).
-    pub async fn peek(&self, key: &str, now: i64) -> Result<Option<Claim>, sqlx::Error> {
+    async fn peek_sql(&self, key: &str, now: i64) -> Result<Option<Claim>, sqlx::Error> {
         let row = sqlx::query(
             "SELECT fingerprint, state, result FROM write_idempotency WHERE key = ? AND expires_at > ?",
         )
@@ -277,8 +257,7 @@ impl WriteStore {
         }))
     }
 
-    /// Records the write's result: from now on the key answers it.
-    pub async fn complete(&self, key: &str, result: &Value) -> Result<(), sqlx::Error> {
+    async fn complete_sql(&self, key: &str, result: &Value) -> Result<(), sqlx::Error> {
         sqlx::query("UPDATE write_idempotency SET state = 'done', result = ? WHERE key = ?")
             .bind(result.to_string())
             .bind(key)
@@ -287,13 +266,49 @@ impl WriteStore {
             .map(|_| ())
     }
 
-    /// Frees a key whose write failed, so the caller may send it again.
-    pub async fn release(&self, key: &str) -> Result<(), sqlx::Error> {
+    async fn release_sql(&self, key: &str) -> Result<(), sqlx::Error> {
         sqlx::query("DELETE FROM write_idempotency WHERE key = ? AND state = 'running'")
             .bind(key)
             .execute(&self.pool)
             .await
             .map(|_| ())
+    }
+}
+
+/// A SQLite failure as the trait reports it (a busy or broken file: the write is refused as
+/// retryable, and the detail goes to the log).
+fn down(error: sqlx::Error) -> StoreUnavailable {
+    StoreUnavailable(format!("idempotency store (SQLite): {error}"))
+}
+
+#[async_trait::async_trait]
+impl IdempotencyStore for SqliteIdempotencyStore {
+    async fn secret(&self) -> Result<[u8; 32], StoreUnavailable> {
+        self.secret_sql().await.map_err(StoreUnavailable)
+    }
+
+    async fn claim(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        now: i64,
+        window: Duration,
+    ) -> Result<Claim, StoreUnavailable> {
+        self.claim_sql(key, fingerprint, now, window)
+            .await
+            .map_err(down)
+    }
+
+    async fn peek(&self, key: &str, now: i64) -> Result<Option<Claim>, StoreUnavailable> {
+        self.peek_sql(key, now).await.map_err(down)
+    }
+
+    async fn complete(&self, key: &str, result: &Value) -> Result<(), StoreUnavailable> {
+        self.complete_sql(key, result).await.map_err(down)
+    }
+
+    async fn release(&self, key: &str) -> Result<(), StoreUnavailable> {
+        self.release_sql(key).await.map_err(down)
     }
 }
 
@@ -307,8 +322,8 @@ mod tests {
     async fn a_claim_of_a_dead_process_is_taken_over_and_a_live_ones_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("writes.sqlite");
-        let first = WriteStore::open(&path).await.unwrap();
-        let second = WriteStore::open(&path).await.unwrap();
+        let first = SqliteIdempotencyStore::open(&path).await.unwrap();
+        let second = SqliteIdempotencyStore::open(&path).await.unwrap();
         let now = 1_000_000;
 
         // Held by a process that runs: the other one waits for its result.

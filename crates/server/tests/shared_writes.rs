@@ -1,0 +1,194 @@
+//! Write safety's records in PostgreSQL (`[state] database`), as several instances share them:
+//! a fresh database of the server test.sh starts (`CONCIERGE_TEST_POSTGRES`) per test, and one
+//! store per "instance" on it. Without that variable the tests say so and pass.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use concierge_core::idempotency::{Claim, IdempotencyStore};
+use concierge_server::postgres::SharedDatabase;
+use concierge_server::writes::PgIdempotencyStore;
+use serde_json::json;
+
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+/// A new, empty database on the test server, as its URL.
+async fn fresh_database(purpose: &str) -> Option<String> {
+    let Ok(admin_url) = std::env::var("CONCIERGE_TEST_POSTGRES") else {
+        eprintln!(
+            "CONCIERGE_TEST_POSTGRES is unset: no PostgreSQL here (scripts/test.sh starts one)"
+        );
+        return None;
+    };
+    let admin = sqlx::PgPool::connect(&admin_url)
+        .await
+        .expect("the test server");
+    let name = format!("{purpose}_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
+    Some(format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0))
+}
+
+fn instance(url: &str) -> PgIdempotencyStore {
+    PgIdempotencyStore::new(Arc::new(SharedDatabase::new(url).unwrap()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_instances_starting_at_once_migrate_once_and_share_one_secret() {
+    let Some(url) = fresh_database("writes_start").await else {
+        return;
+    };
+    let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
+    let secrets = futures::future::join_all(instances.iter().map(|i| i.secret())).await;
+    let secrets: Vec<[u8; 32]> = secrets.into_iter().map(|s| s.unwrap()).collect();
+    assert!(
+        secrets.windows(2).all(|w| w[0] == w[1]),
+        "one secret for all"
+    );
+    // A restart (a new store on the same database) keeps it.
+    assert_eq!(instance(&url).secret().await.unwrap(), secrets[0]);
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM concierge_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(applied, 1, "each migration applied once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_claim_wins_across_instances_and_every_other_answers_its_result() {
+    let Some(url) = fresh_database("writes_claim").await else {
+        return;
+    };
+    let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
+    let now = 1_000_000;
+    // 30 claims of one key at once, ten per instance: exactly one runs the write.
+    let claims = (0..30).map(|i| instances[i % 3].claim("k", "f", now, DAY));
+    let claims: Vec<Claim> = futures::future::join_all(claims)
+        .await
+        .into_iter()
+        .map(|c| c.unwrap())
+        .collect();
+    let winners = claims.iter().filter(|c| **c == Claim::Claimed).count();
+    assert_eq!(winners, 1, "{claims:?}");
+    assert!(claims.iter().all(|c| *c == Claim::Claimed
+        || *c
+            == Claim::Running {
+                fingerprint: "f".into()
+            }));
+
+    instances[0]
+        .complete("k", &json!({"batchId": 7}))
+        .await
+        .unwrap();
+    for other in &instances[1..] {
+        let done = Claim::Done {
+            fingerprint: "f".into(),
+            result: json!({"batchId": 7}),
+        };
+        assert_eq!(other.peek("k", now + 1).await.unwrap(), Some(done.clone()));
+        assert_eq!(other.claim("k", "f", now + 1, DAY).await.unwrap(), done);
+    }
+    // Past the window the key is free again.
+    let later = now + DAY.as_secs() as i64;
+    assert_eq!(instances[2].peek("k", later).await.unwrap(), None);
+    assert_eq!(
+        instances[2].claim("k", "f", later, DAY).await.unwrap(),
+        Claim::Claimed
+    );
+    // A failed write frees its key for anyone.
+    instances[2].release("k").await.unwrap();
+    assert_eq!(
+        instances[1].claim("k", "f", later, DAY).await.unwrap(),
+        Claim::Claimed
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_of_a_dead_instance_is_taken_over_and_a_live_ones_is_not() {
+    let Some(url) = fresh_database("writes_owner").await else {
+        return;
+    };
+    let (first, second) = (instance(&url), instance(&url));
+    let now = 1_000_000;
+    assert_eq!(
+        first.claim("live", "f", now, DAY).await.unwrap(),
+        Claim::Claimed
+    );
+    assert_eq!(
+        second.claim("live", "f", now, DAY).await.unwrap(),
+        Claim::Running {
+            fingerprint: "f".into()
+        }
+    );
+
+    // An instance killed mid-write: its claim stays, its row goes stale.
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO concierge_instance (owner, alive_until) VALUES ('dead', now() - interval '1 second')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO concierge_write_idempotency (key, fingerprint, state, started_at, expires_at, owner) \
+         VALUES ('orphan', 'f', 'running', $1, $2, 'dead')",
+    )
+    .bind(now)
+    .bind(now + 3600)
+    .execute(&pool)
+    .await
+    .unwrap();
+    // Other arguments under that key are a reuse, not a takeover.
+    assert_eq!(
+        second.claim("orphan", "g", now + 1, DAY).await.unwrap(),
+        Claim::Running {
+            fingerprint: "f".into()
+        }
+    );
+    // Two instances try at once: one takes it over, the other sees it running.
+    let (a, b) = futures::future::join(
+        first.claim("orphan", "f", now + 1, DAY),
+        second.claim("orphan", "f", now + 1, DAY),
+    )
+    .await;
+    let taken = [a.unwrap(), b.unwrap()];
+    assert_eq!(
+        taken.iter().filter(|c| **c == Claim::Claimed).count(),
+        1,
+        "{taken:?}"
+    );
+
+    // The first instance stops: its claims wait until its row goes stale, then are free.
+    drop(first);
+    sqlx::query("UPDATE concierge_instance SET alive_until = now() - interval '1 second' WHERE owner <> 'dead'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let third = instance(&url);
+    assert_eq!(
+        third.claim("live", "f", now + 2, DAY).await.unwrap(),
+        Claim::Claimed
+    );
+}
+
+#[tokio::test]
+async fn a_database_that_does_not_answer_is_reported_quickly_and_retryably() {
+    // Nothing listens on port 1: connecting fails at once, and the store says so.
+    let down = instance("postgres://nobody@127.0.0.1:1/none");
+    let started = std::time::Instant::now();
+    let error = down.claim("k", "f", 0, DAY).await.unwrap_err();
+    assert!(
+        error.0.contains("unreachable") || error.0.contains("migrations"),
+        "{error}"
+    );
+    assert!(
+        !error.0.contains("nobody@"),
+        "no URL in the reason: {error}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(down.secret().await.is_err());
+}
