@@ -345,9 +345,17 @@ async fn token(
 ) -> Result<(), String> {
     let config = load_config(path, Start::Nothing).await?;
     let oauth = config.oauth.ok_or("the config has no [oauth] section")?;
-    let report = concierge_oauth::admin::run(&oauth, operation, &mut std::io::stdin().lock())
-        .await
-        .map_err(|e| e.to_string())?;
+    let shared = match config.state.database() {
+        Some(url) => Some(std::sync::Arc::new(
+            concierge_core::postgres::SharedDatabase::new(url)
+                .map_err(|e| format!("state.database: {e}"))?,
+        )),
+        None => None,
+    };
+    let report =
+        concierge_oauth::admin::run(&oauth, operation, &mut std::io::stdin().lock(), shared)
+            .await
+            .map_err(|e| e.to_string())?;
     print!("{report}");
     Ok(())
 }

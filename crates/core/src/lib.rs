@@ -34,6 +34,8 @@ mod error;
 pub mod idempotency;
 mod limits;
 pub mod messages;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;

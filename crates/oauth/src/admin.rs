@@ -6,7 +6,7 @@
 use std::io::BufRead;
 
 use crate::OAuthConfig;
-use crate::store::{Client, OAuthStore, SqliteStore, StoreError};
+use crate::store::{Client, OAuthStore, PgStore, SqliteStore, StoreError};
 use crate::util::{hash, random_token};
 
 /// What the operator asked for: `concierge token <operation>` (the binary flattens this into its
@@ -76,14 +76,23 @@ pub enum AdminError {
 /// Runs `operation` on the state of the built-in server that `config` describes, reading a
 /// password or token from `input` when the operation needs one; the text for the operator,
 /// one line per item, is returned.
+///
+/// `shared` is the deployment's PostgreSQL when `[state] database` names one: the state every
+/// instance serves from, so an operator's change reaches all of them.
 pub async fn run(
     config: &OAuthConfig,
     operation: Operation,
     input: &mut dyn BufRead,
+    shared: Option<std::sync::Arc<concierge_core::postgres::SharedDatabase>>,
 ) -> Result<String, AdminError> {
     check(config, &operation)?;
-    let database = config.database.as_ref().ok_or(AdminError::NoDatabase)?;
-    let store = SqliteStore::open(database).await?;
+    let store: Box<dyn OAuthStore> = match shared {
+        Some(database) => Box::new(PgStore::new(database)),
+        None => {
+            let database = config.database.as_ref().ok_or(AdminError::NoDatabase)?;
+            Box::new(SqliteStore::open(database).await?)
+        }
+    };
     let mut report = String::new();
     match operation {
         Operation::AddUser { username, role } => {
@@ -255,7 +264,7 @@ mod tests {
         operation: Operation,
         input: &str,
     ) -> Result<String, AdminError> {
-        run(config, operation, &mut input.as_bytes()).await
+        run(config, operation, &mut input.as_bytes(), None).await
     }
 
     #[test]

@@ -33,7 +33,7 @@ use serde::Deserialize;
 pub use endpoints::router;
 pub use error::OAuthError;
 use keys::SigningKey;
-use store::{OAuthStore, SqliteStore};
+use store::{OAuthStore, PgStore, SqliteStore};
 
 /// `[oauth]`: the built-in authorization server.
 #[derive(Debug, Clone, Deserialize)]
@@ -180,10 +180,14 @@ pub struct AuthServer {
 const REVOCATIONS_RELOAD: Duration = Duration::from_secs(10);
 
 impl AuthServer {
+    /// The server over its state: the deployment's shared PostgreSQL when there is one
+    /// (`shared`, several instances), `[oauth] database` (SQLite) otherwise. The signing key and
+    /// the revocations are read here, so the state must answer at start.
     pub async fn open(
         config: &OAuthConfig,
         resources: Vec<String>,
         audit: AuditHook,
+        shared: Option<Arc<concierge_core::postgres::SharedDatabase>>,
     ) -> Result<Arc<Self>, String> {
         let issuer = config.issuer.trim_end_matches('/').to_string();
         url::Url::parse(&issuer).map_err(|e| format!("oauth.issuer: {e}"))?;
@@ -201,25 +205,36 @@ impl AuthServer {
             config.login_label.as_deref(),
             config.scope_titles.clone(),
         );
-        let database = config
-            .database
-            .as_ref()
-            .ok_or("oauth.database: the built-in authorization server keeps its state there")?;
-        let sqlite = Arc::new(
-            SqliteStore::open(database)
-                .await
-                .map_err(|e| format!("oauth.database: {e}"))?,
-        );
-        let store: Arc<dyn OAuthStore> = sqlite.clone();
+        let (store, local_users, where_): (Arc<dyn OAuthStore>, Arc<dyn store::UserDirectory>, _) =
+            match shared {
+                Some(database) => {
+                    let pg = Arc::new(PgStore::new(database));
+                    (pg.clone(), pg, "state.database")
+                }
+                None => {
+                    let database = config.database.as_ref().ok_or(
+                        "oauth.database: the built-in authorization server keeps its state there",
+                    )?;
+                    let sqlite = Arc::new(
+                        SqliteStore::open(database)
+                            .await
+                            .map_err(|e| format!("oauth.database: {e}"))?,
+                    );
+                    (sqlite.clone(), sqlite, "oauth.database")
+                }
+            };
         let users: Arc<dyn store::UserDirectory> = match &config.users {
             Some(remote) => Arc::new(directory::HttpDirectory::new(remote)?),
-            None => sqlite,
+            None => local_users,
         };
         let seed = store
             .signing_seed()
             .await
-            .map_err(|e| format!("oauth.database: {e}"))?;
-        let revoked = store.revoked_jtis().await.map_err(|e| e.to_string())?;
+            .map_err(|e| format!("{where_}: the authorization server's signing key: {e}"))?;
+        let revoked = store
+            .revoked_jtis()
+            .await
+            .map_err(|e| format!("{where_}: {e}"))?;
         config.redirects.check()?;
         Ok(Arc::new(Self {
             issuer,
@@ -301,12 +316,30 @@ impl AuthServer {
             }
             revoked.1.elapsed() >= REVOCATIONS_RELOAD
         };
-        if stale && let Ok(fresh) = self.store.revoked_jtis().await {
-            let mut revoked = self.revoked.write().unwrap_or_else(|p| p.into_inner());
-            *revoked = (fresh.into_iter().collect(), Instant::now());
-            return revoked.0.contains(jti);
+        if !stale {
+            return false;
         }
-        false
+        // One caller reloads; the rest go on with the set they have. A store that does not
+        // answer (a shared database down) is asked again a reload period later, not on every
+        // call: the revocations known so far keep holding meanwhile.
+        {
+            let mut revoked = self.revoked.write().unwrap_or_else(|p| p.into_inner());
+            if revoked.1.elapsed() < REVOCATIONS_RELOAD {
+                return revoked.0.contains(jti);
+            }
+            revoked.1 = Instant::now();
+        }
+        match self.store.revoked_jtis().await {
+            Ok(fresh) => {
+                let mut revoked = self.revoked.write().unwrap_or_else(|p| p.into_inner());
+                revoked.0 = fresh.into_iter().collect();
+                revoked.0.contains(jti)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "oauth: revocations not reloaded; the known ones still hold");
+                false
+            }
+        }
     }
 
     pub fn jwks(&self) -> serde_json::Value {
@@ -380,7 +413,7 @@ mod tests {
             "scope_titles": {"mappy:review:raed": "Read your reviews"},
         }))
         .expect("config");
-        let refused = AuthServer::open(&config, Vec::new(), Arc::new(|_| {}))
+        let refused = AuthServer::open(&config, Vec::new(), Arc::new(|_| {}), None)
             .await
             .err()
             .expect("refused");

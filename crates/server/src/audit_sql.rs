@@ -15,7 +15,7 @@ use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::SqlitePool;
 use tokio::sync::mpsc;
 
-use crate::postgres::kind;
+use concierge_core::postgres::kind;
 
 const QUEUE: usize = 16 * 1024;
 const BATCH: usize = 512;

@@ -17,7 +17,6 @@ pub mod limits;
 mod memory;
 pub mod pipeline;
 mod platform;
-pub mod postgres;
 mod serve;
 pub mod session_id;
 mod sessions;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use concierge_core::idempotency::{Claim, IdempotencyStore};
-use concierge_server::postgres::SharedDatabase;
+use concierge_core::postgres::SharedDatabase;
 use concierge_server::writes::PgIdempotencyStore;
 use serde_json::json;
 
@@ -51,7 +51,7 @@ async fn three_instances_starting_at_once_migrate_once_and_share_one_secret() {
     // A restart (a new store on the same database) keeps it.
     assert_eq!(instance(&url).secret().await.unwrap(), secrets[0]);
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
-    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM concierge_migrations")
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM concierge_writes_migrations")
         .fetch_one(&pool)
         .await
         .unwrap();

@@ -8,62 +8,13 @@
 //! them in CONCIERGE_TEST_REDIS_SERVER and CONCIERGE_TEST_NGINX; without them the test says so
 //! and passes.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::common::cluster::{binary, free_port, start_nginx, start_redis};
 use crate::common::{Raw, Server, coffee_app, initialize, tools_call, tools_list};
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Waits until something accepts connections on `port`.
-fn wait_for(port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on {port}");
-        std::thread::yield_now();
-    }
-}
-
-/// A child process stopped when the test ends: asked with SIGTERM first, so nginx's master
-/// takes its workers along (SIGKILL would leave them running, orphaned), then killed.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::yield_now();
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn binary(variable: &str, name: &str) -> Option<String> {
-    std::env::var(variable).ok().or_else(|| {
-        Command::new(name)
-            .arg("-v")
-            .output()
-            .is_ok()
-            .then(|| name.to_string())
-    })
-}
 
 const SECRET: &str = "the cluster test's shared session secret";
 
@@ -109,65 +60,6 @@ fn start_instance(name: &str, port: u16, redis: u16) -> Server {
     )
 }
 
-/// The nginx of the README's "Deploy several instances": round robin for requests without a
-/// session, the instance named by the session id's prefix for the rest, the others as backups
-/// (which answer 404 for a session they do not hold: the client initializes again).
-fn nginx_config(dir: &Path, listen: u16, instances: &[(&str, u16)]) -> String {
-    let servers = |primary: Option<&str>| {
-        instances
-            .iter()
-            .map(|(name, port)| match primary {
-                Some(p) if p != *name => format!("server 127.0.0.1:{port} backup;"),
-                _ => format!("server 127.0.0.1:{port} max_fails=1 fail_timeout=2s;"),
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut upstreams = format!("upstream concierge {{ {} keepalive 16; }}\n", servers(None));
-    let mut map = String::new();
-    for (name, _) in instances {
-        upstreams.push_str(&format!(
-            "upstream concierge_{name} {{ {} keepalive 8; }}\n",
-            servers(Some(name))
-        ));
-        map.push_str(&format!("    \"~^{name}\\.\" concierge_{name};\n"));
-    }
-    format!(
-        r#"
-daemon off;
-worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {dir}/body;
-  proxy_temp_path {dir}/proxy;
-  fastcgi_temp_path {dir}/fastcgi;
-  uwsgi_temp_path {dir}/uwsgi;
-  scgi_temp_path {dir}/scgi;
-  {upstreams}
-  map $http_mcp_session_id $pool {{
-{map}    default concierge;
-  }}
-  server {{
-    listen 127.0.0.1:{listen};
-    location / {{
-      proxy_pass http://$pool;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_buffering off;
-      proxy_read_timeout 1h;
-      proxy_next_upstream error timeout;
-    }}
-  }}
-}}
-"#,
-        dir = dir.display(),
-    )
-}
-
 #[tokio::test]
 async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_kill() {
     let (Some(redis_bin), Some(nginx_bin)) = (
@@ -178,18 +70,7 @@ async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_ki
         return;
     };
     let work = tempfile::tempdir().unwrap();
-    let redis_port = free_port();
-    let _redis = Process(
-        Command::new(&redis_bin)
-            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(work.path())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server starts"),
-    );
-    wait_for(redis_port, "redis-server");
+    let (_redis, redis_port) = start_redis(&redis_bin, work.path());
 
     let names = ["i1", "i2", "i3"];
     let ports: Vec<u16> = names.iter().map(|_| free_port()).collect();
@@ -199,21 +80,9 @@ async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_ki
         .map(|(name, port)| Some(start_instance(name, *port, redis_port)))
         .collect();
 
-    let listen = free_port();
     let pairs: Vec<(&str, u16)> = names.iter().copied().zip(ports.iter().copied()).collect();
-    let conf = work.path().join("nginx.conf");
-    std::fs::write(&conf, nginx_config(work.path(), listen, &pairs)).unwrap();
-    let _nginx = Process(
-        Command::new(&nginx_bin)
-            .arg("-p")
-            .arg(work.path())
-            .arg("-c")
-            .arg(&conf)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx starts"),
-    );
-    wait_for(listen, "nginx");
+    let listen = free_port();
+    let _nginx = start_nginx(&nginx_bin, work.path(), listen, &pairs);
     let front = format!("http://127.0.0.1:{listen}");
     let raw = Raw::new();
 

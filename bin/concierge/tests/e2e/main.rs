@@ -12,6 +12,7 @@ mod auth;
 mod check;
 mod cli;
 mod cluster;
+mod cluster_state;
 mod coffee;
 mod durability;
 mod hotel;

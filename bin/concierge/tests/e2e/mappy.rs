@@ -16,7 +16,7 @@ use concierge_sim_mappy::{Laravel, Sample};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-const API_KEY: &str = "test-mappy-key";
+pub(crate) const API_KEY: &str = "test-mappy-key";
 const READ_SCOPES: &[&str] = &[
     "mappy:location:read",
     "mappy:review:read",
@@ -24,7 +24,7 @@ const READ_SCOPES: &[&str] = &[
     "mappy:post:read",
     "mappy:batch:read",
 ];
-const ALL_SCOPES: &[&str] = &[
+pub(crate) const ALL_SCOPES: &[&str] = &[
     "mappy:location:read",
     "mappy:review:read",
     "mappy:insight:read",
@@ -64,7 +64,7 @@ impl Default for Settings {
     }
 }
 
-fn sample_path() -> std::path::PathBuf {
+pub(crate) fn sample_path() -> std::path::PathBuf {
     common::examples().join("mappy/sample.json")
 }
 
@@ -147,7 +147,7 @@ idle_timeout = "{idle}"
 }
 
 /// A sample user's sign-in (email and password) by id, from the simulator's data.
-fn credentials(id: u64) -> (String, String) {
+pub(crate) fn credentials(id: u64) -> (String, String) {
     let sample: Value =
         serde_json::from_str(&std::fs::read_to_string(sample_path()).unwrap()).unwrap();
     let user = sample["users"]

@@ -26,7 +26,7 @@ async fn start() -> Running {
         "scopes": ["coffee:read", "coffee:write"],
     }))
     .expect("config");
-    let server = AuthServer::open(&config, vec![RESOURCE.into()], Arc::new(|_| {}))
+    let server = AuthServer::open(&config, vec![RESOURCE.into()], Arc::new(|_| {}), None)
         .await
         .expect("server");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

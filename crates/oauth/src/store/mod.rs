@@ -1,17 +1,21 @@
 //! Everything the authorization server must remember across restarts: its signing key,
 //! clients, pending authorizations, codes, refresh-token families, revoked access tokens and
 //! local users. This module is the contract ([`OAuthStore`], [`UserDirectory`] and the values
-//! they hold); [`SqliteStore`] (`sqlite.rs`) is the embedded backend. The backend is one file rather than one per
+//! they hold); [`SqliteStore`] (`sqlite.rs`) is the embedded backend, [`PgStore`] (`postgres.rs`)
+//! the one several instances share. The backend is one file rather than one per
 //! kind of state because it is one `impl OAuthStore` (Rust keeps a trait's impl in one block),
 //! and splitting the trait per kind would make every caller import several traits for one
 //! store.
 
+mod passwords;
+mod postgres;
 mod sqlite;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// A registered client.
@@ -56,6 +60,18 @@ pub struct StoreError(pub String);
 impl From<String> for StoreError {
     fn from(message: String) -> Self {
         Self(message)
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        Self(error.to_string())
+    }
+}
+
+impl From<concierge_core::StoreUnavailable> for StoreError {
+    fn from(error: concierge_core::StoreUnavailable) -> Self {
+        Self(error.0)
     }
 }
 

@@ -29,12 +29,6 @@ CREATE INDEX IF NOT EXISTS oauth_family_access_family ON oauth_family_access (fa
 CREATE TABLE IF NOT EXISTS oauth_user (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, role TEXT NOT NULL, created_at INTEGER NOT NULL);
 "#;
 
-impl From<sqlx::Error> for StoreError {
-    fn from(error: sqlx::Error) -> Self {
-        Self(error.to_string())
-    }
-}
-
 #[async_trait::async_trait]
 impl UserDirectory for SqliteStore {
     async fn sign_in(
@@ -55,16 +49,6 @@ impl UserDirectory for SqliteStore {
 pub struct SqliteStore {
     pool: SqlitePool,
 }
-
-/// An argon2 hash no password matches, checked for unknown user names.
-static UNKNOWN_USER_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    use argon2::password_hash::{PasswordHasher, SaltString};
-    let salt = SaltString::encode_b64(&[7u8; 16]).expect("a fixed salt encodes");
-    argon2::Argon2::default()
-        .hash_password(crate::util::random_token(24).as_bytes(), &salt)
-        .map(|h| h.to_string())
-        .unwrap_or_default()
-});
 
 fn now() -> i64 {
     chrono::Utc::now().timestamp()
@@ -392,14 +376,7 @@ impl OAuthStore for SqliteStore {
     }
 
     async fn put_user(&self, username: &str, password: &str, role: &str) -> Result<(), StoreError> {
-        use argon2::password_hash::{PasswordHasher, SaltString};
-        let mut salt = [0u8; 16];
-        getrandom::fill(&mut salt).map_err(|e| e.to_string())?;
-        let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
-        let hashed = argon2::Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map_err(|e| e.to_string())?
-            .to_string();
+        let hashed = super::passwords::hash(password)?;
         sqlx::query(
             "INSERT INTO oauth_user (username, password_hash, role, created_at) VALUES (?, ?, ?, ?) \
              ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role",
@@ -420,28 +397,14 @@ impl OAuthStore for SqliteStore {
         username: &str,
         password: &str,
     ) -> Result<Option<String>, StoreError> {
-        use argon2::password_hash::{PasswordHash, PasswordVerifier};
         let row = sqlx::query("SELECT password_hash, role FROM oauth_user WHERE username = ?")
             .bind(username)
             .fetch_optional(&self.pool)
             .await?;
-        let Some(row) = row else {
-            // Same work for an unknown name as for a wrong password: the time it takes must
-            // not tell which user names exist.
-            if let Ok(parsed) = PasswordHash::new(&UNKNOWN_USER_HASH) {
-                let _ = argon2::Argon2::default().verify_password(password.as_bytes(), &parsed);
-            }
-            return Ok(None);
-        };
-        let stored: String = row.get(0);
-        let ok = PasswordHash::new(&stored)
-            .map(|parsed| {
-                argon2::Argon2::default()
-                    .verify_password(password.as_bytes(), &parsed)
-                    .is_ok()
-            })
-            .unwrap_or(false);
-        Ok(ok.then(|| row.get(1)))
+        let stored = row.as_ref().map(|row| row.get::<&str, _>(0));
+        Ok(super::passwords::verify(stored, password)
+            .then(|| row.map(|row| row.get(1)))
+            .flatten())
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ::redis::aio::ConnectionManager;
+use concierge_core::postgres::SharedDatabase;
 use concierge_core::{RateLimitStore, ToolSet};
 
 use super::{Apps, BuiltEndpoint, Mounted, OAuthSetup};
@@ -14,7 +15,6 @@ use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
 use crate::endpoint::{Endpoint, MountedTool};
 use crate::pipeline::origin::BrowserRules;
 use crate::pipeline::{Authenticator, Guard};
-use crate::postgres::SharedDatabase;
 use crate::sessions::SessionTable;
 use crate::tokens::TokenList;
 use crate::writes::{PgIdempotencyStore, Writes};
@@ -197,6 +197,7 @@ pub(super) async fn audit_sinks(
 pub(super) async fn oauth(
     config: &Config,
     sinks: &BTreeMap<String, AuditSink>,
+    database: Option<&Arc<SharedDatabase>>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<OAuthSetup> {
     let oauth_config = config.oauth.as_ref()?;
@@ -238,7 +239,8 @@ pub(super) async fn oauth(
             }
         };
     }
-    match concierge_oauth::AuthServer::open(oauth_config, resources, hook).await {
+    match concierge_oauth::AuthServer::open(oauth_config, resources, hook, database.cloned()).await
+    {
         Ok(server) => Some(OAuthSetup {
             base,
             scopes: server.scopes.clone(),

@@ -237,9 +237,9 @@ impl Platform {
         build::check_names(&config, &apps, &mut errors);
         let tool_sets = build::tool_sets(&config, &apps, &mut errors).await;
         let sinks = build::audit_sinks(&config, &mut errors).await;
-        let oauth = build::oauth(&config, &sinks, &mut errors).await;
-        let redis = build::redis(&config, &mut errors);
         let database = build::database(&config, &mut errors);
+        let oauth = build::oauth(&config, &sinks, database.as_ref(), &mut errors).await;
+        let redis = build::redis(&config, &mut errors);
         let shared = build::Shared {
             config: &config,
             apps: &apps,

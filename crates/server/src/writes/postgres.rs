@@ -19,7 +19,7 @@ use serde_json::Value;
 use sqlx::Row;
 use sqlx::postgres::PgPool;
 
-use crate::postgres::{SharedDatabase, unavailable};
+use concierge_core::postgres::{Migrated, Schema, SharedDatabase, unavailable};
 
 /// How often an instance renews its row.
 pub const HEARTBEAT: Duration = Duration::from_secs(3);
@@ -28,8 +28,18 @@ pub const ALIVE_FOR: Duration = Duration::from_secs(15);
 
 const STORE: &str = "idempotency store";
 
+/// The records, the secret and the instances that hold claims.
+static SCHEMA: Schema = Schema {
+    table: "concierge_writes_migrations",
+    migrations: &[(
+        1,
+        "idempotency records, write secret, instances",
+        include_str!("../../migrations/writes/0001_records.sql"),
+    )],
+};
+
 pub struct PgIdempotencyStore {
-    database: Arc<SharedDatabase>,
+    database: Arc<Migrated>,
     owner: String,
     heartbeat: tokio::task::AbortHandle,
 }
@@ -37,6 +47,7 @@ pub struct PgIdempotencyStore {
 impl PgIdempotencyStore {
     /// The store, with this instance's heartbeat running (it stops when the store is dropped).
     pub fn new(database: Arc<SharedDatabase>) -> Self {
+        let database = Arc::new(Migrated::new(database, &SCHEMA));
         let owner = uuid::Uuid::new_v4().simple().to_string();
         let heartbeat = tokio::spawn(beat(database.clone(), owner.clone())).abort_handle();
         Self {
@@ -49,7 +60,7 @@ impl PgIdempotencyStore {
     /// The pool, once the schema is current and this instance's row is there: a claim is never
     /// made before other instances can see its owner alive.
     async fn pool(&self) -> Result<&PgPool, StoreUnavailable> {
-        let pool = self.database.ready().await?;
+        let pool = self.database.pool().await?;
         renew(pool, &self.owner)
             .await
             .map_err(|e| unavailable(STORE, e))?;
@@ -168,12 +179,12 @@ async fn renew(pool: &PgPool, owner: &str) -> Result<(), sqlx::Error> {
 }
 
 /// Keeps this instance's row fresh, and forgets instances gone for an hour.
-async fn beat(database: Arc<SharedDatabase>, owner: String) {
+async fn beat(database: Arc<Migrated>, owner: String) {
     let mut ticks = tokio::time::interval(HEARTBEAT);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        let Ok(pool) = database.ready().await else {
+        let Ok(pool) = database.pool().await else {
             continue;
         };
         if let Err(error) = renew(pool, &owner).await {
@@ -191,7 +202,7 @@ async fn beat(database: Arc<SharedDatabase>, owner: String) {
 #[async_trait::async_trait]
 impl IdempotencyStore for PgIdempotencyStore {
     async fn secret(&self) -> Result<[u8; 32], StoreUnavailable> {
-        let pool = self.database.ready().await?;
+        let pool = self.database.pool().await?;
         let mut fresh = [0u8; 32];
         fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
         fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
@@ -227,7 +238,7 @@ impl IdempotencyStore for PgIdempotencyStore {
     }
 
     async fn peek(&self, key: &str, now: i64) -> Result<Option<Claim>, StoreUnavailable> {
-        let pool = self.database.ready().await?;
+        let pool = self.database.pool().await?;
         let row = sqlx::query(
             "SELECT fingerprint, state, result FROM concierge_write_idempotency \
              WHERE key = $1 AND expires_at > $2",
@@ -253,7 +264,7 @@ impl IdempotencyStore for PgIdempotencyStore {
     }
 
     async fn complete(&self, key: &str, result: &Value) -> Result<(), StoreUnavailable> {
-        let pool = self.database.ready().await?;
+        let pool = self.database.pool().await?;
         sqlx::query(
             "UPDATE concierge_write_idempotency SET state = 'done', result = $1 WHERE key = $2",
         )
@@ -266,7 +277,7 @@ impl IdempotencyStore for PgIdempotencyStore {
     }
 
     async fn release(&self, key: &str) -> Result<(), StoreUnavailable> {
-        let pool = self.database.ready().await?;
+        let pool = self.database.pool().await?;
         sqlx::query("DELETE FROM concierge_write_idempotency WHERE key = $1 AND state = 'running'")
             .bind(key)
             .execute(pool)

@@ -1,6 +1,7 @@
 //! A real `concierge` process on 127.0.0.1, a real MCP client, and helpers to read what it wrote.
 #![allow(dead_code)] // each area uses a different part of the harness
 
+pub mod cluster;
 pub mod oauth;
 pub mod ski;
 

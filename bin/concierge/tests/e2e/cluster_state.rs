@@ -1,0 +1,416 @@
+//! Three instances of one Mappy deployment behind nginx, sharing Redis and PostgreSQL, in front
+//! of one simulator of Mappy's API: what one instance did, every other one knows.
+//!
+//! - The OAuth flow crosses instances: registration and the sign-in page on the first, the
+//!   form posted to the second, the code redeemed on the third, the refresh on the first.
+//! - A confirm token one instance issued confirms the write on another; the same write sent to
+//!   the third answers the first one's batch.
+//! - PostgreSQL stopped: writes are refused as retryable and nothing is written, reads go on,
+//!   `/health` says which store is down; PostgreSQL started: writes work again, no restart.
+//! - An instance killed (kill -9) under a load of idempotent writes through nginx: each client
+//!   resends until it has an answer, and every write is answered and made exactly once.
+//!
+//! The real parts: `redis-server`, PostgreSQL, `nginx` and three `concierge serve` processes on
+//! free loopback ports of this test; test.sh installs them from Debian. Without them the test
+//! says so and passes.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::cluster::{Postgres, binary, free_port, start_nginx, start_redis};
+use crate::common::oauth::{http, query};
+use crate::common::{Raw, Server, header, tools_call};
+use crate::mappy::{ALL_SCOPES, API_KEY, credentials, sample_path};
+
+const SECRET: &str = "the state test's shared session secret";
+const REDIRECT: &str = "http://127.0.0.1:5000/callback";
+
+struct Deployment<'a> {
+    front: &'a str,
+    redis: u16,
+    database: &'a str,
+    api: &'a str,
+}
+
+fn instance_config(dir: &Path, name: &str, port: u16, d: &Deployment) -> String {
+    let scopes = serde_json::to_string(ALL_SCOPES).unwrap();
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:{port}"
+max_connections_per_peer = 512
+health_cache = "0s"
+
+[state]
+redis = "redis://127.0.0.1:{redis}/"
+database = "{database}"
+instance = "{name}"
+session_secret = "{SECRET}"
+
+[limits]
+read = "10000/minute"
+write = "10000/minute"
+
+[audit.mappy]
+path = "{dir}/mappy.log"
+
+[oauth]
+issuer = "{front}"
+scopes = {scopes}
+audit = "mappy"
+
+[oauth.users]
+url = "{api}/api/mcp/auth/sign-in"
+headers = {{ Authorization = "Bearer {API_KEY}" }}
+
+[writes]
+# Not used: [state] database keeps the records of every instance.
+database = "{dir}/writes.sqlite"
+
+[apps.mappy]
+base_url = "{api}"
+api_key = "{API_KEY}"
+write_timeout = "20s"
+
+[[endpoint]]
+path = "/mappy/mcp"
+tools = ["mappy.*"]
+auth = {{ kind = "oauth", scopes = {scopes} }}
+session = "stateless"
+rate_limit_key = "token"
+rate_limit = "read"
+write_rate_limit = "write"
+audit = "mappy"
+"#,
+        dir = dir.display(),
+        front = d.front,
+        redis = d.redis,
+        database = d.database,
+        api = d.api,
+    )
+}
+
+/// The tool's answer to one `tools/call` posted to `url`: (is it an error, its document).
+async fn call(raw: &Raw, url: &str, token: &str, tool: &str, arguments: Value) -> (bool, Value) {
+    let answer = raw
+        .post(url, Some(token), None, tools_call(1, tool, arguments))
+        .await;
+    let result = &answer.message()["result"];
+    let is_error = answer.status != 200 || result["isError"] == true;
+    let document = result.get("structuredContent").cloned().unwrap_or_else(|| {
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        serde_json::from_str(text)
+            .unwrap_or_else(|_| json!({"status": answer.status, "body": answer.body}))
+    });
+    (is_error, document)
+}
+
+fn code_of(document: &Value) -> String {
+    document["error"]["code"]
+        .as_str()
+        .or(document["code"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill() {
+    let (Some(redis_bin), Some(nginx_bin)) = (
+        binary("CONCIERGE_TEST_REDIS_SERVER", "redis-server"),
+        binary("CONCIERGE_TEST_NGINX", "nginx"),
+    ) else {
+        eprintln!("no redis-server or nginx here: the shared-state cluster test is skipped");
+        return;
+    };
+    let Some(postgres) = Postgres::start() else {
+        eprintln!("no PostgreSQL here: the shared-state cluster test is skipped");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let (_redis, redis) = start_redis(&redis_bin, work.path());
+    let sample = concierge_sim_mappy::Sample::load(&sample_path()).expect("sample");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let laravel = concierge_sim_mappy::serve(listener, sample, API_KEY, Duration::ZERO).await;
+    let api = format!("http://{}", laravel.addr());
+    let listen = free_port();
+    let front = format!("http://127.0.0.1:{listen}");
+    let database = postgres.url();
+    let deployment = Deployment {
+        front: &front,
+        redis,
+        database: &database,
+        api: &api,
+    };
+
+    let names = ["s1", "s2", "s3"];
+    let ports: Vec<u16> = names.iter().map(|_| free_port()).collect();
+    let start = |i: usize| {
+        Server::start(
+            |dir| instance_config(dir, names[i], ports[i], &deployment),
+            &[],
+        )
+    };
+    let mut instances: Vec<Option<Server>> = (0..3).map(|i| Some(start(i))).collect();
+    let pairs: Vec<(&str, u16)> = names.iter().copied().zip(ports.iter().copied()).collect();
+    let _nginx = start_nginx(&nginx_bin, work.path(), listen, &pairs);
+    let direct = |i: usize| format!("http://127.0.0.1:{}", ports[i]);
+    let resource = format!("{front}/mappy/mcp");
+
+    // OAuth across instances: register and open the sign-in page on s1, post it to s2,
+    // redeem the code on s3, refresh on s1.
+    let client_id = crate::common::oauth::register_public(&direct(0), "Claude").await;
+    let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
+    let authorize = reqwest::Url::parse_with_params(
+        &format!("{}/authorize", direct(0)),
+        &[
+            ("response_type", "code"),
+            ("client_id", &client_id),
+            ("redirect_uri", REDIRECT),
+            ("scope", &ALL_SCOPES.join(" ")),
+            ("state", "s1"),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            ("resource", &resource),
+        ],
+    )
+    .unwrap();
+    let page = http().get(authorize).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    let csrf = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a CSRF field");
+    let (email, password) = credentials(10);
+    let decided = http()
+        .post(format!("{}/authorize", direct(1)))
+        .form(&[
+            ("csrf", csrf),
+            ("username", &email),
+            ("password", &password),
+            ("decision", "allow"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert!(decided.status().is_redirection(), "{}", decided.status());
+    let back = reqwest::Url::parse(&header(&decided, "location")).unwrap();
+    let code = query(&back, "code").expect("a code");
+    let tokens: Value = http()
+        .post(format!("{}/token", direct(2)))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &client_id),
+            ("code_verifier", verifier.secret()),
+            ("resource", &resource),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let first_refresh = tokens["refresh_token"].as_str().expect("a refresh token");
+    let refresh = |on: usize, token: String| {
+        let (url, client_id) = (format!("{}/token", direct(on)), client_id.clone());
+        async move {
+            http()
+                .post(url)
+                .form(&[
+                    ("grant_type", "refresh_token"),
+                    ("refresh_token", &token),
+                    ("client_id", &client_id),
+                ])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let refreshed = refresh(0, first_refresh.to_string()).await;
+    assert_eq!(refreshed.status(), 200);
+    let refreshed: Value = refreshed.json().await.unwrap();
+    // The rotation goes on on another instance.
+    let second_refresh = refreshed["refresh_token"]
+        .as_str()
+        .expect("a rotated refresh token");
+    let refreshed = refresh(1, second_refresh.to_string()).await;
+    assert_eq!(refreshed.status(), 200);
+    let refreshed: Value = refreshed.json().await.unwrap();
+    let token = refreshed["access_token"].as_str().expect("an access token");
+
+    // Every instance accepts the token (one key set).
+    let raw = Raw::new();
+    for i in 0..3 {
+        let url = format!("{}/mappy/mcp", direct(i));
+        let (error, location) = call(
+            &raw,
+            &url,
+            token,
+            "location_get",
+            json!({"location_id": 102}),
+        )
+        .await;
+        assert!(!error, "{}: {location}", names[i]);
+    }
+
+    // A confirm token from s1 confirms on s2; the same write on s3 answers s2's batch.
+    let hours = json!({"monday": [{"open": "06:00", "close": "14:00"}]});
+    let arguments =
+        json!({"location_id": 102, "regular_hours": hours, "idempotency_key": "hours-1"});
+    let on = |i: usize| format!("{}/mappy/mcp", direct(i));
+    let (_, preview) = call(
+        &raw,
+        &on(0),
+        token,
+        "location_hours_update",
+        arguments.clone(),
+    )
+    .await;
+    assert_eq!(preview["confirmationRequired"], true, "{preview}");
+    let mut confirmed = arguments.clone();
+    confirmed["confirm_token"] = preview["confirmToken"].clone();
+    let (error, done) = call(
+        &raw,
+        &on(1),
+        token,
+        "location_hours_update",
+        confirmed.clone(),
+    )
+    .await;
+    assert!(!error, "{done}");
+    let batch = done["batch_id"].as_str().expect("a batch").to_string();
+    let (error, replay) = call(&raw, &on(2), token, "location_hours_update", confirmed).await;
+    assert!(!error, "{replay}");
+    assert_eq!(replay["batch_id"], batch.as_str());
+    assert_eq!(replay["idempotentReplay"], true);
+    assert_eq!(laravel.batches_created(), 1);
+
+    // PostgreSQL stops: a write is refused as retryable and nothing reaches Mappy; reads go on;
+    // /health names the store.
+    postgres.stop();
+    let post = |key: &str| json!({"location_ids": [104], "summary": "Khai trương chi nhánh mới", "topic_type": "STANDARD", "idempotency_key": key});
+    let (error, refused) = call(&raw, &on(0), token, "post_create", post("post-down")).await;
+    assert!(error, "{refused}");
+    assert_eq!(code_of(&refused), "state_unavailable", "{refused}");
+    assert!(
+        refused["error"]["retryAfterSeconds"].as_u64().is_some(),
+        "{refused}"
+    );
+    assert_eq!(laravel.batches_created(), 1);
+    let (error, read) = call(
+        &raw,
+        &on(1),
+        token,
+        "location_get",
+        json!({"location_id": 102}),
+    )
+    .await;
+    assert!(!error, "a read needs no shared database: {read}");
+    let health: Value = http()
+        .get(format!("{}/health", direct(2)))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(health["stores"]["postgres"]["status"], "down", "{health}");
+    assert_eq!(health["stores"]["redis"]["status"], "ok", "{health}");
+
+    // PostgreSQL is back: the same write goes through, with no restart of any instance.
+    postgres.resume();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (error, answer) = call(&raw, &on(0), token, "post_create", post("post-down")).await;
+        if !error {
+            assert!(answer["batch_id"].is_string(), "{answer}");
+            break;
+        }
+        assert_eq!(code_of(&answer), "state_unavailable", "{answer}");
+        assert!(
+            Instant::now() < deadline,
+            "writes did not come back: {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(laravel.batches_created(), 2);
+
+    // kill -9 of s2 while writes are in flight through nginx. Mappy accepts them at once and
+    // answers late, so s2 dies holding claims whose writes did happen. Each client resends its
+    // write with its key until it has an answer.
+    let writes = 12;
+    laravel.answer_writes_late(writes, Duration::from_millis(1500));
+    let through = format!("{front}/mappy/mcp");
+    let load = (0..writes).map(|n| {
+        let (raw, url, key) = (&raw, &through, format!("load-{n}"));
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                let (error, answer) = call(raw, url, token, "post_create", post(&key)).await;
+                if !error {
+                    return (key, answer["batch_id"].as_str().unwrap().to_string(), tries);
+                }
+                // What a client may meet meanwhile: the balancer's 502 for the request the dead
+                // instance held, or the key's write still running (until the dead instance's
+                // claim is taken over).
+                let code = code_of(&answer);
+                assert!(
+                    answer["status"] == 502
+                        || code == "write_in_progress"
+                        || code == "state_unavailable",
+                    "{key}: {answer}"
+                );
+                assert!(Instant::now() < deadline, "{key} never answered: {answer}");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+    });
+    let accepted_before = laravel.write_requests();
+    let killer = async {
+        // Once Mappy has accepted every write of the load (their answers are still on the way).
+        while laravel.write_requests() < accepted_before + writes {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut dead = instances[1].take().unwrap();
+        dead.child.kill().unwrap();
+        dead.child.wait().unwrap();
+    };
+    let (answers, ()) = futures::future::join(futures::future::join_all(load), killer).await;
+    let batches: BTreeSet<&str> = answers.iter().map(|(_, b, _)| b.as_str()).collect();
+    assert_eq!(batches.len(), writes, "one batch per write: {answers:?}");
+    assert_eq!(
+        laravel.batches_created(),
+        2 + writes,
+        "no write lost or made twice: {answers:?}"
+    );
+    assert!(
+        answers.iter().any(|(_, _, tries)| *tries > 1),
+        "the kill cut no write short: {answers:?}"
+    );
+    // Every answer holds: each key replays its batch on the instances that live.
+    for (key, batch, _) in &answers {
+        let (error, replay) = call(&raw, &on(2), token, "post_create", post(key)).await;
+        assert!(!error, "{replay}");
+        assert_eq!(replay["batch_id"], batch.as_str(), "{key}");
+    }
+
+    // s2 restarts and rejoins: it knows the writes made before it died.
+    instances[1] = Some(start(1));
+    let (error, replay) = call(&raw, &on(1), token, "post_create", post("load-0")).await;
+    assert!(!error, "{replay}");
+    assert_eq!(replay["idempotentReplay"], true, "{replay}");
+
+    // A refresh token rotated out on one instance is spent for all: reusing it is refused (and
+    // revokes its family, as reuse detection does).
+    let reused = refresh(2, first_refresh.to_string()).await;
+    assert_eq!(reused.status(), 400);
+}
