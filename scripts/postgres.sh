@@ -1,6 +1,8 @@
 # Sourced by scripts/test.sh: start_postgres installs Debian's PostgreSQL when it is missing, starts
 # a throwaway server on a free loopback port (its data in a temp dir, removed at exit), and exports
-# CONCIERGE_TEST_POSTGRES (a postgres:// URL) for the tests that put the audit table there.
+# CONCIERGE_TEST_POSTGRES (a postgres:// URL) for the tests that put shared state there, and
+# CONCIERGE_TEST_PG_BIN (the server's programs) for the tests that start, stop and restart a
+# PostgreSQL of their own.
 start_postgres() {
   local sudo=
   [ "$(id -u)" = 0 ] || sudo=sudo
@@ -29,6 +31,7 @@ start_postgres() {
   "${as[@]}" "$bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w \
     -o "-p $port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
   export CONCIERGE_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres"
+  export CONCIERGE_TEST_PG_BIN="$bin"
   pg_stop="${as[*]} $bin/pg_ctl -D $pg_dir/data -m fast stop"
   trap 'eval "$pg_stop" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
 }

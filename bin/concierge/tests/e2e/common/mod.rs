@@ -218,6 +218,11 @@ impl Server {
             .env_remove("BXH_SIMULATOR_LISTEN")
             .env_remove("APP_CMS_SIMULATOR_LISTEN")
             .env_remove("MAPPY_SIMULATOR_LISTEN")
+            // A developer's shared stores must not leak into a test's deployment.
+            .env_remove("CONCIERGE_REDIS_URL")
+            .env_remove("CONCIERGE_DATABASE_URL")
+            .env_remove("CONCIERGE_INSTANCE")
+            .env_remove("CONCIERGE_SESSION_SECRET")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
