@@ -10,7 +10,6 @@ pub mod rules;
 mod schema;
 pub mod store;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use concierge_core::{
@@ -29,8 +28,9 @@ pub const INVALID: &str = "MCP_SUBMIT_PAYLOAD_INVALID";
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntakeConfig {
-    /// The SQLite database file (created).
-    pub database: PathBuf,
+    /// Where submissions are recorded: a SQLite file (created), or a `postgres://` URL — the
+    /// deployment's shared database, so every instance records each source message once.
+    pub database: String,
     /// The platform's single ACTIVE hotel; submissions never choose it.
     pub hotel_id: String,
 }

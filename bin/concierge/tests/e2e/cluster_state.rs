@@ -70,6 +70,10 @@ headers = {{ Authorization = "Bearer {API_KEY}" }}
 # Not used: [state] database keeps the records of every instance.
 database = "{dir}/writes.sqlite"
 
+[apps.intake]
+database = "{database}"
+hotel_id = "TH-CLUSTER"
+
 [apps.mappy]
 base_url = "{api}"
 api_key = "{API_KEY}"
@@ -84,6 +88,12 @@ rate_limit_key = "token"
 rate_limit = "read"
 write_rate_limit = "write"
 audit = "mappy"
+
+[[endpoint]]
+path = "/hotel/mcp"
+tools = ["intake.*"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+session = "stateless"
 "#,
         dir = dir.display(),
         front = d.front,
@@ -150,7 +160,7 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
     let start = |i: usize| {
         Server::start(
             |dir| instance_config(dir, names[i], ports[i], &deployment),
-            &[],
+            &[("APP_MCP_TOKENS", "backoffice:hotel-token")],
         )
     };
     let mut instances: Vec<Option<Server>> = (0..3).map(|i| Some(start(i))).collect();
@@ -246,7 +256,7 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
 
     // Every instance accepts the token (one key set).
     let raw = Raw::new();
-    for i in 0..3 {
+    for (i, name) in names.iter().enumerate() {
         let url = format!("{}/mappy/mcp", direct(i));
         let (error, location) = call(
             &raw,
@@ -256,7 +266,7 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
             json!({"location_id": 102}),
         )
         .await;
-        assert!(!error, "{}: {location}", names[i]);
+        assert!(!error, "{name}: {location}");
     }
 
     // A confirm token from s1 confirms on s2; the same write on s3 answers s2's batch.
@@ -290,6 +300,38 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
     assert_eq!(replay["batch_id"], batch.as_str());
     assert_eq!(replay["idempotentReplay"], true);
     assert_eq!(laravel.batches_created(), 1);
+
+    // One hotel message submitted to the three instances at once: one batch, two duplicates.
+    let message: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::common::examples().join("hotel/parent-split.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let submits = (0..3).map(|i| {
+        let (raw, url, message) = (&raw, format!("{}/hotel/mcp", direct(i)), message.clone());
+        async move {
+            call(
+                raw,
+                &url,
+                "hotel-token",
+                "th_hotel_submit_task_results",
+                message,
+            )
+            .await
+        }
+    });
+    let submitted = futures::future::join_all(submits).await;
+    assert!(submitted.iter().all(|(error, _)| !error), "{submitted:?}");
+    let batches: BTreeSet<String> = submitted
+        .iter()
+        .map(|(_, a)| a["batch_id"].to_string())
+        .collect();
+    assert_eq!(batches.len(), 1, "{submitted:?}");
+    let duplicates = submitted
+        .iter()
+        .filter(|(_, a)| a["duplicate"] == true)
+        .count();
+    assert_eq!(duplicates, 2, "{submitted:?}");
 
     // PostgreSQL stops: a write is refused as retryable and nothing reaches Mappy; reads go on;
     // /health names the store.
