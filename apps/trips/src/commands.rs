@@ -40,9 +40,11 @@ impl Command {
                 refresh,
                 ignore_window,
             } => {
+                // An operator's run is never skipped for a slot: they asked for it now.
                 let options = RunOptions {
                     refresh,
                     ignore_window,
+                    slot: None,
                 };
                 let report = crate::sync(config, options).await?;
                 // Busy (another run has the lock) and paused (TYPO3 asked us to wait) are the

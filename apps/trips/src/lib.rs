@@ -13,7 +13,6 @@ pub mod content;
 pub mod tools;
 pub mod trip_tools;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,15 +22,16 @@ use serde::Deserialize;
 use content::clock::{Clock, SystemClock};
 use content::schedule::{Freshness, Job, ScheduleConfig};
 use content::search::ContentIndex;
-use content::store::{ContentStore, SqliteStore};
-use content::sync::{FeedSettings, RunOptions, SyncReport, Syncer};
+use content::store::{ContentStore, PgContentStore, SqliteStore};
+use content::sync::{FeedSettings, RunOptions, SLOT, SyncReport, Syncer};
 
 /// `[apps.trips]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TripsConfig {
-    /// The content mirror (SQLite).
-    pub database: PathBuf,
+    /// The content mirror: a SQLite file, or a `postgres://` URL — the deployment's shared
+    /// database, where several instances search one mirror and one sync serves them all.
+    pub database: String,
     pub feed: FeedConfig,
     #[serde(default)]
     pub schedule: ScheduleConfig,
@@ -68,7 +68,8 @@ impl TripsConfig {
         let timeout = self.feed.timeout;
         reqwest::Url::parse(&self.feed.base_url)
             .map_err(|e| format!("feed.base_url: `{}` is not a URL: {e}", self.feed.base_url))?;
-        let mut lock = self.database.clone().into_os_string();
+        // The file lock of a mirror on this host (a shared one locks its runs in the database).
+        let mut lock = std::ffi::OsString::from(&self.database);
         lock.push(".sync.lock");
         Ok(FeedSettings {
             base_url: self.feed.base_url.clone(),
@@ -78,8 +79,17 @@ impl TripsConfig {
         })
     }
 
+    fn is_shared(&self) -> bool {
+        self.database.starts_with("postgres://") || self.database.starts_with("postgresql://")
+    }
+
     async fn store(&self) -> Result<Arc<dyn ContentStore>, String> {
-        let store = SqliteStore::open(&self.database)
+        if self.is_shared() {
+            let store =
+                PgContentStore::new(&self.database).map_err(|e| format!("database: {e}"))?;
+            return Ok(Arc::new(store));
+        }
+        let store = SqliteStore::open(std::path::Path::new(&self.database))
             .await
             .map_err(|e| format!("database: {e}"))?;
         Ok(Arc::new(store))
@@ -171,6 +181,9 @@ pub async fn scheduler(
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let syncer = Syncer::new(config.feed_settings()?, store.clone(), clock.clone())?;
     let schedule = config.schedule.clone();
+    // Every instance sharing the mirror runs this schedule: a run whose slot another instance
+    // took does nothing (one instance alone never meets its own runs in a slot).
+    let slot = config.is_shared().then_some(SLOT);
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()
@@ -184,19 +197,23 @@ pub async fn scheduler(
                 }
             }
         };
+        let scheduled = RunOptions {
+            slot,
+            ..RunOptions::default()
+        };
         if schedule.at_start {
-            delta(RunOptions::default()).await;
+            delta(scheduled).await;
         }
         loop {
             let (at, job) = schedule.next(weekly, clock.now());
             let wait = (at - clock.now()).to_std().unwrap_or_default();
             clock.sleep(wait).await;
             match job {
-                Job::Delta => delta(RunOptions::default()).await,
+                Job::Delta => delta(scheduled).await,
                 Job::Refresh => {
                     delta(RunOptions {
                         refresh: true,
-                        ignore_window: false,
+                        ..scheduled
                     })
                     .await
                 }

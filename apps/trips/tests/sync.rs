@@ -271,8 +271,8 @@ async fn ignore_window_and_the_night_lift_the_budget() {
     let mirror = Mirror::new(&typo3).await;
     let report = mirror
         .run(RunOptions {
-            refresh: false,
             ignore_window: true,
+            ..RunOptions::default()
         })
         .await;
     assert_eq!(report.pages_fetched, 55);
@@ -303,7 +303,7 @@ async fn refresh_refetches_items_older_than_seven_days_oldest_first() {
     mirror
         .run(RunOptions {
             refresh: true,
-            ignore_window: false,
+            ..RunOptions::default()
         })
         .await;
     assert_eq!(

@@ -40,6 +40,24 @@ struct Feed {
     api_key: String,
 }
 
+/// One request as the simulator saw it: when it arrived and when its answer was ready.
+#[derive(Debug, Clone)]
+pub struct Served {
+    pub path: String,
+    pub arrived: std::time::Instant,
+    pub answered: std::time::Instant,
+}
+
+/// Every request served so far, in arrival order (for tests of the sync's load rules).
+#[derive(Debug, Clone, Default)]
+pub struct RequestLog(Arc<std::sync::Mutex<Vec<Served>>>);
+
+impl RequestLog {
+    pub fn requests(&self) -> Vec<Served> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
 /// Binds `listen` (loopback only; port 0 picks a free one), loads the feed, and returns the
 /// address it got and the serving future.
 pub async fn start(
@@ -51,6 +69,22 @@ pub async fn start(
     ),
     String,
 > {
+    let (addr, serving, _) = start_logged(config).await?;
+    Ok((addr, serving))
+}
+
+/// As [`start`], with the log of the requests it serves.
+pub async fn start_logged(
+    config: &SimulatorConfig,
+) -> Result<
+    (
+        std::net::SocketAddr,
+        impl std::future::Future<Output = ()> + Send + 'static,
+        RequestLog,
+    ),
+    String,
+> {
+    let log = RequestLog::default();
     let (listener, addr) = concierge_sim_common::bind(&config.listen).await?;
     let feed = Arc::new(load(&config.feed, &addr.to_string(), &config.api_key)?);
     tracing::info!(%addr, "TYPO3 content feed SIMULATOR listening (demo data from {})", config.feed.display());
@@ -58,12 +92,31 @@ pub async fn start(
         .route(MANIFEST_PATH, get(manifest))
         .route(RECORDS_PATH, post(records))
         .route("/_pages/{*path}", get(page))
-        .with_state(feed);
-    Ok((addr, async move {
+        .with_state(feed)
+        .layer(axum::middleware::from_fn_with_state(log.clone(), record));
+    let serving = async move {
         if let Err(error) = axum::serve(listener, app).await {
             tracing::error!(%error, "TYPO3 simulator stopped");
         }
-    }))
+    };
+    Ok((addr, serving, log))
+}
+
+async fn record(
+    State(log): State<RequestLog>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let path = request.uri().path().to_string();
+    let arrived = std::time::Instant::now();
+    let response = next.run(request).await;
+    let served = Served {
+        path,
+        arrived,
+        answered: std::time::Instant::now(),
+    };
+    log.0.lock().unwrap_or_else(|p| p.into_inner()).push(served);
+    response
 }
 
 fn load(dir: &Path, addr: &str, api_key: &str) -> Result<Feed, String> {

@@ -25,7 +25,7 @@ use super::feed::{
     is_record_type,
 };
 use super::markdown::{html_to_markdown, record_markdown};
-use super::store::{ContentStore, StoreError};
+use super::store::{ContentStore, RunLock as SharedRunLock, StoreError};
 use answer::Answer;
 use lock::RunLock;
 use pacer::{DAYTIME_PAGE_BUDGET, Pacer, PhaseEnd, Request};
@@ -50,13 +50,21 @@ pub struct RunOptions {
     pub refresh: bool,
     /// Lift the daytime budget of 50 pages.
     pub ignore_window: bool,
+    /// A scheduled run: it does nothing when a run of its kind began within this long (on any
+    /// instance sharing the mirror), so every instance's schedule adds up to one run a slot.
+    pub slot: Option<Duration>,
 }
+
+/// How long a scheduled run's slot is taken by a run that began in it: far less than the hour
+/// between deltas, far more than the instances' clocks differ.
+pub const SLOT: Duration = Duration::from_secs(10 * 60);
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "outcome", content = "detail")]
 pub enum Outcome {
     Completed,
-    /// Another run holds the lock; this one did nothing (and that is a success).
+    /// Another run holds the lock, or this scheduled slot's run began already (on any
+    /// instance); this one did nothing (and that is a success).
     Busy,
     /// TYPO3 asked us to stay away until then.
     Paused(DateTime<Utc>),
@@ -99,6 +107,11 @@ pub struct Syncer {
     http: reqwest::Client,
 }
 
+fn busy() -> SyncReport {
+    tracing::info!("content sync: another run holds the lock; nothing to do");
+    SyncReport::new(Outcome::Busy)
+}
+
 impl Syncer {
     pub fn new(
         settings: FeedSettings,
@@ -126,15 +139,36 @@ impl Syncer {
 
     /// One run. Store failures are errors; everything TYPO3 does is part of the report.
     pub async fn run(&self, options: RunOptions) -> Result<SyncReport, StoreError> {
-        let Some(_lock) = RunLock::try_acquire(&self.settings.lock_path)? else {
-            tracing::info!("content sync: another run holds the lock; nothing to do");
-            return Ok(SyncReport::new(Outcome::Busy));
+        // The deployment's one run: locked in a shared store, or in a file beside a local one.
+        let _lock: Box<dyn std::any::Any + Send> = match self.store.run_lock().await? {
+            Some(SharedRunLock::Held(lock)) => lock,
+            Some(SharedRunLock::Busy) => return Ok(busy()),
+            None => match RunLock::try_acquire(&self.settings.lock_path)? {
+                Some(lock) => Box::new(lock),
+                None => return Ok(busy()),
+            },
         };
         let mut state = self.store.state().await?;
         if let Some(until) = pacer::paused(state.paused_until, self.clock.now()) {
             tracing::warn!(%until, "content sync: paused by TYPO3 (503 Retry-After)");
             return Ok(SyncReport::new(Outcome::Paused(until)));
         }
+        let now = self.clock.now();
+        let last = match options.refresh {
+            true => state.last_refresh_started_at,
+            false => state.last_run_started_at,
+        };
+        if let (Some(slot), Some(last)) = (options.slot, last)
+            && chrono::Duration::from_std(slot).is_ok_and(|slot| now - last < slot)
+        {
+            tracing::info!(%last, "content sync: this slot's run began already; nothing to do");
+            return Ok(SyncReport::new(Outcome::Busy));
+        }
+        state.last_run_started_at = Some(now);
+        if options.refresh {
+            state.last_refresh_started_at = Some(now);
+        }
+        self.store.save_state(&state).await?;
         let mut run = Run {
             syncer: self,
             report: SyncReport::new(Outcome::Completed),

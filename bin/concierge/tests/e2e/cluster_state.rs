@@ -5,6 +5,9 @@
 //!   form posted to the second, the code redeemed on the third, the refresh on the first.
 //! - A confirm token one instance issued confirms the write on another; the same write sent to
 //!   the third answers the first one's batch.
+//! - The content sync runs once for the deployment: TYPO3 sees one manifest request, never two
+//!   requests at once, pages a second apart, while every instance searches what it fetched.
+//! - One hotel message submitted to the three instances at once is one batch.
 //! - PostgreSQL stopped: writes are refused as retryable and nothing is written, reads go on,
 //!   `/health` says which store is down; PostgreSQL started: writes work again, no restart.
 //! - An instance killed (kill -9) under a load of idempotent writes through nginx: each client
@@ -27,12 +30,59 @@ use crate::mappy::{ALL_SCOPES, API_KEY, credentials, sample_path};
 
 const SECRET: &str = "the state test's shared session secret";
 const REDIRECT: &str = "http://127.0.0.1:5000/callback";
+const CMS_KEY: &str = "cluster-cms-key";
+
+/// A small TYPO3 feed (four pages and two hotels of the sample), on the TYPO3 simulator with
+/// its request log: the whole sync takes seconds at one page a second.
+/// Answers its URL, its log and how many pages a sync fetches from it.
+async fn small_feed(dir: &Path) -> (String, concierge_sim_typo3::RequestLog, usize) {
+    let sample = crate::common::examples().join("ski/feed");
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(sample.join(name)).unwrap()).unwrap()
+    };
+    let mut manifest = read("manifest.json");
+    let keep = [1204, 3301, 3302, 3303, 2101, 2102];
+    let items: Vec<Value> = manifest["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| keep.contains(&i["uid"].as_u64().unwrap_or(0)))
+        .cloned()
+        .collect();
+    let pages = items.iter().filter(|i| i["contentUrl"].is_string()).count();
+    manifest["items"] = json!(items);
+    let records: Vec<Value> = read("records.json")["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| keep.contains(&r["uid"].as_u64().unwrap_or(0)))
+        .cloned()
+        .collect();
+    let feed = dir.join("feed");
+    std::fs::create_dir_all(&feed).unwrap();
+    std::fs::write(feed.join("manifest.json"), manifest.to_string()).unwrap();
+    std::fs::write(
+        feed.join("records.json"),
+        json!({"records": records}).to_string(),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(sample.join("pages"), feed.join("pages")).unwrap();
+    let config = concierge_sim_typo3::SimulatorConfig {
+        listen: "127.0.0.1:0".into(),
+        feed,
+        api_key: CMS_KEY.into(),
+    };
+    let (addr, serving, log) = concierge_sim_typo3::start_logged(&config).await.unwrap();
+    tokio::spawn(serving);
+    (format!("http://{addr}"), log, pages)
+}
 
 struct Deployment<'a> {
     front: &'a str,
     redis: u16,
     database: &'a str,
     api: &'a str,
+    typo3: &'a str,
 }
 
 fn instance_config(dir: &Path, name: &str, port: u16, d: &Deployment) -> String {
@@ -70,6 +120,13 @@ headers = {{ Authorization = "Bearer {API_KEY}" }}
 # Not used: [state] database keeps the records of every instance.
 database = "{dir}/writes.sqlite"
 
+[apps.trips]
+database = "{database}"
+as_of = "2026-11-30"
+feed = {{ base_url = "{typo3}", api_key = "{CMS_KEY}" }}
+# The seed's schedule, a delta run at start included: on every instance.
+schedule = {{ at_start = true }}
+
 [apps.intake]
 database = "{database}"
 hotel_id = "TH-CLUSTER"
@@ -90,6 +147,12 @@ write_rate_limit = "write"
 audit = "mappy"
 
 [[endpoint]]
+path = "/ski/mcp"
+tools = ["trips.search_content"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+session = "stateless"
+
+[[endpoint]]
 path = "/hotel/mcp"
 tools = ["intake.*"]
 auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
@@ -100,6 +163,7 @@ session = "stateless"
         redis = d.redis,
         database = d.database,
         api = d.api,
+        typo3 = d.typo3,
     )
 }
 
@@ -148,11 +212,13 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
     let listen = free_port();
     let front = format!("http://127.0.0.1:{listen}");
     let database = postgres.url();
+    let (typo3, typo3_log, feed_pages) = small_feed(work.path()).await;
     let deployment = Deployment {
         front: &front,
         redis,
         database: &database,
         api: &api,
+        typo3: &typo3,
     };
 
     let names = ["s1", "s2", "s3"];
@@ -300,6 +366,64 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
     assert_eq!(replay["batch_id"], batch.as_str());
     assert_eq!(replay["idempotentReplay"], true);
     assert_eq!(laravel.batches_created(), 1);
+
+    // The content sync: every instance's schedule ran at its start, and TYPO3 saw one sync —
+    // one manifest, never two requests at once, pages a second apart — while all three
+    // instances search what it fetched.
+    let fetched = |log: &concierge_sim_typo3::RequestLog| {
+        let served = log.requests();
+        served
+            .iter()
+            .filter(|r| r.path.starts_with("/_pages/"))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fetched(&typo3_log) < feed_pages {
+        assert!(Instant::now() < deadline, "the sync did not finish");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for (i, name) in names.iter().enumerate() {
+        // The instance's index picks the new generation up within its recheck period.
+        loop {
+            let url = format!("{}/ski/mcp", direct(i));
+            let query = json!({"query": "Skiopening Val Thorens ohne Skipass"});
+            let (error, found) = call(&raw, &url, "hotel-token", "search_content", query).await;
+            assert!(!error, "{found}");
+            if found["results"].as_array().is_some_and(|r| !r.is_empty()) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} never found the synced pages",
+                names[i]
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let one_sync = |log: &concierge_sim_typo3::RequestLog| {
+        let served = log.requests();
+        let manifests = served
+            .iter()
+            .filter(|r| r.path == "/api/content/manifest")
+            .count();
+        assert_eq!(manifests, 1, "{served:?}");
+        assert!(
+            served.windows(2).all(|w| w[1].arrived >= w[0].answered),
+            "two requests at once: {served:?}"
+        );
+        let pages: Vec<_> = served
+            .iter()
+            .filter(|r| r.path.starts_with("/_pages/"))
+            .collect();
+        assert_eq!(pages.len(), feed_pages, "{served:?}");
+        assert!(
+            pages
+                .windows(2)
+                .all(|w| w[1].arrived - w[0].arrived >= Duration::from_millis(950)),
+            "pages faster than one a second: {pages:?}"
+        );
+    };
+    one_sync(&typo3_log);
 
     // One hotel message submitted to the three instances at once: one batch, two duplicates.
     let message: Value = serde_json::from_str(

@@ -1,5 +1,11 @@
 //! Where the mirror lives. [`ContentStore`] is the seam; [`SqliteStore`] is the embedded
-//! default (one file under `var/`, WAL, so `serve` reads while `concierge sync` writes).
+//! default (one file under `var/`, WAL, so `serve` reads while `concierge sync` writes);
+//! [`PgContentStore`] (`postgres.rs`) is the one several instances share, with the deployment's
+//! one sync run locked in the database.
+
+mod postgres;
+
+pub use postgres::PgContentStore;
 
 use std::path::Path;
 
@@ -26,6 +32,21 @@ pub struct SyncState {
     /// once: the trip catalog logs the codes it cannot place).
     #[serde(default)]
     pub completed_generation: Option<u64>,
+    /// When the last run began, whichever instance ran it: a scheduled run finds its slot
+    /// taken and does nothing, so N instances' schedules make one run per slot.
+    #[serde(default)]
+    pub last_run_started_at: Option<DateTime<Utc>>,
+    /// When the last `--refresh` run began.
+    #[serde(default)]
+    pub last_refresh_started_at: Option<DateTime<Utc>>,
+}
+
+/// The deployment's one sync run, as a shared store locks it.
+pub enum RunLock {
+    /// This run holds it until the value is dropped.
+    Held(Box<dyn std::any::Any + Send>),
+    /// Another run (on any instance) holds it.
+    Busy,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +80,11 @@ pub trait ContentStore: Send + Sync {
     async fn delete(&self, key: &DocKey) -> Result<(), StoreError>;
     async fn state(&self) -> Result<SyncState, StoreError>;
     async fn save_state(&self, state: &SyncState) -> Result<(), StoreError>;
+    /// Takes the run lock where the store keeps it (a database several hosts share); `None`
+    /// for a store on one host, where the syncer locks a file next to it instead.
+    async fn run_lock(&self) -> Result<Option<RunLock>, StoreError> {
+        Ok(None)
+    }
 }
 
 const SCHEMA: &str = r#"
