@@ -394,8 +394,7 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
             }
             assert!(
                 Instant::now() < deadline,
-                "{} never found the synced pages",
-                names[i]
+                "{name} never found the synced pages"
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
