@@ -106,6 +106,8 @@ write = "10000/minute"
 
 [audit.mappy]
 path = "{dir}/mappy.log"
+# One audit table for the deployment: every instance writes its calls there.
+database = "{database}"
 
 [oauth]
 issuer = "{front}"
@@ -366,6 +368,25 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
     assert_eq!(replay["batch_id"], batch.as_str());
     assert_eq!(replay["idempotentReplay"], true);
     assert_eq!(laravel.batches_created(), 1);
+    // The three calls are in the one audit table, each written by its instance.
+    let audit = sqlx::PgPool::connect(&database).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let codes: Vec<Option<String>> = sqlx::query_scalar(
+            "SELECT code FROM audit_event WHERE tool = 'location_hours_update' ORDER BY id",
+        )
+        .fetch_all(&audit)
+        .await
+        .unwrap();
+        if codes.len() == 3 {
+            let codes: Vec<&str> = codes.iter().map(|c| c.as_deref().unwrap_or("")).collect();
+            assert_eq!(codes, ["confirmation_required", "", "idempotent_replay"]);
+            break;
+        }
+        assert!(Instant::now() < deadline, "audit rows: {codes:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    audit.close().await;
 
     // The content sync: every instance's schedule ran at its start, and TYPO3 saw one sync —
     // one manifest, never two requests at once, pages a second apart — while all three
