@@ -3,12 +3,32 @@
 # TypeScript SDK, serving the same two coffee tools over the same menu.xlsx, on loopback.
 #   bench/run.sh            full run: c1 and c32, 3 repeats, table to bench/results/<date>.md
 #   bench/run.sh --smoke    CI smoke: concierge and bare rmcp only, c1, one short run
+#   bench/run.sh --cluster  the price of shared state: one instance in-process, one on Redis and
+#                           PostgreSQL, three behind nginx (bench/cluster.py), table to
+#                           bench/results/<date>-cluster.md
 # Extra arguments go to bench/harness.py (e.g. --duration 5 --repeat 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 smoke=false
-for arg in "$@"; do [ "$arg" = "--smoke" ] && smoke=true; done
+cluster=false
+for arg in "$@"; do
+  [ "$arg" = "--smoke" ] && smoke=true
+  [ "$arg" = "--cluster" ] && cluster=true
+done
+
+if $cluster; then
+  . scripts/postgres.sh && start_postgres
+  . scripts/redis.sh && install_redis
+  . scripts/nginx.sh && install_nginx
+  command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
+  cargo build --quiet --release -p concierge
+  args=()
+  for arg in "$@"; do [ "$arg" != "--cluster" ] && args+=("$arg"); done
+  # Not exec: postgres.sh stops its server when this script exits.
+  python3 bench/cluster.py --bin target/release "${args[@]}"
+  exit
+fi
 
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then

@@ -205,10 +205,13 @@ impl AuthServer {
             config.login_label.as_deref(),
             config.scope_titles.clone(),
         );
+        let mut sign_ins = limits::SignInThrottle::new(&config.limits);
         let (store, local_users, where_): (Arc<dyn OAuthStore>, Arc<dyn store::UserDirectory>, _) =
             match shared {
                 Some(database) => {
                     let pg = Arc::new(PgStore::new(database));
+                    // Guesses spread over the instances count as guesses at one.
+                    sign_ins = sign_ins.shared(pg.clone());
                     (pg.clone(), pg, "state.database")
                 }
                 None => {
@@ -256,7 +259,7 @@ impl AuthServer {
             registrations: limits::PeerBuckets::new(config.limits.registrations_per_minute),
             authorizations: limits::PeerBuckets::new(config.limits.authorizations_per_minute),
             max_unused_clients: config.limits.max_unused_clients,
-            sign_ins: limits::SignInThrottle::new(&config.limits),
+            sign_ins,
         }))
     }
 

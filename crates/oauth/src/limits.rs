@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::store::StoreError;
 
 use serde::Deserialize;
 
@@ -140,18 +142,18 @@ impl PeerBuckets {
 
 /// Failures after `free` make each next try wait `base`, doubling, at most `cap`.
 #[derive(Debug, Clone, Copy)]
-struct Backoff {
-    free: u32,
-    base: Duration,
-    cap: Duration,
+pub struct Backoff {
+    pub free: u32,
+    pub base: Duration,
+    pub cap: Duration,
 }
 
 /// A record is forgotten this long after its wait is over: quiet for 15 minutes, a peer or an
 /// account starts afresh.
-const FORGET_AFTER: Duration = Duration::from_secs(15 * 60);
+pub const FORGET_AFTER: Duration = Duration::from_secs(15 * 60);
 
 impl Backoff {
-    fn wait(&self, failures: u32) -> Duration {
+    pub fn wait(&self, failures: u32) -> Duration {
         if failures < self.free {
             return Duration::ZERO;
         }
@@ -175,12 +177,27 @@ pub enum Throttled {
     Account(Duration),
 }
 
+/// Failed sign-ins counted where several instances see the same counts (the shared database),
+/// by key: `peer:<address>`, `account:<name>`. Times are the store's own clock.
+#[async_trait::async_trait]
+pub trait SharedFailures: Send + Sync {
+    /// The key's failures and how long ago the last one was; `None` when it has none.
+    async fn failures(&self, key: &str) -> Result<Option<(u32, Duration)>, StoreError>;
+    /// Counts one more failure now, starting afresh when the record was quiet for the rule's
+    /// wait plus [`FORGET_AFTER`]; in one statement, so failures at once on several instances
+    /// all count.
+    async fn count_failure(&self, key: &str, rule: Backoff) -> Result<(), StoreError>;
+    async fn forget(&self, key: &str) -> Result<(), StoreError>;
+}
+
 /// Sign-in throttling per peer address and per account, with growing waits instead of locks.
+/// In this process by default; in the shared database when several instances serve sign-ins.
 pub struct SignInThrottle {
     peer: Backoff,
     account: Backoff,
     peers: Mutex<HashMap<IpAddr, Failures>>,
     accounts: Mutex<HashMap<String, Failures>>,
+    shared: Option<Arc<dyn SharedFailures>>,
 }
 
 /// How long `key` must still wait at `now`, forgetting it when it has been quiet long enough.
@@ -237,17 +254,49 @@ impl SignInThrottle {
             },
             peers: Mutex::default(),
             accounts: Mutex::default(),
+            shared: None,
         }
     }
 
+    /// Counts in `shared` instead of this process.
+    pub fn shared(mut self, shared: Arc<dyn SharedFailures>) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
     /// Whether a password may be tried now for `account` from `peer` (unknown when the server
-    /// is not told the address: then only the account counts).
-    pub fn check(
+    /// is not told the address: then only the account counts). A shared store that does not
+    /// answer throttles nothing: the sign-in that follows needs it too, and fails.
+    pub async fn check(
         &self,
         peer: Option<IpAddr>,
         account: &str,
         now: Instant,
     ) -> Result<(), Throttled> {
+        if let Some(shared) = &self.shared {
+            let wait = |key: String, rule: Backoff| async move {
+                match shared.failures(&key).await {
+                    Ok(Some((count, since))) => rule.wait(count).saturating_sub(since),
+                    Ok(None) => Duration::ZERO,
+                    Err(error) => {
+                        tracing::warn!(%error, "oauth: sign-in failures unreadable");
+                        Duration::ZERO
+                    }
+                }
+            };
+            if let Some(peer) = peer {
+                let wait = wait(format!("peer:{}", peer_key(peer)), self.peer).await;
+                if !wait.is_zero() {
+                    return Err(Throttled::Peer(wait));
+                }
+            }
+            let wait = wait(format!("account:{}", account.to_lowercase()), self.account).await;
+            return if wait.is_zero() {
+                Ok(())
+            } else {
+                Err(Throttled::Account(wait))
+            };
+        }
         if let Some(peer) = peer {
             let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
             let wait = remaining(&mut peers, &peer_key(peer), self.peer, now);
@@ -263,7 +312,20 @@ impl SignInThrottle {
         Ok(())
     }
 
-    pub fn failed(&self, peer: Option<IpAddr>, account: &str, now: Instant) {
+    pub async fn failed(&self, peer: Option<IpAddr>, account: &str, now: Instant) {
+        if let Some(shared) = &self.shared {
+            let mut counted = Vec::new();
+            if let Some(peer) = peer {
+                counted.push((format!("peer:{}", peer_key(peer)), self.peer));
+            }
+            counted.push((format!("account:{}", account.to_lowercase()), self.account));
+            for (key, rule) in counted {
+                if let Err(error) = shared.count_failure(&key, rule).await {
+                    tracing::warn!(%error, "oauth: a failed sign-in was not counted");
+                }
+            }
+            return;
+        }
         if let Some(peer) = peer {
             let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
             count_failure(&mut peers, peer_key(peer), self.peer, now);
@@ -274,7 +336,14 @@ impl SignInThrottle {
 
     /// A right password clears the account's failures. The peer's stay: a sprayer with one
     /// account of its own must not wipe its record by signing in between guesses.
-    pub fn succeeded(&self, account: &str) {
+    pub async fn succeeded(&self, account: &str) {
+        if let Some(shared) = &self.shared {
+            let key = format!("account:{}", account.to_lowercase());
+            if let Err(error) = shared.forget(&key).await {
+                tracing::warn!(%error, "oauth: an account's failed sign-ins were not cleared");
+            }
+            return;
+        }
         let mut accounts = self.accounts.lock().unwrap_or_else(|p| p.into_inner());
         accounts.remove(&account.to_lowercase());
     }
@@ -311,24 +380,24 @@ mod tests {
         assert!(PeerBuckets::new(0).take(ip("192.0.2.1"), t0).is_ok());
     }
 
-    #[test]
-    fn a_sprayer_waits_longer_and_longer_a_user_is_never_locked_for_long() {
+    #[tokio::test]
+    async fn a_sprayer_waits_longer_and_longer_a_user_is_never_locked_for_long() {
         let throttle = SignInThrottle::new(&LimitsConfig::default());
         let t0 = Instant::now();
         let sprayer = Some(ip("198.51.100.7"));
         // Ten names free, then the address waits 1 s, 2 s, 4 s … at most 5 minutes.
         for n in 0..10 {
             let name = format!("user{n}");
-            assert_eq!(throttle.check(sprayer, &name, t0), Ok(()));
-            throttle.failed(sprayer, &name, t0);
+            assert_eq!(throttle.check(sprayer, &name, t0).await, Ok(()));
+            throttle.failed(sprayer, &name, t0).await;
         }
         assert_eq!(
-            throttle.check(sprayer, "user10", t0),
+            throttle.check(sprayer, "user10", t0).await,
             Err(Throttled::Peer(Duration::from_secs(1)))
         );
         let mut at = t0;
         for n in 0..20 {
-            let wait = match throttle.check(sprayer, "x", at) {
+            let wait = match throttle.check(sprayer, "x", at).await {
                 Err(Throttled::Peer(wait)) => wait,
                 other => panic!("{other:?}"),
             };
@@ -337,40 +406,50 @@ mod tests {
                 Duration::from_secs(1 << n).min(Duration::from_secs(300))
             );
             at += wait;
-            assert_eq!(throttle.check(sprayer, &format!("more{n}"), at), Ok(()));
-            throttle.failed(sprayer, &format!("more{n}"), at);
+            assert_eq!(
+                throttle.check(sprayer, &format!("more{n}"), at).await,
+                Ok(())
+            );
+            throttle.failed(sprayer, &format!("more{n}"), at).await;
         }
         // Someone else, from elsewhere, is not slowed by the sprayer.
-        assert_eq!(throttle.check(Some(ip("203.0.113.9")), "user1", at), Ok(()));
+        assert_eq!(
+            throttle.check(Some(ip("203.0.113.9")), "user1", at).await,
+            Ok(())
+        );
 
         // Five wrong passwords for alice from many addresses: alice waits seconds, not minutes.
         for n in 0..5 {
-            throttle.failed(Some(ip(&format!("192.0.2.{n}"))), "Alice", at);
+            throttle
+                .failed(Some(ip(&format!("192.0.2.{n}"))), "Alice", at)
+                .await;
         }
         let alice = Some(ip("203.0.113.50"));
         assert_eq!(
-            throttle.check(alice, "alice", at),
+            throttle.check(alice, "alice", at).await,
             Err(Throttled::Account(Duration::from_secs(1)))
         );
         for n in 5..40 {
-            throttle.failed(Some(ip(&format!("192.0.2.{n}"))), "alice", at);
+            throttle
+                .failed(Some(ip(&format!("192.0.2.{n}"))), "alice", at)
+                .await;
         }
         assert_eq!(
-            throttle.check(alice, "alice", at),
+            throttle.check(alice, "alice", at).await,
             Err(Throttled::Account(Duration::from_secs(30))),
             "capped at 30 seconds however many failures"
         );
         let later = at + Duration::from_secs(30);
-        assert_eq!(throttle.check(alice, "alice", later), Ok(()));
-        throttle.succeeded("alice");
-        throttle.failed(alice, "alice", later);
+        assert_eq!(throttle.check(alice, "alice", later).await, Ok(()));
+        throttle.succeeded("alice").await;
+        throttle.failed(alice, "alice", later).await;
         assert_eq!(
-            throttle.check(alice, "alice", later),
+            throttle.check(alice, "alice", later).await,
             Ok(()),
             "a fresh start"
         );
         // Quiet for a while, the sprayer starts afresh.
         let quiet = at + Duration::from_secs(300) + FORGET_AFTER;
-        assert_eq!(throttle.check(sprayer, "y", quiet), Ok(()));
+        assert_eq!(throttle.check(sprayer, "y", quiet).await, Ok(()));
     }
 }

@@ -19,6 +19,21 @@ use concierge_core::postgres::kind;
 
 const QUEUE: usize = 16 * 1024;
 const BATCH: usize = 512;
+/// How soon a batch is sent again while the database does not answer, doubling up to the max.
+const RETRY_FIRST: Duration = Duration::from_millis(500);
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// The database did not answer, or is going away (as opposed to refusing the rows): worth
+/// sending again. SQLSTATE class 08 is a connection exception, 57P a server shutting down.
+fn is_unreachable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => true,
+        sqlx::Error::Database(e) => e
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+        _ => false,
+    }
+}
 
 pub(crate) enum Message {
     Event(Box<AuditEvent>),
@@ -129,17 +144,35 @@ async fn write_events(database: Database, mut receiver: mpsc::Receiver<Message>)
                 next = receiver.try_recv().ok();
             }
         }
-        if !events.is_empty() {
+        let mut wait = RETRY_FIRST;
+        while !events.is_empty() {
             let written = match &database {
                 Database::Sqlite(pool) => insert_sqlite(pool, &events).await,
                 Database::Postgres(pool) => insert_postgres(pool, &events).await,
             };
-            if let Err(error) = written {
-                tracing::error!(
-                    error = kind(&error),
-                    lost = events.len(),
-                    "cannot write audit events to the database"
-                );
+            match written {
+                Ok(()) => break,
+                // The database is away (a shared PostgreSQL restarting): the batch waits for it,
+                // and what arrives meanwhile waits in the bounded queue (beyond it, the file
+                // still has every event).
+                Err(error) if is_unreachable(&error) => {
+                    tracing::warn!(
+                        error = kind(&error),
+                        waiting = events.len(),
+                        retry_in = ?wait,
+                        "audit table unreachable; the batch is kept and sent again"
+                    );
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(RETRY_MAX);
+                }
+                Err(error) => {
+                    tracing::error!(
+                        error = kind(&error),
+                        lost = events.len(),
+                        "cannot write audit events to the database"
+                    );
+                    break;
+                }
             }
         }
         events.clear();

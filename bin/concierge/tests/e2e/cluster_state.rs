@@ -527,6 +527,26 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(laravel.batches_created(), 2);
+    // The refusal made while the database was down reaches the audit table once it is back.
+    let audit = sqlx::PgPool::connect(&database).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let refusals: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM audit_event WHERE tool = 'post_create' AND code = 'state_unavailable'",
+        )
+        .fetch_one(&audit)
+        .await
+        .unwrap();
+        if refusals >= 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the outage's audit events never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    audit.close().await;
 
     // kill -9 of s2 while writes are in flight through nginx. Mappy accepts them at once and
     // answers late, so s2 dies holding claims whose writes did happen. Each client resends its

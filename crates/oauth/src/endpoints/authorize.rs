@@ -320,7 +320,7 @@ pub(super) async fn decide(
     // wrong field or kilobytes of junk are neither logged nor kept in memory whole.
     let account: String = username.chars().take(MAX_NAME_CHARS).collect();
     let ip = peer_ip(&peer);
-    if let Err(throttled) = server.sign_ins.check(ip, &account, Instant::now()) {
+    if let Err(throttled) = server.sign_ins.check(ip, &account, Instant::now()).await {
         let (wait, why, message) = match throttled {
             Throttled::Peer(wait) => (wait, "peer", "Too many failed sign-ins from your address."),
             Throttled::Account(wait) => {
@@ -352,7 +352,7 @@ pub(super) async fn decide(
     }
     // Only wrong credentials count: our directory being down must not slow its users later.
     if matches!(person, Ok(None)) {
-        server.sign_ins.failed(ip, &account, Instant::now());
+        server.sign_ins.failed(ip, &account, Instant::now()).await;
     }
     let Ok(Some(person)) = person else {
         server.audit_with(
@@ -371,7 +371,7 @@ pub(super) async fn decide(
         )
         .await;
     };
-    server.sign_ins.succeeded(&account);
+    server.sign_ins.succeeded(&account).await;
     let code = random_token(32);
     let grant = Grant {
         client_id: pending.client_id.clone(),

@@ -12,15 +12,23 @@ use sqlx::Row;
 use sqlx::postgres::PgPool;
 
 use super::{Client, Grant, OAuthStore, RefreshState, SignedIn, StoreError, UserDirectory};
+use crate::limits::{Backoff, FORGET_AFTER, SharedFailures};
 use crate::util::hash;
 
 static SCHEMA: Schema = Schema {
     table: "concierge_oauth_migrations",
-    migrations: &[(
-        1,
-        "authorization server state",
-        include_str!("../../migrations/0001_state.sql"),
-    )],
+    migrations: &[
+        (
+            1,
+            "authorization server state",
+            include_str!("../../migrations/0001_state.sql"),
+        ),
+        (
+            2,
+            "sign-in failures",
+            include_str!("../../migrations/0002_sign_in_failures.sql"),
+        ),
+    ],
 };
 
 pub struct PgStore {
@@ -362,7 +370,13 @@ impl OAuthStore for PgStore {
             .await?;
             removed += done.rows_affected();
         }
-        Ok(removed)
+        // Sign-in failures long forgotten by every rule (the longest wait is minutes).
+        let done = sqlx::query(
+            "DELETE FROM oauth_sign_in_failure WHERE last_at < now() - interval '1 day'",
+        )
+        .execute(pool)
+        .await?;
+        Ok(removed + done.rows_affected())
     }
 
     async fn active_grants(&self) -> Result<Vec<(String, Grant, i64)>, StoreError> {
@@ -414,5 +428,55 @@ impl OAuthStore for PgStore {
         Ok(super::passwords::verify(stored, password)
             .then(|| row.map(|row| row.get(1)))
             .flatten())
+    }
+}
+
+#[async_trait::async_trait]
+impl SharedFailures for PgStore {
+    async fn failures(&self, key: &str) -> Result<Option<(u32, Duration)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT failures, extract(epoch FROM now() - last_at)::float8 \
+             FROM oauth_sign_in_failure WHERE key = $1",
+        )
+        .bind(key)
+        .fetch_optional(self.pool().await?)
+        .await?;
+        Ok(row.map(|row| {
+            let count: i32 = row.get(0);
+            let since: f64 = row.get(1);
+            (
+                u32::try_from(count).unwrap_or(0),
+                Duration::from_secs_f64(since.max(0.0)),
+            )
+        }))
+    }
+
+    async fn count_failure(&self, key: &str, rule: Backoff) -> Result<(), StoreError> {
+        // The rule's wait for the stored count, in SQL, so the forgetting and the counting are
+        // one statement: Backoff::wait, plus FORGET_AFTER.
+        sqlx::query(
+            "INSERT INTO oauth_sign_in_failure (key, failures, last_at) VALUES ($1, 1, now()) \
+             ON CONFLICT (key) DO UPDATE SET last_at = now(), failures = CASE \
+               WHEN extract(epoch FROM now() - oauth_sign_in_failure.last_at) >= \
+                 (CASE WHEN oauth_sign_in_failure.failures < $2 THEN 0 \
+                  ELSE LEAST($3 * power(2, LEAST(oauth_sign_in_failure.failures - $2, 30)), $4) END) + $5 \
+               THEN 1 ELSE oauth_sign_in_failure.failures + 1 END",
+        )
+        .bind(key)
+        .bind(i32::try_from(rule.free).unwrap_or(i32::MAX))
+        .bind(rule.base.as_secs_f64())
+        .bind(rule.cap.as_secs_f64())
+        .bind(FORGET_AFTER.as_secs_f64())
+        .execute(self.pool().await?)
+        .await?;
+        Ok(())
+    }
+
+    async fn forget(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM oauth_sign_in_failure WHERE key = $1")
+            .bind(key)
+            .execute(self.pool().await?)
+            .await?;
+        Ok(())
     }
 }
