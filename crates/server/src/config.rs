@@ -122,6 +122,10 @@ pub struct StateSection {
     /// database` is then not used). Empty or absent: the SQLite file of `[writes]`.
     #[serde(default)]
     pub database: Option<String>,
+    /// Where write safety's records live when the deployment shares state: `postgres` (durable;
+    /// the default when `database` is set) or `redis` (the default when only `redis` is).
+    #[serde(default)]
+    pub writes: Option<WritesHome>,
     /// While the store behind a limit is down: `refuse` the call as retryable (the default:
     /// a limit that protects a backend must not vanish with Redis), or `allow` it.
     #[serde(default)]
@@ -155,6 +159,15 @@ impl StateSection {
             .filter(|url| !url.is_empty())
     }
 
+    /// Where write records are shared (`None`: the `[writes]` SQLite file of this host).
+    pub fn writes_home(&self) -> Option<WritesHome> {
+        self.writes.or(match (self.database(), self.redis()) {
+            (Some(_), _) => Some(WritesHome::Postgres),
+            (None, Some(_)) => Some(WritesHome::Redis),
+            (None, None) => None,
+        })
+    }
+
     /// Whether several instances are meant to share this deployment's state.
     pub fn is_shared(&self) -> bool {
         self.redis().is_some() || self.database().is_some()
@@ -182,6 +195,17 @@ impl StateSection {
                 format!("`{instance}`: letters, digits, `-` and `_` only, at most 32"),
             ));
         }
+        match (self.writes, self.database(), self.redis()) {
+            (Some(WritesHome::Postgres), None, _) => problems.push((
+                "state.writes",
+                "`postgres` needs `state.database` (a postgres:// URL)".to_string(),
+            )),
+            (Some(WritesHome::Redis), _, None) => problems.push((
+                "state.writes",
+                "`redis` needs `state.redis` (a redis:// URL)".to_string(),
+            )),
+            _ => {}
+        }
         if self
             .session_secret()
             .is_some_and(|s| s.chars().count() < 32)
@@ -193,6 +217,14 @@ impl StateSection {
         }
         problems
     }
+}
+
+/// The shared home of idempotency records and the write secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WritesHome {
+    Postgres,
+    Redis,
 }
 
 /// What a limit does while the shared store that counts it is down.
@@ -1028,6 +1060,28 @@ mod tests {
             errors[0].message, "unknown key; did you mean `rate_limit`?",
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn write_records_go_where_the_shared_stores_are_and_a_home_needs_its_store() {
+        let state = |text: &str| -> StateSection { toml::from_str(text).unwrap() };
+        assert_eq!(state("").writes_home(), None);
+        assert_eq!(
+            state("redis = \"redis://r/\"").writes_home(),
+            Some(WritesHome::Redis)
+        );
+        assert_eq!(
+            state("redis = \"redis://r/\"\ndatabase = \"postgres://p/db\"").writes_home(),
+            Some(WritesHome::Postgres)
+        );
+        let chosen =
+            state("redis = \"redis://r/\"\ndatabase = \"postgres://p/db\"\nwrites = \"redis\"");
+        assert_eq!(chosen.writes_home(), Some(WritesHome::Redis));
+        // An unset variable is an empty URL: no store, so no home, and the choice is refused.
+        let orphan = state("database = \"\"\nwrites = \"postgres\"");
+        let problems = orphan.problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].0, "state.writes");
     }
 
     fn texts(errors: &[ConfigError]) -> Vec<String> {

@@ -1,13 +1,18 @@
-//! Write safety's records in PostgreSQL (`[state] database`), as several instances share them:
-//! a fresh database of the server test.sh starts (`CONCIERGE_TEST_POSTGRES`) per test, and one
-//! store per "instance" on it. Without that variable the tests say so and pass.
+//! Write safety's records in PostgreSQL (`[state] database`) and in Redis (`[state] writes =
+//! "redis"`), as several instances share them: a fresh database of the server test.sh starts
+//! (`CONCIERGE_TEST_POSTGRES`) per test, or a redis-server of the test's own, and one store per
+//! "instance" on it. Without them the tests say so and pass.
+
+mod common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::redis::Redis;
 use concierge_core::idempotency::{Claim, IdempotencyStore};
 use concierge_core::postgres::SharedDatabase;
-use concierge_server::writes::PgIdempotencyStore;
+use concierge_server::limits::redis::connect;
+use concierge_server::writes::{PgIdempotencyStore, RedisIdempotencyStore};
 use serde_json::json;
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
@@ -191,4 +196,122 @@ async fn a_database_that_does_not_answer_is_reported_quickly_and_retryably() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(down.secret().await.is_err());
+}
+
+fn redis_instance(redis: &Redis) -> RedisIdempotencyStore {
+    RedisIdempotencyStore::new(connect(&redis.url()).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_redis_one_claim_wins_a_dead_instances_claim_is_taken_over_and_the_secret_is_one() {
+    let Some(mut redis) = Redis::start() else {
+        return;
+    };
+    let instances: Vec<RedisIdempotencyStore> = (0..3).map(|_| redis_instance(&redis)).collect();
+    let secrets = futures::future::join_all(instances.iter().map(|i| i.secret())).await;
+    let secrets: Vec<[u8; 32]> = secrets.into_iter().map(|s| s.unwrap()).collect();
+    assert!(
+        secrets.windows(2).all(|w| w[0] == w[1]),
+        "one secret for all"
+    );
+
+    let now = 1_000_000;
+    let claims = (0..30).map(|i| instances[i % 3].claim("k", "f", now, DAY));
+    let claims: Vec<Claim> = futures::future::join_all(claims)
+        .await
+        .into_iter()
+        .map(|c| c.unwrap())
+        .collect();
+    assert_eq!(
+        claims.iter().filter(|c| **c == Claim::Claimed).count(),
+        1,
+        "{claims:?}"
+    );
+    // Other arguments under a running key are a reuse; the result answers everyone once done.
+    assert_eq!(
+        instances[1].claim("k", "g", now, DAY).await.unwrap(),
+        Claim::Running {
+            fingerprint: "f".into()
+        }
+    );
+    instances[0]
+        .complete("k", &json!({"batchId": 7}))
+        .await
+        .unwrap();
+    let done = Claim::Done {
+        fingerprint: "f".into(),
+        result: json!({"batchId": 7}),
+    };
+    assert_eq!(
+        instances[2].peek("k", now + 1).await.unwrap(),
+        Some(done.clone())
+    );
+    assert_eq!(
+        instances[1].claim("k", "f", now + 1, DAY).await.unwrap(),
+        done
+    );
+    // Past its window (on the platform's clock) the key is free again.
+    let later = now + DAY.as_secs() as i64;
+    assert_eq!(instances[1].peek("k", later).await.unwrap(), None);
+    assert_eq!(
+        instances[1].claim("k", "f", later, DAY).await.unwrap(),
+        Claim::Claimed
+    );
+    instances[1].release("k").await.unwrap();
+    assert_eq!(instances[2].peek("k", later).await.unwrap(), None);
+
+    // An instance dies holding a claim: its owner key expires, and the claim is taken over,
+    // by exactly one of the instances trying at once.
+    let dying = redis_instance(&redis);
+    assert_eq!(
+        dying.claim("orphan", "f", now, DAY).await.unwrap(),
+        Claim::Claimed
+    );
+    assert!(matches!(
+        instances[0].claim("orphan", "f", now, DAY).await.unwrap(),
+        Claim::Running { .. }
+    ));
+    drop(dying);
+    // Its owner key goes, as its expiry would take it (live instances renew theirs).
+    let mut conn = connect(&redis.url()).unwrap();
+    let holder: String = ::redis::cmd("HGET")
+        .arg("concierge:writes:orphan")
+        .arg("owner")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let _: i64 = ::redis::cmd("DEL")
+        .arg(format!("concierge:writes:owner:{holder}"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let (a, b) = futures::future::join(
+        instances[1].claim("orphan", "f", now + 1, DAY),
+        instances[2].claim("orphan", "f", now + 1, DAY),
+    )
+    .await;
+    let taken = [a.unwrap(), b.unwrap()];
+    assert_eq!(
+        taken.iter().filter(|c| **c == Claim::Claimed).count(),
+        1,
+        "{taken:?}"
+    );
+
+    // Redis stops: the store says so, quickly and retryably; it starts again: the store works.
+    redis.stop();
+    let started = std::time::Instant::now();
+    assert!(instances[0].claim("k2", "f", now, DAY).await.is_err());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    redis.resume();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match instances[0].claim("k2", "f", now, DAY).await {
+            Ok(claim) => {
+                assert_eq!(claim, Claim::Claimed);
+                break;
+            }
+            Err(error) => assert!(std::time::Instant::now() < deadline, "{error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

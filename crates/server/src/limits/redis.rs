@@ -87,7 +87,7 @@ pub async fn ping(conn: &ConnectionManager) -> Result<(), String> {
 }
 
 /// What failed, in words that name no host, port or password.
-fn words(error: &::redis::RedisError) -> String {
+pub(crate) fn words(error: &::redis::RedisError) -> String {
     if error.is_timeout() {
         "no answer in time".into()
     } else if error.is_connection_refusal() || error.is_io_error() || error.is_connection_dropped()

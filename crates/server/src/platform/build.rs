@@ -11,13 +11,13 @@ use concierge_core::{RateLimitStore, ToolSet};
 
 use super::{Apps, BuiltEndpoint, Mounted, OAuthSetup};
 use crate::audit::AuditSink;
-use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate};
+use crate::config::{AuthSection, Config, ConfigError, EndpointSection, Rate, WritesHome};
 use crate::endpoint::{Endpoint, MountedTool};
 use crate::pipeline::origin::BrowserRules;
 use crate::pipeline::{Authenticator, Guard};
 use crate::sessions::SessionTable;
 use crate::tokens::TokenList;
-use crate::writes::{PgIdempotencyStore, Writes};
+use crate::writes::{PgIdempotencyStore, RedisIdempotencyStore, Writes};
 
 /// Every `[simulators.<name>]` and `[apps.<name>]` names something this binary offers.
 pub(super) fn check_names(config: &Config, apps: &Apps, errors: &mut Vec<ConfigError>) {
@@ -313,12 +313,23 @@ pub(super) fn database_health(
 pub(super) async fn writes(
     config: &Config,
     database: Option<&Arc<SharedDatabase>>,
+    redis: Option<&ConnectionManager>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<Arc<Writes>> {
     let section = config.writes.as_ref()?;
     let (window, ttl) = (section.idempotency_window, section.confirm_ttl);
-    if let Some(database) = database {
-        let store = Arc::new(PgIdempotencyStore::new(database.clone()));
+    let shared: Option<Arc<dyn concierge_core::IdempotencyStore>> =
+        match (config.state.writes_home(), database, redis) {
+            (Some(WritesHome::Postgres), Some(database), _) => {
+                Some(Arc::new(PgIdempotencyStore::new(database.clone())))
+            }
+            (Some(WritesHome::Redis), _, Some(redis)) => {
+                Some(Arc::new(RedisIdempotencyStore::new(redis.clone())))
+            }
+            // A home without its store is the [state] check's to report.
+            _ => None,
+        };
+    if let Some(store) = shared {
         return Some(Arc::new(Writes::new(store, window, ttl)));
     }
     match Writes::open(&section.database, window, ttl).await {

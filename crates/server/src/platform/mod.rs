@@ -246,7 +246,7 @@ impl Platform {
             env,
             limiters: build::limiters(&config, redis.as_ref()),
             redis: redis.clone(),
-            writes: build::writes(&config, database.as_ref(), &mut errors).await,
+            writes: build::writes(&config, database.as_ref(), redis.as_ref(), &mut errors).await,
             browser: build::browser_rules(&config, &mut errors),
             session_ids: build::session_ids(&config, &mut errors),
             tool_sets: &tool_sets,

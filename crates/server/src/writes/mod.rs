@@ -18,6 +18,7 @@
 
 pub(crate) mod confirm;
 mod postgres;
+mod redis;
 mod sqlite;
 
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ use tokio::sync::OnceCell;
 
 pub use confirm::{ConfirmTokens, Refused};
 pub use postgres::PgIdempotencyStore;
+pub use redis::RedisIdempotencyStore;
 pub use sqlite::SqliteIdempotencyStore;
 
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";

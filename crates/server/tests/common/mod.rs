@@ -1,5 +1,8 @@
 //! What the deployment tests of several instances share: a fake app with one `echo` tool, and
-//! one instance of a config built from it behind the real router.
+//! one instance of a config built from it behind the real router; a Redis of the test's own.
+#![allow(dead_code)] // each test file uses a different part
+
+pub mod redis;
 
 use std::sync::Arc;
 
