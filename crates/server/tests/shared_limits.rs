@@ -9,8 +9,6 @@ mod common;
 
 use common::redis::Redis;
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
