@@ -3,8 +3,9 @@
   B  one instance on Redis (limits) and PostgreSQL (the hotel intake),
   C  three instances on the same Redis and PostgreSQL, behind nginx,
 taken A B C A B C, with the Redis commands and PostgreSQL transactions each call costs and the CPU
-the stores spend on it. Called by `bench/run.sh --cluster`, which starts PostgreSQL
-(CONCIERGE_TEST_POSTGRES) and installs redis-server and nginx.
+the stores spend on it. Called by `bench/run.sh --cluster`, which installs PostgreSQL
+(CONCIERGE_TEST_PG_BIN), redis-server and nginx; this script starts its own PostgreSQL with the
+durability settings of a real one (fsync and synchronous commit on), as SQLite's FULL sync is.
 """
 
 import argparse
@@ -45,10 +46,32 @@ def database(admin_url, name):
 
 
 def redis_calls(port):
-    """Commands Redis has executed so far (all kinds)."""
+    """(round trips, commands) Redis has executed so far: a script run is one round trip, and
+    each command inside it counts as a command too."""
     stats = run(["redis-cli", "-p", str(port), "INFO", "commandstats"])
-    return sum(int(part.split("=")[1]) for line in stats.splitlines() if line.startswith("cmdstat_")
-               for part in line.split(":")[1].split(",") if part.startswith("calls="))
+    calls = {line.split(":")[0].removeprefix("cmdstat_"): int(line.split("calls=")[1].split(",")[0])
+             for line in stats.splitlines() if line.startswith("cmdstat_")}
+    inside = sum(n for name, n in calls.items() if name in ("time", "zremrangebyscore", "zcard", "zadd", "pexpire", "zrange", "get", "set", "hmget", "hset", "exists", "del", "expire", "hget"))
+    scripts = calls.get("evalsha", 0) + calls.get("eval", 0)
+    # Commands sent on their own (outside scripts) are round trips of their own.
+    return scripts + max(0, sum(calls.values()) - inside - scripts), sum(calls.values())
+
+
+def start_postgres(work):
+    """A PostgreSQL of this run's own, durable as a real one; its admin URL and its stop."""
+    bin_dir = os.environ.get("CONCIERGE_TEST_PG_BIN") or sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
+    data, port = work / "pg", harness.free_port()
+    data.mkdir()
+    as_root = os.geteuid() == 0
+    prefix = ["runuser", "-u", "postgres", "--"] if as_root else []
+    if as_root:
+        os.chmod(work, 0o755)
+        run(["chown", "-R", "postgres", str(data)])
+    run(prefix + [f"{bin_dir}/initdb", "-D", str(data / "data"), "-A", "trust", "-U", "postgres"])
+    run(prefix + [f"{bin_dir}/pg_ctl", "-D", str(data / "data"), "-l", str(data / "log"), "-w",
+                  "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c max_connections=200", "start"])
+    stop = lambda: subprocess.run(prefix + [f"{bin_dir}/pg_ctl", "-D", str(data / "data"), "-m", "fast", "stop"], capture_output=True)
+    return f"postgres://postgres@127.0.0.1:{port}/postgres", stop
 
 
 def pg_commits(admin_url, names):
@@ -135,18 +158,18 @@ def load(mode, path, script, env, connections, seconds):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/release")
-    parser.add_argument("--duration", type=float, default=3)
+    parser.add_argument("--duration", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
-    admin = os.environ.get("CONCIERGE_TEST_POSTGRES")
     redis_bin = os.environ.get("CONCIERGE_TEST_REDIS_SERVER") or shutil.which("redis-server")
     nginx_bin = os.environ.get("CONCIERGE_TEST_NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
-    if not admin or not redis_bin:
-        raise SystemExit("bench --cluster needs PostgreSQL (CONCIERGE_TEST_POSTGRES) and redis-server")
+    if not redis_bin:
+        raise SystemExit("bench --cluster needs redis-server")
     bin_dir = (ROOT / options.bin).resolve()
     work = Path(tempfile.mkdtemp(prefix="concierge-cluster-bench-"))
     processes = []
     servers = []
+    admin, stop_postgres = start_postgres(work)
     try:
         redis_port = harness.free_port()
         redis = subprocess.Popen([redis_bin, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -209,7 +232,9 @@ def main():
                         figures = load(mode, path, script, env, connections, options.duration)
                         cpu1 = store_cpu(redis.pid)
                         calls = max(figures["requests"], 1)
-                        figures["redis_ops"] = (redis_calls(redis_port) - r0 - 1) / calls  # minus our INFO
+                        r1 = redis_calls(redis_port)
+                        figures["redis_trips"] = (r1[0] - r0[0] - 1) / calls  # minus our INFO
+                        figures["redis_ops"] = (r1[1] - r0[1] - 1) / calls
                         figures["pg_tx"] = (pg_commits(admin, ["bench_one", "bench_three"]) - p0) / calls
                         figures["redis_cpu_us"] = (cpu1[0] - cpu0[0]) * 1e6 / calls
                         figures["pg_cpu_us"] = (cpu1[1] - cpu0[1]) * 1e6 / calls
@@ -225,6 +250,7 @@ def main():
                 process.wait(5)
             except subprocess.TimeoutExpired:
                 process.kill()
+        stop_postgres()
 
     lines = report(rows, modes, options)
     print("\n".join(lines))
@@ -242,12 +268,13 @@ def report(rows, modes, options):
         f"# concierge cluster benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}",
         "",
         f"{cpu} cores shared by everything (wrk, nginx, Redis, PostgreSQL, every instance), loopback, wrk -t1, "
-        f"{options.duration:g} s per run, median of {options.repeat} runs taken A B C A B C. "
+        f"{options.duration:g} s per run, median of {options.repeat} runs taken A B C A B C; "
+        f"limit policy {os.environ.get('BENCH_POLICY', 'bucket')}; PostgreSQL with fsync and synchronous_commit on. "
         f"× = figure ÷ mode A in the same run. CPU µs/call: concierge (and nginx in C); "
         f"Redis and PostgreSQL CPU and operations per call measured on the servers.",
         "",
-        "| load | conn | mode | req/s | ×req/s | p50 ms | ×p50 | p99 ms | ×p99 | CPU µs/call | ×CPU | Redis cmds/call | Redis µs/call | PG commits/call | PG µs/call | errors |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| load | conn | mode | req/s | ×req/s | p50 ms | ×p50 | p99 ms | ×p99 | CPU µs/call | ×CPU | Redis trips/call | Redis cmds/call | Redis µs/call | PG commits/call | PG µs/call | errors |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, _, _, _ in LOADS:
         for connections in (1, 32):
@@ -257,7 +284,7 @@ def report(rows, modes, options):
                 x = lambda key: r[key] / a[key] if a[key] else float("nan")
                 lines.append(
                     f"| {label} | {connections} | {mode.name} | {r['rps']:.0f} | {x('rps'):.2f} | {r['p50_ms']:.2f} | {x('p50_ms'):.2f} | "
-                    f"{r['p99_ms']:.2f} | {x('p99_ms'):.2f} | {r['cpu_us']:.0f} | {x('cpu_us'):.2f} | {r['redis_ops']:.2f} | "
+                    f"{r['p99_ms']:.2f} | {x('p99_ms'):.2f} | {r['cpu_us']:.0f} | {x('cpu_us'):.2f} | {r['redis_trips']:.2f} | {r['redis_ops']:.2f} | "
                     f"{r['redis_cpu_us']:.0f} | {r['pg_tx']:.2f} | {r['pg_cpu_us']:.0f} | {r['errors']:.0f} |"
                 )
     return lines

@@ -18,6 +18,7 @@ for arg in "$@"; do
 done
 
 if $cluster; then
+  # Installs PostgreSQL when missing (and names its programs; cluster.py runs its own server).
   . scripts/postgres.sh && start_postgres
   . scripts/redis.sh && install_redis
   . scripts/nginx.sh && install_nginx
