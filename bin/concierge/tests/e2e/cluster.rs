@@ -2,6 +2,9 @@
 //! across them, a session's requests find the instance that holds it (nginx reads the instance
 //! prefix of `Mcp-Session-Id`), a stolen session id is refused wherever it lands, and when the
 //! instance holding a session is killed its client gets 404 and initializes again elsewhere.
+//! Then, with that instance still dead, Redis stops (limited calls refused as retryable,
+//! `/health` degraded) and starts again (the two live instances spend one budget exactly), and
+//! the dead instance restarts and rejoins.
 //!
 //! The real parts: `redis-server`, `nginx` and three `concierge serve` processes, all on free
 //! loopback ports of this test. test.sh installs redis-server and nginx from Debian and names
@@ -13,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::cluster::{binary, free_port, start_nginx, start_redis};
+use crate::common::cluster::{binary, free_port, start_nginx, start_redis, start_redis_on};
 use crate::common::{Raw, Server, coffee_app, initialize, tools_call, tools_list};
 
 const SECRET: &str = "the cluster test's shared session secret";
@@ -60,6 +63,26 @@ fn start_instance(name: &str, port: u16, redis: u16) -> Server {
     )
 }
 
+/// `count` calls of `get_menu` at once through `url`; the texts of those refused.
+async fn burst(raw: &Raw, url: &str, count: u64) -> Vec<String> {
+    let calls = (0..count).map(|i| async move {
+        raw.post(
+            url,
+            Some("token-a"),
+            None,
+            tools_call(i, "get_menu", json!({})),
+        )
+        .await
+    });
+    let answers = futures::future::join_all(calls).await;
+    assert!(answers.iter().all(|a| a.status == 200));
+    answers
+        .iter()
+        .filter(|a| a.message()["result"]["isError"] == true)
+        .map(|a| a.message()["result"]["content"][0]["text"].to_string())
+        .collect()
+}
+
 #[tokio::test]
 async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_kill() {
     let (Some(redis_bin), Some(nginx_bin)) = (
@@ -70,7 +93,7 @@ async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_ki
         return;
     };
     let work = tempfile::tempdir().unwrap();
-    let (_redis, redis_port) = start_redis(&redis_bin, work.path());
+    let (redis, redis_port) = start_redis(&redis_bin, work.path());
 
     let names = ["i1", "i2", "i3"];
     let ports: Vec<u16> = names.iter().map(|_| free_port()).collect();
@@ -87,25 +110,7 @@ async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_ki
     let raw = Raw::new();
 
     // One budget of 60 a minute across three instances: 64 calls at once, exactly 60 answered.
-    let calls = (0..64).map(|i| {
-        let (raw, url) = (&raw, format!("{front}/coffee/mcp"));
-        async move {
-            raw.post(
-                &url,
-                Some("token-a"),
-                None,
-                tools_call(i, "get_menu", json!({})),
-            )
-            .await
-        }
-    });
-    let answers = futures::future::join_all(calls).await;
-    let refused: Vec<String> = answers
-        .iter()
-        .filter(|a| a.message()["result"]["isError"] == true)
-        .map(|a| a.message()["result"]["content"][0]["text"].to_string())
-        .collect();
-    assert!(answers.iter().all(|a| a.status == 200));
+    let refused = burst(&raw, &format!("{front}/coffee/mcp"), 64).await;
     assert_eq!(refused.len(), 4, "{refused:?}");
     assert!(
         refused.iter().all(|r| r.contains("rate_limited")),
@@ -164,6 +169,59 @@ async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_ki
         .await;
     assert_eq!(listed.status, 200);
 
+    // Redis stops, one instance still dead: a limited call is refused as retryable, never
+    // counted per instance; /health names the store.
+    drop(redis);
+    let coffee = format!("{front}/coffee/mcp");
+    let down = raw
+        .post(
+            &coffee,
+            Some("token-a"),
+            None,
+            tools_call(50, "get_menu", json!({})),
+        )
+        .await;
+    assert_eq!(down.message()["result"]["isError"], true, "{}", down.body);
+    assert!(
+        down.body.contains("rate_limit_unavailable"),
+        "{}",
+        down.body
+    );
+    let live = ports[(holder + 1) % 3];
+    let health: serde_json::Value = reqwest::get(format!("http://127.0.0.1:{live}/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(health["stores"]["redis"]["status"], "down", "{health}");
+    // Redis starts again (empty: its counters lived in memory); the instances reconnect by
+    // themselves, and the two live ones spend one budget, exactly, as the three did.
+    let _redis = start_redis_on(&redis_bin, work.path(), redis_port);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let probe = raw
+            .post(
+                &coffee,
+                Some("token-a"),
+                None,
+                tools_call(51, "get_menu", json!({})),
+            )
+            .await;
+        if probe.message()["result"]["isError"] != true {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "limits did not come back: {}",
+            probe.body
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let refused = burst(&raw, &coffee, 64).await;
+    assert_eq!(refused.len(), 5, "the probe took one of 60: {refused:?}");
+
     // It restarts on its port and rejoins: nginx sends it requests again.
     instances[holder] = Some(start_instance(names[holder], ports[holder], redis_port));
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -179,7 +237,12 @@ async fn three_instances_behind_nginx_share_limits_and_sessions_and_survive_a_ki
         }
         assert!(
             Instant::now() < deadline,
-            "the restarted instance got no new session"
+            "the restarted instance got no new session: {} {}",
+            opened.status,
+            opened.body
         );
+        // nginx tries a failed server again after its fail_timeout (2 s); asking in a tight
+        // loop meanwhile would spend the client's session budget (128 a minute).
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

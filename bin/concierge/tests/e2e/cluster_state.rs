@@ -10,8 +10,9 @@
 //! - One hotel message submitted to the three instances at once is one batch.
 //! - PostgreSQL stopped: writes are refused as retryable and nothing is written, reads go on,
 //!   `/health` says which store is down; PostgreSQL started: writes work again, no restart.
-//! - An instance killed (kill -9) under a load of idempotent writes through nginx: each client
-//!   resends until it has an answer, and every write is answered and made exactly once.
+//! - An instance killed (kill -9) under a load of reads and idempotent writes through nginx:
+//!   each client resends until it has an answer, every read is answered, and every write is
+//!   answered and made exactly once.
 //!
 //! The real parts: `redis-server`, PostgreSQL, `nginx` and three `concierge serve` processes on
 //! free loopback ports of this test; test.sh installs them from Debian. Without them the test
@@ -590,7 +591,32 @@ async fn three_instances_share_oauth_and_writes_and_ride_out_postgres_and_a_kill
         dead.child.kill().unwrap();
         dead.child.wait().unwrap();
     };
-    let (answers, ()) = futures::future::join(futures::future::join_all(load), killer).await;
+    // Reads go on beside the writes, and recover the same way: the next request elsewhere.
+    let reads = (0..writes).map(|n| {
+        let (raw, url) = (&raw, &through);
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let location = [102, 104, 105][n % 3];
+                let read = json!({"location_id": location});
+                let (error, answer) = call(raw, url, token, "location_get", read).await;
+                if !error {
+                    return;
+                }
+                assert_eq!(answer["status"], 502, "a read refused otherwise: {answer}");
+                assert!(Instant::now() < deadline, "a read never answered: {answer}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    });
+    let ((answers, _), ()) = futures::future::join(
+        futures::future::join(
+            futures::future::join_all(load),
+            futures::future::join_all(reads),
+        ),
+        killer,
+    )
+    .await;
     let batches: BTreeSet<&str> = answers.iter().map(|(_, b, _)| b.as_str()).collect();
     assert_eq!(batches.len(), writes, "one batch per write: {answers:?}");
     assert_eq!(

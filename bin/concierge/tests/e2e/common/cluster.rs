@@ -116,6 +116,11 @@ http {{
 /// A `redis-server` on a free port, its files in `dir`; the process and its port.
 pub fn start_redis(binary: &str, dir: &Path) -> (Process, u16) {
     let port = free_port();
+    (start_redis_on(binary, dir, port), port)
+}
+
+/// A `redis-server` on `port` (again, after an operator stopped it), nothing kept from before.
+pub fn start_redis_on(binary: &str, dir: &Path, port: u16) -> Process {
     let redis = Process(
         Command::new(binary)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -127,7 +132,7 @@ pub fn start_redis(binary: &str, dir: &Path) -> (Process, u16) {
             .expect("redis-server starts"),
     );
     wait_for(port, "redis-server");
-    (redis, port)
+    redis
 }
 
 /// nginx in front of `instances` (name, port) on `listen`, as [`nginx_config`] writes it.
