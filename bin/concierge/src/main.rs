@@ -250,10 +250,11 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
         Command::Check => match build(&config, Start::Nothing).await {
             // A shared store that does not answer is a problem `check` exists to find; `serve`
             // starts without it and says so in /health until it answers.
-            Ok((platform, _)) if platform.warnings.is_empty() => {
-                let unreachable = platform.unreachable_stores().await;
-                if !unreachable.is_empty() {
-                    return report(&config, &unreachable);
+            Ok((platform, _)) => {
+                let mut problems = platform.warnings.clone();
+                problems.extend(platform.unreachable_stores().await);
+                if !problems.is_empty() {
+                    return report(&config, &problems);
                 }
                 println!(
                     "{}: ok ({} endpoints)",
@@ -263,7 +264,7 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                 // How each limit counts: "60/minute" as a bucket lets nearly twice that through
                 // in a rolling minute, so the policy is said, not implied.
                 for (name, _) in &platform.stores {
-                    println!("  state.{name}: ok");
+                    println!("  {}: ok", Platform::store_key(name));
                 }
                 for (name, limiter) in &platform.config.limits {
                     if let Ok(rate) = concierge_server::config::Rate::parse(&limiter.rate) {
@@ -276,7 +277,6 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                 }
                 ExitCode::SUCCESS
             }
-            Ok((platform, _)) => report(&config, &platform.warnings),
             Err(errors) => report(&config, &errors),
         },
         Command::Serve { stdio, endpoint } => {

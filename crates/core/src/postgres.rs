@@ -79,7 +79,7 @@ impl SharedDatabase {
             .execute(&self.pool)
             .await
             .map(|_| ())
-            .map_err(|e| format!("unreachable ({})", kind(&e)))
+            .map_err(|e| kind(&e).to_string())
     }
 }
 

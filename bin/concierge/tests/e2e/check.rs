@@ -51,6 +51,8 @@ fn the_demo_config_is_valid_and_checked_quietly() {
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .env("CONCIERGE_VAR", tempfile::tempdir().unwrap().path())
         .env_remove("RUST_LOG")
+        .env_remove("CONCIERGE_REDIS_URL")
+        .env_remove("CONCIERGE_DATABASE_URL")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -71,6 +73,32 @@ fn the_demo_config_is_valid_and_checked_quietly() {
     // What the apps log while loading (catalog progress, notes on the sample data) is not a
     // problem of the config: the report is all `check` prints.
     assert_eq!(stderr, "", "check printed more than its report");
+}
+
+#[test]
+fn a_shared_deployment_is_told_what_it_lacks_and_which_store_does_not_answer() {
+    // Nothing listens on port 1: both stores are unreachable at once.
+    let shared = |dir: &Path| {
+        format!(
+            "[state]\nredis = \"redis://127.0.0.1:1/\"\ndatabase = \"postgres://concierge:s3cret@127.0.0.1:1/db\"\n{}",
+            base(dir)
+        )
+    };
+    let (code, text) = check(shared, GOOD);
+    assert_eq!(code, 1, "{text}");
+    for expected in [
+        "apps.coffee: runs on one instance only",
+        "state.instance: unset",
+        "state.session_secret: unset",
+        "state.redis: unreachable",
+        "state.database: unreachable",
+    ] {
+        assert!(text.contains(expected), "expected `{expected}` in:\n{text}");
+    }
+    assert!(
+        !text.contains("s3cret"),
+        "the database password leaked: {text}"
+    );
 }
 
 #[test]

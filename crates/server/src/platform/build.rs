@@ -277,6 +277,30 @@ pub(super) fn single_instance_apps(
     }
 }
 
+/// What a shared deployment with sessions still lacks: the instance name a balancer routes a
+/// session back by, and the secret that lets every instance refuse another client's session id.
+pub(super) fn shared_sessions(config: &Config, warnings: &mut Vec<ConfigError>) {
+    let stateful =
+        (config.endpoints.iter()).any(|e| e.session == crate::config::SessionMode::Stateful);
+    if !config.state.is_shared() || !stateful {
+        return;
+    }
+    if config.state.instance().is_empty() {
+        warnings.push(ConfigError::new(
+            "state.instance",
+            "unset: session ids carry no instance name, so a balancer cannot send a session's \
+             requests back to the instance that holds it (stateless endpoints need none)",
+        ));
+    }
+    if config.state.session_secret().is_none() {
+        warnings.push(ConfigError::new(
+            "state.session_secret",
+            "unset: each instance signs session ids with a key of its own, so only the one that \
+             opened a session can refuse another client's use of it; give every instance the same secret",
+        ));
+    }
+}
+
 /// The deployment's shared PostgreSQL, when `[state] database` names one (not connected yet).
 pub(super) fn database(
     config: &Config,

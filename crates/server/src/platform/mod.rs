@@ -257,6 +257,7 @@ impl Platform {
             .map(|(index, section)| shared.endpoint(index, section, &mut errors, &mut warnings))
             .collect();
         build::single_instance_apps(&config, &tool_sets, &mut warnings);
+        build::shared_sessions(&config, &mut warnings);
         let health = tool_sets
             .iter()
             .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
@@ -279,15 +280,22 @@ impl Platform {
         })
     }
 
+    /// The `[state]` key that names a store of [`Self::stores`] (`/health` names PostgreSQL by
+    /// what it is; the config by its role).
+    pub fn store_key(name: &str) -> String {
+        match name {
+            "postgres" => "state.database".into(),
+            other => format!("state.{other}"),
+        }
+    }
+
     /// The shared stores that do not answer now, as problems of the config (`concierge check`:
     /// `serve` starts without them and reports them in `/health` until they answer).
     pub async fn unreachable_stores(&self) -> Vec<ConfigError> {
         let mut problems = Vec::new();
         for (name, check) in &self.stores {
             if let concierge_core::Health::Down(reason) = check().await {
-                // The key that names the store in `[state]`.
-                let key = if name == "postgres" { "database" } else { name };
-                problems.push(ConfigError::new(format!("state.{key}"), reason));
+                problems.push(ConfigError::new(Self::store_key(name), reason));
             }
         }
         problems
