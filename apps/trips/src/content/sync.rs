@@ -140,14 +140,22 @@ impl Syncer {
     /// One run. Store failures are errors; everything TYPO3 does is part of the report.
     pub async fn run(&self, options: RunOptions) -> Result<SyncReport, StoreError> {
         // The deployment's one run: locked in a shared store, or in a file beside a local one.
-        let _lock: Box<dyn std::any::Any + Send> = match self.store.run_lock().await? {
-            Some(SharedRunLock::Held(lock)) => lock,
-            Some(SharedRunLock::Busy) => return Ok(busy()),
+        match self.store.run_lock().await? {
+            Some(SharedRunLock::Held(lock)) => {
+                let report = self.run_locked(options).await;
+                lock.release().await;
+                report
+            }
+            Some(SharedRunLock::Busy) => Ok(busy()),
             None => match RunLock::try_acquire(&self.settings.lock_path)? {
-                Some(lock) => Box::new(lock),
-                None => return Ok(busy()),
+                Some(_lock) => self.run_locked(options).await,
+                None => Ok(busy()),
             },
-        };
+        }
+    }
+
+    /// One run, its lock held.
+    async fn run_locked(&self, options: RunOptions) -> Result<SyncReport, StoreError> {
         let mut state = self.store.state().await?;
         if let Some(until) = pacer::paused(state.paused_until, self.clock.now()) {
             tracing::warn!(%until, "content sync: paused by TYPO3 (503 Retry-After)");

@@ -43,10 +43,19 @@ pub struct SyncState {
 
 /// The deployment's one sync run, as a shared store locks it.
 pub enum RunLock {
-    /// This run holds it until the value is dropped.
-    Held(Box<dyn std::any::Any + Send>),
+    /// This run holds it until it is released (or, should the run be dropped half-way, until
+    /// the value is dropped).
+    Held(Box<dyn HeldRun>),
     /// Another run (on any instance) holds it.
     Busy,
+}
+
+/// A run lock this run holds.
+#[async_trait]
+pub trait HeldRun: Send {
+    /// Lets go now, so a run right after this one finds the lock free (a dropped connection
+    /// lets go only when the database notices it is gone).
+    async fn release(self: Box<Self>);
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,7 @@ use sqlx::Connection;
 use sqlx::Row;
 use sqlx::postgres::PgPool;
 
-use super::{ContentStore, Document, RunLock, StoreError, SyncState};
+use super::{ContentStore, Document, HeldRun, RunLock, StoreError, SyncState};
 use crate::content::feed::DocKey;
 
 static SCHEMA: Schema = Schema {
@@ -42,6 +42,25 @@ impl PgContentStore {
 
     async fn pool(&self) -> Result<&PgPool, StoreError> {
         self.database.pool().await.map_err(|e| StoreError::new(e.0))
+    }
+}
+
+/// The run lock, held by the session of this connection.
+struct AdvisoryLock(sqlx::PgConnection);
+
+#[async_trait]
+impl HeldRun for AdvisoryLock {
+    async fn release(self: Box<Self>) {
+        let mut connection = self.0;
+        let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(RUN_LOCK)
+            .execute(&mut connection)
+            .await;
+        if let Err(error) = unlocked {
+            // Closing the session lets go of the lock all the same.
+            tracing::debug!(%error, "content sync: run lock not released by query");
+        }
+        let _ = connection.close().await;
     }
 }
 
@@ -127,7 +146,7 @@ impl ContentStore for PgContentStore {
             .fetch_one(&mut connection)
             .await?;
         if held {
-            Ok(Some(RunLock::Held(Box::new(connection))))
+            Ok(Some(RunLock::Held(Box::new(AdvisoryLock(connection)))))
         } else {
             let _ = connection.close().await;
             Ok(Some(RunLock::Busy))
