@@ -102,7 +102,7 @@ impl Writes {
         Ok(writes)
     }
 
-    /// Write safety over `store` (a shared one: PostgreSQL).
+    /// Write safety over `store` (a shared one: PostgreSQL or Redis).
     pub fn new(store: Arc<dyn IdempotencyStore>, window: Duration, confirm_ttl: Duration) -> Self {
         Self {
             store,
