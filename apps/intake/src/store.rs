@@ -115,7 +115,7 @@ impl IntakeService {
     /// `hotel_id` is the platform's single ACTIVE hotel. PostgreSQL is connected (and its tables
     /// migrated) on the first submission, so an instance starts while its database is down.
     pub async fn open(target: &str, hotel_id: String) -> Result<Self, String> {
-        let database = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        let database = if concierge_core::postgres::is_url(target) {
             let shared = SharedDatabase::new(target)?;
             Database::Postgres(Migrated::new(Arc::new(shared), &POSTGRES_SCHEMA))
         } else {

@@ -80,7 +80,7 @@ impl TripsConfig {
     }
 
     fn is_shared(&self) -> bool {
-        self.database.starts_with("postgres://") || self.database.starts_with("postgresql://")
+        concierge_core::postgres::is_url(&self.database)
     }
 
     async fn store(&self) -> Result<Arc<dyn ContentStore>, String> {

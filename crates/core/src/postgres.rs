@@ -116,6 +116,11 @@ impl Migrated {
     }
 }
 
+/// Whether a store's `database` names PostgreSQL (a `postgres://` URL) rather than a SQLite file.
+pub fn is_url(target: &str) -> bool {
+    target.starts_with("postgres://") || target.starts_with("postgresql://")
+}
+
 /// What went wrong, without the URL (and its password) that sqlx may quote.
 pub fn kind(error: &sqlx::Error) -> &'static str {
     match error {

@@ -97,7 +97,7 @@ const AUDIT_TABLE_LOCK: i64 = 0x61_75_64_69_74;
 /// Opens (creating) the database and its table, and starts the writer task. `target` is a
 /// `postgres://` URL or a SQLite file path.
 pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> {
-    let database = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+    let database = if concierge_core::postgres::is_url(target) {
         // The URL may hold a password: errors name the kind of failure only.
         let pool = PgPoolOptions::new()
             .max_connections(2)
@@ -321,7 +321,7 @@ pub async fn read_back(
 
 /// The events matching `filter`, oldest first, as JSON objects.
 pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::Value>, String> {
-    let postgres = target.starts_with("postgres://") || target.starts_with("postgresql://");
+    let postgres = concierge_core::postgres::is_url(target);
     // Stored times are UTC with milliseconds; filters are brought to the same form, so SQLite's
     // text comparison and PostgreSQL's timestamptz agree for any offset a user types.
     let utc = |time: &Option<String>| -> Result<Option<String>, String> {
