@@ -377,6 +377,14 @@ impl Writes {
     }
 }
 
+/// A new write secret: what the first process on a store offers, and every later one reads back.
+fn fresh_secret() -> [u8; 32] {
+    let mut fresh = [0u8; 32];
+    fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    fresh
+}
+
 /// The idempotency store could not answer: nothing was written, and the caller may send the
 /// same call again (with the same key) in a few seconds.
 fn unavailable(down: StoreUnavailable, says: &Messages) -> ToolError {

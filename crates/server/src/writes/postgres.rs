@@ -203,9 +203,7 @@ async fn beat(database: Arc<Migrated>, owner: String) {
 impl IdempotencyStore for PgIdempotencyStore {
     async fn secret(&self) -> Result<[u8; 32], StoreUnavailable> {
         let pool = self.database.pool().await?;
-        let mut fresh = [0u8; 32];
-        fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-        fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        let fresh = super::fresh_secret();
         sqlx::query(
             "INSERT INTO concierge_write_secret (id, secret) VALUES (1, $1) \
              ON CONFLICT (id) DO NOTHING",

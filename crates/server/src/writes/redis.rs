@@ -142,9 +142,7 @@ impl IdempotencyStore for RedisIdempotencyStore {
     async fn secret(&self) -> Result<[u8; 32], StoreUnavailable> {
         let mut conn = self.conn.clone();
         let key = format!("{PREFIX}secret");
-        let mut fresh = [0u8; 32];
-        fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-        fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        let fresh = super::fresh_secret();
         // The first instance's secret is everyone's.
         let _: Option<String> = ::redis::cmd("SET")
             .arg(&key)

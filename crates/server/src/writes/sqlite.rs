@@ -136,9 +136,7 @@ impl SqliteIdempotencyStore {
     }
 
     async fn secret_sql(&self) -> Result<[u8; 32], String> {
-        let mut fresh = [0u8; 32];
-        fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-        fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        let fresh = super::fresh_secret();
         sqlx::query(
             "INSERT INTO write_secret (id, secret) VALUES (1, ?) ON CONFLICT (id) DO NOTHING",
         )
