@@ -73,6 +73,10 @@ impl Refusal {
 }
 
 impl ResponseMapper for Envelope {
+    fn upstream(&self) -> &'static str {
+        "kgqa"
+    }
+
     fn output_schema(&self) -> Map<String, Value> {
         let schema = json!({
             "type": "object",

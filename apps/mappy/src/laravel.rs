@@ -159,13 +159,29 @@ impl Laravel {
             }
         }
         context.note("acting_role", role.clone());
-        let response = match request.headers(headers).send().await {
+        let mut request = match request.headers(headers).build() {
+            Ok(request) => request,
+            Err(failure) => return Err(unreachable(failure, kind, self.timeout(kind))),
+        };
+        let call = concierge_core::observe::UpstreamCall::start(
+            "mappy",
+            request.method().as_str(),
+            request.url().as_str(),
+        );
+        for (name, value) in call.headers() {
+            if let Ok(value) = HeaderValue::try_from(value) {
+                request.headers_mut().insert(name, value);
+            }
+        }
+        let response = match self.client.execute(request).await {
             Ok(response) => response,
             Err(failure) => return Err(unreachable(failure, kind, self.timeout(kind))),
         };
         let status = response.status().as_u16();
         context.note("upstream_status", status);
-        let bytes = match read_bounded(response).await {
+        let read = read_bounded(response).await;
+        call.finish(Some(status));
+        let bytes = match read {
             Ok(Some(bytes)) => bytes,
             Ok(None) => {
                 return Err(backend(

@@ -108,6 +108,8 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
     );
     let mut tools = tools::content_tools(index.clone(), store.clone());
     let mut health = None;
+    let store_for_readings = store.clone();
+    let mut catalog_for_readings = None;
     if let Some(export) = &config.export {
         for period in &config.periods {
             if period.to < period.from {
@@ -116,16 +118,99 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
         }
         let catalog = catalog::load::CatalogHandle::open(export.clone(), store).await?;
         health = Some(catalog_health(&catalog));
+        catalog_for_readings = Some(Arc::downgrade(&catalog));
         let settings = Arc::new(trip_tools::TripSettings {
             periods: config.periods.clone(),
             as_of: config.as_of,
         });
         tools.extend(trip_tools::trip_tools(catalog, index, settings));
     }
-    let set = ToolSet::new("trips", &concierge_core::messages::GERMAN, tools);
+    let set = ToolSet::new("trips", &concierge_core::messages::GERMAN, tools)
+        .with_readings(readings(store_for_readings, catalog_for_readings));
     Ok(match health {
         Some(check) => set.with_health(check),
         None => set,
+    })
+}
+
+/// What an operator graphs and alerts on (`concierge_trips_*`): the seed's freshness rule
+/// (`check-freshness --max-age 150` minutes) is `sync_manifest_age_seconds > 9000`.
+fn readings(
+    store: Arc<dyn ContentStore>,
+    catalog: Option<std::sync::Weak<catalog::load::CatalogHandle>>,
+) -> concierge_core::Readings {
+    use concierge_core::observe::Reading;
+    Arc::new(move || {
+        let store = store.clone();
+        let catalog = catalog.clone();
+        Box::pin(async move {
+            let mut readings = Vec::new();
+            let now = chrono::Utc::now();
+            let stamp = |t: Option<chrono::DateTime<chrono::Utc>>| {
+                t.map(|t| t.timestamp() as f64).unwrap_or(0.0)
+            };
+            if let Ok(state) = store.state().await {
+                if let Some(at) = state.last_good_manifest_at {
+                    readings.push(Reading::new(
+                        "sync_manifest_age_seconds",
+                        "Seconds since the content sync last read a valid manifest.",
+                        (now - at).num_seconds().max(0) as f64,
+                    ));
+                }
+                readings.push(Reading::new(
+                    "sync_last_good_manifest_timestamp_seconds",
+                    "When the content sync last read a valid manifest (0: never).",
+                    stamp(state.last_good_manifest_at),
+                ));
+                readings.push(Reading::new(
+                    "sync_paused_until_timestamp_seconds",
+                    "TYPO3's kill switch: no content sync before this time (0: not paused).",
+                    stamp(state.paused_until),
+                ));
+                readings.push(Reading::new(
+                    "sync_last_run_started_timestamp_seconds",
+                    "When the last content sync run began, on any instance (0: never).",
+                    stamp(state.last_run_started_at),
+                ));
+                readings.push(Reading::new(
+                    "sync_generation",
+                    "The mirror's generation: it moves whenever documents change.",
+                    state.generation as f64,
+                ));
+            }
+            let last = content::sync::LAST_RUN
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            if let Some(last) = last {
+                for (result, count) in [
+                    ("fetched", last.pages_fetched),
+                    ("failed", last.pages_failed),
+                    ("empty", last.pages_empty),
+                    ("left", last.pages_left as u32),
+                ] {
+                    readings.push(
+                        Reading::new(
+                            "sync_last_run_pages",
+                            "Pages of this instance's last content sync run, by result.",
+                            count as f64,
+                        )
+                        .label("result", result),
+                    );
+                }
+            }
+            if let Some(catalog) = catalog.as_ref().and_then(|c| c.upgrade())
+                && let Some(built) = catalog.built()
+            {
+                let unmatched = built.unmatched.len();
+                readings.push(Reading::new(
+                    "catalog_unmatched_codes",
+                    "Feed codes with no product in the booking export (or the reverse).",
+                    unmatched as f64,
+                ));
+            }
+            readings
+        })
     })
 }
 

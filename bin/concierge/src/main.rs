@@ -169,14 +169,11 @@ fn main() -> ExitCode {
         Command::Bot(ref bot) => bot.log_filter(),
         _ => "info,rmcp=warn",
     };
-    // Logs go to stderr: in stdio mode stdout belongs to the protocol.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| default_filter.into()),
-        )
-        .init();
+    // Logs go to stderr: in stdio mode stdout belongs to the protocol. Spans go to OTLP when
+    // the OTEL_* variables say so; the exporter starts here, outside the runtime, on a thread
+    // of its own.
+    let format = concierge_server::telemetry::log_format_of(&cli.config);
+    let telemetry = concierge_server::telemetry::init(format, default_filter);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -184,7 +181,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli.command, cli.config))
+    let code = runtime.block_on(run(cli.command, cli.config));
+    // The spans of the last requests are sent before the process ends.
+    drop(telemetry);
+    code
 }
 
 async fn run(command: Command, config: PathBuf) -> ExitCode {

@@ -25,6 +25,9 @@ impl From<Result<(), String>> for Health {
 /// Whether an app can answer now, as `/health` reports it.
 pub type HealthCheck = Arc<dyn Fn() -> BoxFuture<'static, Health> + Send + Sync>;
 
+/// What an app reports about itself when `/metrics` is scraped (the ski sync's manifest age, …).
+pub type Readings = Arc<dyn Fn() -> BoxFuture<'static, Vec<crate::observe::Reading>> + Send + Sync>;
+
 /// What an app hands the platform: its tools, and the texts its users read.
 #[derive(Clone)]
 pub struct ToolSet {
@@ -34,6 +37,7 @@ pub struct ToolSet {
     pub tools: Vec<Arc<dyn Tool>>,
     /// The app's upstream, checked by `/health`.
     pub health: Option<HealthCheck>,
+    pub readings: Option<Readings>,
     /// Why this app's state cannot be shared by several instances, when it cannot (files only
     /// one process may write): `concierge check` says so for a deployment that shares `[state]`.
     pub single_instance: Option<&'static str>,
@@ -50,6 +54,7 @@ impl ToolSet {
             messages,
             tools,
             health: None,
+            readings: None,
             single_instance: None,
         }
     }
@@ -63,6 +68,12 @@ impl ToolSet {
     /// Adds the check `/health` runs for this app's upstream.
     pub fn with_health(mut self, check: HealthCheck) -> Self {
         self.health = Some(check);
+        self
+    }
+
+    /// What the app reports when the platform's metrics are read.
+    pub fn with_readings(mut self, readings: Readings) -> Self {
+        self.readings = Some(readings);
         self
     }
 

@@ -34,6 +34,7 @@ mod error;
 pub mod idempotency;
 mod limits;
 pub mod messages;
+pub mod observe;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod schema;
@@ -41,7 +42,7 @@ mod schema;
 pub mod sqlite;
 mod tool;
 
-pub use app::{Health, HealthCheck, ToolSet};
+pub use app::{Health, HealthCheck, Readings, ToolSet};
 pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact};
 pub use caller::{CallContext, Caller};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};

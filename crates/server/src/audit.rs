@@ -104,6 +104,16 @@ impl AuditSink {
         }
     }
 
+    /// Events waiting for the file's writer.
+    pub fn queued(&self) -> usize {
+        self.sender.max_capacity() - self.sender.capacity()
+    }
+
+    /// Events dropped so far because a queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
     /// Waits (at most `limit`) until every event recorded so far is written: called at shutdown,
     /// so the last calls before a stop are not lost with the process.
     pub fn flush(&self, limit: Duration) {

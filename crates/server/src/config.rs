@@ -107,6 +107,34 @@ pub struct Config {
     /// what a limit does while its store is down. Absent: everything in this process.
     #[serde(default)]
     pub state: StateSection,
+    /// Prometheus metrics at `/metrics`: on a listener of their own, or on the server's behind a
+    /// token. Absent or both keys empty: off.
+    #[serde(default)]
+    pub metrics: MetricsSection,
+}
+
+/// `[metrics]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSection {
+    /// A listen address of their own (`127.0.0.1:9464`; port 0 picks one), for Prometheus.
+    #[serde(default, deserialize_with = "empty_is_none")]
+    pub listen: Option<String>,
+    /// On the server's own listener at `/metrics`, for `Authorization: Bearer <token>` only.
+    #[serde(default, deserialize_with = "empty_is_none")]
+    pub token: Option<String>,
+}
+
+impl MetricsSection {
+    pub fn enabled(&self) -> bool {
+        self.listen.is_some() || self.token.is_some()
+    }
+}
+
+/// A key set to `""` (an unset `${VAR:-}`) means the key is absent.
+fn empty_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let value: Option<String> = Option::deserialize(d)?;
+    Ok(value.filter(|v| !v.trim().is_empty()))
 }
 
 /// `[state]`.
@@ -309,6 +337,9 @@ pub struct ServerSection {
     /// so no write may run that long (checked).
     #[serde(default = "five_minutes", with = "humantime_serde")]
     pub call_timeout: Duration,
+    /// `text` (the default) or `json`: one object per line, for a log shipper.
+    #[serde(default)]
+    pub log_format: crate::telemetry::LogFormat,
 }
 
 fn five_seconds() -> Duration {

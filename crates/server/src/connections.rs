@@ -367,6 +367,22 @@ impl AsyncWrite for Watched {
     }
 }
 
+/// Connections open and refused by this process, for `/metrics` (every listener together).
+pub struct Counts {
+    pub open: usize,
+    pub refused: u64,
+}
+
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+
+pub fn counts() -> Counts {
+    Counts {
+        open: OPEN.load(Ordering::Relaxed),
+        refused: REFUSED.load(Ordering::Relaxed),
+    }
+}
+
 /// Open connections, in total and per peer address.
 struct Peers {
     open: Mutex<(usize, HashMap<IpAddr, usize>)>,
@@ -407,6 +423,7 @@ impl Peers {
         let mine = by_peer.get(&peer).copied().unwrap_or(0);
         if *total >= limits.max_connections || mine >= limits.max_connections_per_peer {
             // One line a second at most: a peer hammering at its cap must not flood the log.
+            REFUSED.fetch_add(1, Ordering::Relaxed);
             let refused = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
             let now = self.started.elapsed().as_secs() + 1;
             if self.last_logged.swap(now, Ordering::Relaxed) != now {
@@ -415,6 +432,7 @@ impl Peers {
             return None;
         }
         *total += 1;
+        OPEN.fetch_add(1, Ordering::Relaxed);
         by_peer.insert(peer, mine + 1);
         Some(Slot {
             peers: self.clone(),
@@ -434,6 +452,7 @@ impl Drop for Slot {
         let mut open = self.peers.open.lock().unwrap_or_else(|e| e.into_inner());
         let (total, by_peer) = &mut *open;
         *total -= 1;
+        OPEN.fetch_sub(1, Ordering::Relaxed);
         if let Some(count) = by_peer.get_mut(&self.peer) {
             *count -= 1;
             if *count == 0 {

@@ -307,11 +307,13 @@ impl Endpoint {
             return refuse(Outcome::Forbidden, "insufficient_scope", document);
         }
 
-        if let Err(limited) = self
-            .limits
-            .before_call(spec.annotations.read_only, &caller, says)
-            .await
-        {
+        let limited = tracing::Instrument::instrument(
+            self.limits
+                .before_call(spec.annotations.read_only, &caller, says),
+            step_span(record, "rate_limit"),
+        )
+        .await;
+        if let Err(limited) = limited {
             let code = limited.code;
             let document = *limited.envelope.unwrap_or_default();
             return refuse(Outcome::RateLimited, code, document);
@@ -336,12 +338,13 @@ impl Endpoint {
         let context = CallContext::new(caller.clone(), trace.clone());
         // A panicking tool is our fault, not the client's: answered as an internal error rather
         // than left to unwind through the transport (rmcp would never answer the request).
-        let run = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(self.run(
-            mounted,
-            arguments,
-            &caller,
-            context.clone(),
-        )));
+        record.running();
+        let run = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+            tracing::Instrument::instrument(
+                self.run(mounted, arguments, &caller, context.clone()),
+                step_span(record, "execute_tool"),
+            ),
+        ));
         let ran = tokio::time::timeout(self.deadline, run).await;
         if let Ok(Err(_)) = ran {
             tracing::error!(trace_id = %trace, tool = name, "tool panicked");
@@ -367,6 +370,11 @@ impl Endpoint {
             return refuse(Outcome::RateLimited, "rate_limited", document);
         }
         record.notes(context.notes());
+        if write_code == WriteCode::Replayed
+            && let Some(metrics) = crate::telemetry::metrics::get()
+        {
+            metrics.replayed(&self.path, &name);
+        }
         match outcome {
             Ok(output) => self.shape(mounted, output, write_code, record),
             Err(error) => {
@@ -666,4 +674,20 @@ mod tests {
             false
         );
     }
+}
+
+/// A child span of the request's for one step that takes time (a limiter that may ask Redis,
+/// the tool with its upstream calls). Disabled, like its parent, unless traces are exported.
+fn step_span(record: &RequestRecord, step: &'static str) -> tracing::Span {
+    let parent = record.span();
+    if parent.is_disabled() {
+        return tracing::Span::none();
+    }
+    tracing::debug_span!(
+        target: crate::telemetry::trace::TARGET,
+        parent: parent,
+        "step",
+        otel.name = step,
+        otel.kind = "internal",
+    )
 }

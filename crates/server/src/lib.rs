@@ -22,6 +22,7 @@ pub mod session_id;
 mod sessions;
 mod signed_sessions;
 mod tasks;
+pub mod telemetry;
 pub mod tokens;
 mod validate;
 pub mod writes;

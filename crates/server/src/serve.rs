@@ -303,9 +303,7 @@ pub async fn serve_http(
     tokio::spawn(crate::memory::trim_periodically(
         std::time::Duration::from_secs(5),
     ));
-    ready(listener.local_addr()?);
     let stop = CancellationToken::new();
-    let app = router(platform, &stop);
     let server = &platform.config.server;
     let limits = crate::connections::ConnectionLimits {
         header_read_timeout: server.header_read_timeout,
@@ -313,6 +311,43 @@ pub async fn serve_http(
         max_connections: server.max_connections,
         max_connections_per_peer: server.max_connections_per_peer,
     };
+    let mut app = router(platform, &stop);
+    if platform.config.metrics.enabled() {
+        crate::telemetry::metrics::enable();
+        let scrape = metrics_scrape(platform);
+        if let Some(listen) = &platform.config.metrics.listen {
+            let addr = crate::config::parse_listen(listen)
+                .map_err(|e| std::io::Error::other(format!("metrics.listen: {}", e.message)))?;
+            let bound = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                std::io::Error::other(format!("metrics.listen: cannot listen on {addr}: {e}"))
+            })?;
+            let _ = platform.metrics_addr.set(bound.local_addr()?);
+            let metrics = Router::new().route(
+                "/metrics",
+                get(crate::telemetry::scrape::serve).with_state(Arc::new(
+                    crate::telemetry::scrape::Scrape {
+                        token: None,
+                        ..scrape
+                    },
+                )),
+            );
+            // The same caps and timers as the main listener: a stranger's idle sockets on this
+            // port must not hold more than they could there.
+            tokio::spawn(crate::connections::serve(
+                bound,
+                metrics,
+                limits,
+                stop.child_token(),
+                std::time::Duration::from_secs(1),
+            ));
+        } else {
+            app = app.route(
+                "/metrics",
+                get(crate::telemetry::scrape::serve).with_state(Arc::new(scrape)),
+            );
+        }
+    }
+    ready(listener.local_addr()?);
     let signalled = stop.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
@@ -328,6 +363,26 @@ pub async fn serve_http(
         std::time::Duration::from_secs(10),
     )
     .await
+}
+
+/// What `/metrics` reads from the platform at each scrape.
+fn metrics_scrape(platform: &Platform) -> crate::telemetry::scrape::Scrape {
+    crate::telemetry::scrape::Scrape {
+        sessions: platform
+            .endpoints
+            .iter()
+            .filter(|e| e.guard.stateful)
+            .map(|e| (e.section.path.clone(), e.guard.sessions.clone()))
+            .collect(),
+        sinks: platform
+            .sinks()
+            .map(|(name, sink)| (name.clone(), sink.clone()))
+            .collect(),
+        readings: platform.readings.clone(),
+        health: platform.health.clone(),
+        token: platform.config.metrics.token.clone(),
+        busy: tokio::sync::Mutex::new(()),
+    }
 }
 
 async fn shutdown_signal() {

@@ -32,6 +32,8 @@ pub struct SessionTable {
     caps: SessionCaps,
     /// The transport's sessions, to close an evicted one; set when the endpoint is mounted.
     transport: OnceLock<Arc<LocalSessionManager>>,
+    /// The endpoint's path, for `mcp_server_session_duration_seconds`.
+    endpoint: OnceLock<String>,
 }
 
 #[derive(Default)]
@@ -44,6 +46,7 @@ struct Table {
 
 struct Entry {
     owner: String,
+    opened: Instant,
     last_seen: Instant,
 }
 
@@ -63,6 +66,20 @@ impl SessionTable {
             idle,
             caps,
             transport: OnceLock::new(),
+            endpoint: OnceLock::new(),
+        }
+    }
+
+    /// Names the endpoint whose sessions these are.
+    pub fn serving(&self, endpoint: &str) {
+        let _ = self.endpoint.set(endpoint.to_string());
+    }
+
+    /// A session left the table after it lasted from `opened` to `until`.
+    fn ended(&self, opened: Instant, until: Instant, reason: &'static str) {
+        if let Some(metrics) = crate::telemetry::metrics::get() {
+            let endpoint = self.endpoint.get().map(String::as_str).unwrap_or("");
+            metrics.session_ended(endpoint, until.saturating_duration_since(opened), reason);
         }
     }
 
@@ -93,9 +110,14 @@ impl SessionTable {
             // for twice that, to keep refusing other principals, and counts against the caps
             // only while it is live by our clock.
             let idle = self.idle;
-            table
-                .sessions
-                .retain(|_, e| e.last_seen.elapsed() < idle * 2);
+            table.sessions.retain(|_, e| {
+                let kept = e.last_seen.elapsed() < idle * 2;
+                if !kept {
+                    // rmcp closed it when it had been idle for `idle`.
+                    self.ended(e.opened, e.last_seen + idle, "");
+                }
+                kept
+            });
             let live = |e: &Entry| e.last_seen.elapsed() < idle;
             let pending: usize = table.opening.values().sum();
             let open = table.sessions.values().filter(|e| live(e)).count();
@@ -114,7 +136,9 @@ impl SessionTable {
                     .map(|(id, _)| id.clone());
                 match oldest {
                     Some(id) => {
-                        table.sessions.remove(&id);
+                        if let Some(entry) = table.sessions.remove(&id) {
+                            self.ended(entry.opened, Instant::now(), "evicted");
+                        }
                         Some(id)
                     }
                     None => return Err(Full::Client(self.caps.per_client)),
@@ -144,7 +168,10 @@ impl SessionTable {
     }
 
     pub fn forget(&self, session: &str) {
-        self.lock().sessions.remove(session);
+        let removed = self.lock().sessions.remove(session);
+        if let Some(entry) = removed {
+            self.ended(entry.opened, Instant::now(), "");
+        }
     }
 
     /// Open sessions, for tests and metrics.
@@ -172,6 +199,7 @@ impl Opening {
                 session.to_string(),
                 Entry {
                     owner,
+                    opened: Instant::now(),
                     last_seen: Instant::now(),
                 },
             );

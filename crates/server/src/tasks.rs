@@ -88,6 +88,9 @@ impl Endpoint {
             .seal(&binding(&self.path, caller, &follow.status_tool, job), TTL)
             .await
             .ok()?;
+        if let Some(metrics) = crate::telemetry::metrics::get() {
+            metrics.task("created");
+        }
         Some(TaskHandle {
             id: format!("{}{SEPARATOR}{job}{SEPARATOR}{seal}", follow.status_tool),
             status_message: format!("{} {job} accepted", follow.id_field),
@@ -147,6 +150,13 @@ impl Endpoint {
             None
         } else {
             answer.is_error = follow.failed.contains(&state);
+            if let Some(metrics) = crate::telemetry::metrics::get() {
+                metrics.task(if answer.is_error {
+                    "failed"
+                } else {
+                    "completed"
+                });
+            }
             Some(answer)
         };
         Ok(TaskState {

@@ -51,6 +51,10 @@ pub trait ResponseMapper: Send + Sync {
     /// The JSON Schema of the results `map` returns (success and error envelopes alike).
     fn output_schema(&self) -> Map<String, Value>;
     fn map(&self, exchange: Exchange, context: &CallContext) -> Result<Value, ToolError>;
+    /// The upstream's short name in metrics and traces (`kgqa`).
+    fn upstream(&self) -> &'static str {
+        "upstream"
+    }
 }
 
 struct Request {
@@ -330,11 +334,19 @@ impl HttpTool {
 
     async fn send(&self, method: Method, url: String, body: Option<Value>) -> Exchange {
         let started = Instant::now();
+        let call = concierge_core::observe::UpstreamCall::start(
+            self.shared.mapper.upstream(),
+            method.as_str(),
+            &url,
+        );
         let mut request = self
             .shared
             .client
             .request(method, &url)
             .headers(self.shared.headers.clone());
+        for (name, value) in call.headers() {
+            request = request.header(name, value);
+        }
         if let Some(body) = &body {
             request = request.json(body);
         }
@@ -342,6 +354,7 @@ impl HttpTool {
             Ok(response) => read_answer(response).await,
             Err(error) => Err(classify(&error)),
         };
+        call.finish(outcome.as_ref().ok().map(|answer| answer.status));
         if let Err(failure) = &outcome {
             // The URL is ours (config), not a secret; the headers are never printed.
             tracing::warn!(tool = %self.spec.name, %url, ?failure, "upstream request failed");

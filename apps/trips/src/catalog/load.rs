@@ -312,10 +312,15 @@ impl CatalogHandle {
         if let Some(token) = token.filter(|t| !t.is_empty()) {
             request = request.bearer_auth(token);
         }
+        let call = concierge_core::observe::UpstreamCall::start("product_export", "GET", url);
+        for (name, value) in call.headers() {
+            request = request.header(name, value);
+        }
         let response = request
             .send()
             .await
             .map_err(|e| format!("export request failed: {}", e.without_url()))?;
+        call.finish(Some(response.status().as_u16()));
         if !response.status().is_success() {
             return Err(format!(
                 "export answered HTTP {}",

@@ -73,6 +73,9 @@ pub enum Outcome {
     Stopped(String),
 }
 
+/// The last run this process made, for its metrics.
+pub static LAST_RUN: std::sync::Mutex<Option<SyncReport>> = std::sync::Mutex::new(None);
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SyncReport {
     #[serde(flatten)]
@@ -80,6 +83,12 @@ pub struct SyncReport {
     pub requests: u32,
     pub records_fetched: u32,
     pub pages_fetched: u32,
+    /// Pages that answered an error, or are on no host of the manifest's sites.
+    #[serde(default)]
+    pub pages_failed: u32,
+    /// Pages that converted to no text.
+    #[serde(default)]
+    pub pages_empty: u32,
     pub deleted: u32,
     /// Pages that still need fetching (daytime budget, slow pages, a stop).
     pub pages_left: usize,
@@ -93,6 +102,8 @@ impl SyncReport {
             requests: 0,
             records_fetched: 0,
             pages_fetched: 0,
+            pages_failed: 0,
+            pages_empty: 0,
             deleted: 0,
             pages_left: 0,
             changed: false,
@@ -231,6 +242,7 @@ impl Syncer {
             None => {}
         }
         tracing::info!(report = %serde_json::to_string(&run.report).unwrap_or_default(), "content sync finished");
+        *LAST_RUN.lock().unwrap_or_else(|p| p.into_inner()) = Some(run.report.clone());
         Ok(run.report)
     }
 
@@ -472,6 +484,7 @@ impl Run<'_> {
                 Ok(url) if manifest.serves(&url) => url,
                 _ => {
                     tracing::warn!(item = %key, "content sync: contentUrl is not on a host of the manifest's sites; not fetched");
+                    self.report.pages_failed += 1;
                     doc.page = Some(stored(PageState::Failed, String::new(), doc));
                     self.syncer.store.put(doc).await?;
                     self.mark_changed();
@@ -484,6 +497,7 @@ impl Run<'_> {
                     self.report.pages_fetched += 1;
                     let markdown = html_to_markdown(&String::from_utf8_lossy(&body));
                     let state = if markdown.is_empty() {
+                        self.report.pages_empty += 1;
                         PageState::Empty
                     } else {
                         PageState::Ok
@@ -501,6 +515,7 @@ impl Run<'_> {
                 }
                 Answer::ServerError(_) | Answer::Status(_) => {
                     tracing::info!(item = %key, answer = %answer.describe(), "content sync: page failed");
+                    self.report.pages_failed += 1;
                     Some(stored(PageState::Failed, String::new(), doc))
                 }
                 // Not stored: the page is asked for again next run.

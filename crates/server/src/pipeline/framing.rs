@@ -24,6 +24,8 @@ pub struct Message<'a> {
     pub method: Option<Cow<'a, str>>,
     /// `params.name` of a `tools/call`.
     pub tool: Option<Cow<'a, str>>,
+    /// `params._meta.traceparent`: the client's trace, for clients that cannot set headers.
+    pub traceparent: Option<Cow<'a, str>>,
 }
 
 /// A body that is not one JSON-RPC message: the answer's JSON-RPC error.
@@ -56,9 +58,59 @@ struct Probe<'a> {
     params: Option<Params<'a>>,
 }
 
-/// `params`: only `name` is read; arrays and anything else are skipped.
+/// `params`: only `name` and `_meta.traceparent` are read; arrays and anything else are skipped.
 struct Params<'a> {
     name: Option<Cow<'a, str>>,
+    traceparent: Option<Cow<'a, str>>,
+}
+
+/// `params._meta`: only `traceparent` is read.
+struct Meta<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Reader<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Reader<'a> {
+            type Value = Meta<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("_meta")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut traceparent = None;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if key == "traceparent" {
+                        traceparent = map.next_value::<AnyName<'de>>()?.0;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Meta(traceparent))
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Meta(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Meta(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Meta(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Meta(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Meta(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Meta(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Meta(None))
+            }
+        }
+        deserializer.deserialize_any(Reader(std::marker::PhantomData))
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
@@ -70,22 +122,30 @@ impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
                 f.write_str("params")
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut name = None;
+                let (mut name, mut traceparent) = (None, None);
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     if key == "name" {
                         name = map.next_value::<AnyName<'de>>()?.0;
+                    } else if key == "_meta" {
+                        traceparent = map.next_value::<Meta<'de>>()?.0;
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
                 }
-                Ok(Params { name })
+                Ok(Params { name, traceparent })
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Params { name: None })
+                Ok(Params {
+                    name: None,
+                    traceparent: None,
+                })
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Params { name: None })
+                Ok(Params {
+                    name: None,
+                    traceparent: None,
+                })
             }
         }
         deserializer.deserialize_any(Reader(std::marker::PhantomData))
@@ -197,13 +257,18 @@ pub fn read(body: &[u8]) -> Result<Message<'_>, Malformed> {
             ..invalid("invalid request: a message needs `method`, or `id` with `result` or `error`")
         });
     }
+    let (name, traceparent) = match probe.params {
+        Some(params) => (params.name, params.traceparent),
+        None => (None, None),
+    };
     let tool = match probe.method.as_deref() {
-        Some("tools/call") => probe.params.and_then(|p| p.name),
+        Some("tools/call") => name,
         _ => None,
     };
     Ok(Message {
         method: probe.method,
         tool,
+        traceparent,
     })
 }
 

@@ -98,6 +98,19 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
             .and_then(|v| v.to_str().ok())
             .map(String::from),
     };
+    let headers = request.headers();
+    if let Some(traceparent) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
+        record.continue_trace(traceparent);
+    }
+    if let Some(version) = headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+    {
+        record.protocol(version);
+    }
+    if let Some(session) = &session {
+        record.session(session);
+    }
     let is_delete = request.method() == http::Method::DELETE;
     let (request, opening) = match admit(&guard, request, &record, session.as_deref()).await {
         Ok(admitted) => admitted,
@@ -170,6 +183,9 @@ async fn admit(
         let message = framing::decide(&bytes)?;
         if let Some(method) = &message.method {
             record.method(method);
+        }
+        if let Some(traceparent) = &message.traceparent {
+            record.continue_trace(traceparent);
         }
         // The Streamable HTTP endpoint opens sessions; a legacy SSE stream was counted when it
         // opened, and its `initialize` arrives on the messages path.

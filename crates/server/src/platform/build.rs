@@ -221,6 +221,9 @@ pub(super) async fn oauth(
         ));
     }
     let hook: concierge_oauth::AuditHook = Arc::new(move |event| {
+        if let (Some(metrics), Some(code)) = (crate::telemetry::metrics::get(), &event.code) {
+            metrics.oauth(code);
+        }
         if let Some(sink) = &sink {
             sink.record(event);
         }
@@ -443,10 +446,11 @@ impl Shared<'_> {
         let guard = Arc::new(Guard {
             endpoint,
             auth,
-            sessions: Arc::new(SessionTable::new(
-                section.idle_timeout,
-                section.session_caps(),
-            )),
+            sessions: {
+                let table = SessionTable::new(section.idle_timeout, section.session_caps());
+                table.serving(&section.path);
+                Arc::new(table)
+            },
             legacy: section
                 .legacy_sse
                 .as_ref()

@@ -186,6 +186,10 @@ pub struct Platform {
     pub health: Vec<(String, concierge_core::HealthCheck)>,
     /// The shared stores' checks (`redis`, `postgres`), for `/health` and `concierge check`.
     pub stores: Vec<(String, concierge_core::HealthCheck)>,
+    /// What the apps report about themselves, by app name, for `/metrics`.
+    pub readings: Vec<(String, concierge_core::Readings)>,
+    /// Where `/metrics` listens, once `serve` bound `[metrics] listen`.
+    pub metrics_addr: std::sync::OnceLock<SocketAddr>,
 }
 
 /// The OAuth side of a deployment.
@@ -221,6 +225,13 @@ impl Platform {
             }
         }
         banner.push_str(&format!("  health       http://{addr}/health\n"));
+        if let Some(metrics) = self.metrics_addr.get() {
+            banner.push_str(&format!("  metrics      http://{metrics}/metrics\n"));
+        } else if self.config.metrics.token.is_some() {
+            banner.push_str(&format!(
+                "  metrics      http://{addr}/metrics (Authorization: Bearer <[metrics] token>)\n"
+            ));
+        }
         banner
     }
 
@@ -262,6 +273,10 @@ impl Platform {
             .iter()
             .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
             .collect();
+        let readings = tool_sets
+            .iter()
+            .filter_map(|(name, set)| set.readings.clone().map(|r| (name.clone(), r)))
+            .collect();
         let stores = (redis.into_iter().map(build::redis_health))
             .chain(database.into_iter().map(build::database_health))
             .collect();
@@ -277,6 +292,8 @@ impl Platform {
             oauth,
             health,
             stores,
+            readings,
+            metrics_addr: std::sync::OnceLock::new(),
         })
     }
 
@@ -321,6 +338,11 @@ impl Platform {
             }
         }
         Ok(running)
+    }
+
+    /// The audit sinks, by name.
+    pub fn sinks(&self) -> impl Iterator<Item = (&String, &AuditSink)> {
+        self.sinks.iter()
     }
 
     pub(crate) fn handler_mount(&self, app: &str) -> Option<&HandlerMount> {

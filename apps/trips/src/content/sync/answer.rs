@@ -28,8 +28,28 @@ pub(super) enum Answer {
 impl Answer {
     /// Sends the request and classifies what comes back.
     pub(super) async fn of(request: reqwest::RequestBuilder) -> Self {
-        let answer = match request.send().await {
-            Ok(response) => classify(response).await,
+        let (client, request) = request.build_split();
+        let mut request = match request {
+            Ok(request) => request,
+            Err(error) => return Answer::Unreachable(error_kind(&error)),
+        };
+        let call = concierge_core::observe::UpstreamCall::start(
+            "typo3",
+            request.method().as_str(),
+            request.url().as_str(),
+        );
+        for (name, value) in call.headers() {
+            if let Ok(value) = reqwest::header::HeaderValue::try_from(value) {
+                request.headers_mut().insert(name, value);
+            }
+        }
+        let answer = match client.execute(request).await {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let answer = classify(response).await;
+                call.finish(Some(status));
+                answer
+            }
             Err(error) => Err(error),
         };
         match answer {

@@ -1,0 +1,268 @@
+//! `/metrics`: the registry, plus what is read at the moment of a scrape (open sessions and
+//! connections, audit queues, process memory, the apps' own readings, their upstreams' health).
+//!
+//! Served on its own listener (`[metrics] listen`) or on the main one behind a bearer token
+//! (`[metrics] token`); never open on the public port.
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use concierge_core::{Health, HealthCheck, Readings};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+
+use crate::audit::AuditSink;
+use crate::sessions::SessionTable;
+
+/// One value read at scrape time.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub name: String,
+    pub help: String,
+    pub counter: bool,
+    pub labels: Vec<(String, String)>,
+    pub value: f64,
+}
+
+impl Sample {
+    fn gauge(name: &str, help: &str, value: f64) -> Self {
+        Self {
+            name: name.into(),
+            help: help.into(),
+            counter: false,
+            labels: Vec::new(),
+            value,
+        }
+    }
+
+    fn counter(name: &str, help: &str, value: f64) -> Self {
+        Self {
+            counter: true,
+            ..Self::gauge(name, help, value)
+        }
+    }
+
+    fn label(mut self, name: &str, value: &str) -> Self {
+        self.labels.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// The samples of the scrape in progress; the registry encodes them with its own.
+#[derive(Debug, Default)]
+pub struct Snapshot(Mutex<Vec<Sample>>);
+
+impl Collector for Snapshot {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let samples = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut start = 0;
+        while start < samples.len() {
+            let first = &samples[start];
+            let end = start
+                + samples[start..]
+                    .iter()
+                    .take_while(|s| s.name == first.name)
+                    .count();
+            let kind = if first.counter {
+                MetricType::Counter
+            } else {
+                MetricType::Gauge
+            };
+            let mut metric = encoder.encode_descriptor(&first.name, &first.help, None, kind)?;
+            for sample in &samples[start..end] {
+                let family = metric.encode_family(&sample.labels)?;
+                if sample.counter {
+                    ConstCounter::new(sample.value).encode(family)?;
+                } else {
+                    ConstGauge::new(sample.value).encode(family)?;
+                }
+            }
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+/// What a scrape reads besides the registry.
+pub struct Scrape {
+    pub sessions: Vec<(String, Arc<SessionTable>)>,
+    pub sinks: Vec<(String, AuditSink)>,
+    pub readings: Vec<(String, Readings)>,
+    pub health: Vec<(String, HealthCheck)>,
+    /// Required as `Authorization: Bearer` when `/metrics` is on the main listener.
+    pub token: Option<String>,
+    /// One scrape at a time: they share the snapshot.
+    pub busy: tokio::sync::Mutex<()>,
+}
+
+/// `GET /metrics`.
+pub async fn serve(State(scrape): State<Arc<Scrape>>, headers: HeaderMap) -> Response {
+    if let Some(token) = &scrape.token {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(
+            given.as_bytes(),
+            token.as_bytes(),
+        )) {
+            let mut response =
+                (StatusCode::UNAUTHORIZED, "metrics need the metrics token\n").into_response();
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"metrics\""),
+            );
+            return response;
+        }
+    }
+    let Some(metrics) = super::metrics::get() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let _one = scrape.busy.lock().await;
+    let samples = scrape.read().await;
+    *metrics.snapshot.0.lock().unwrap_or_else(|p| p.into_inner()) = samples;
+    let mut text = String::with_capacity(16 * 1024);
+    if prometheus_client::encoding::text::encode(&mut text, &metrics.registry).is_err() {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    }
+    let mut response = text.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    response
+}
+
+impl Scrape {
+    async fn read(&self) -> Vec<Sample> {
+        let mut samples = Vec::new();
+        for (endpoint, table) in &self.sessions {
+            samples.push(
+                Sample::gauge(
+                    "concierge_sessions_open",
+                    "Stateful MCP sessions open on this instance.",
+                    table.len() as f64,
+                )
+                .label("endpoint", endpoint),
+            );
+        }
+        let connections = crate::connections::counts();
+        samples.push(Sample::gauge(
+            "concierge_connections_open",
+            "HTTP connections open on this instance.",
+            connections.open as f64,
+        ));
+        samples.push(Sample::counter(
+            "concierge_connections_refused",
+            "Connections closed at once because a connection cap was reached.",
+            connections.refused as f64,
+        ));
+        for (name, sink) in &self.sinks {
+            samples.push(
+                Sample::gauge(
+                    "concierge_audit_queue_depth",
+                    "Audit events waiting to be written.",
+                    sink.queued() as f64,
+                )
+                .label("sink", name),
+            );
+        }
+        for (name, sink) in &self.sinks {
+            samples.push(
+                Sample::counter(
+                    "concierge_audit_dropped",
+                    "Audit events dropped because the writer's queue was full.",
+                    sink.dropped() as f64,
+                )
+                .label("sink", name),
+            );
+        }
+        let probes = futures::future::join_all(self.health.iter().map(|(app, check)| async move {
+            let health = tokio::time::timeout(std::time::Duration::from_secs(3), check()).await;
+            (app, health)
+        }))
+        .await;
+        for (app, health) in probes {
+            let (up, state) = match health {
+                Ok(Health::Ok) => (1.0, "ok"),
+                Ok(Health::Starting(_)) => (0.0, "starting"),
+                Ok(Health::Down(_)) | Err(_) => (0.0, "down"),
+            };
+            samples.push(
+                Sample::gauge(
+                    "concierge_app_up",
+                    "1 when the app's upstream answers its health check (as /health reports it).",
+                    up,
+                )
+                .label("app", app)
+                .label("state", state),
+            );
+        }
+        for (app, readings) in &self.readings {
+            for reading in readings().await {
+                let mut sample = Sample::gauge(
+                    &format!("concierge_{app}_{}", reading.name),
+                    reading.help,
+                    reading.value,
+                );
+                for (name, value) in &reading.labels {
+                    sample = sample.label(name, value);
+                }
+                samples.push(sample);
+            }
+        }
+        samples.extend(process());
+        // The encoder writes one descriptor per run of one name.
+        samples.sort_by(|a, b| a.name.cmp(&b.name));
+        samples
+    }
+}
+
+/// The process's memory, CPU and descriptors, as the Prometheus client libraries name them.
+fn process() -> Vec<Sample> {
+    let mut samples = Vec::new();
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf only reads a constant of the system.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        if let Ok(statm) = std::fs::read_to_string("/proc/self/statm")
+            && let Some(resident) = statm.split_whitespace().nth(1)
+            && let Ok(pages) = resident.parse::<f64>()
+        {
+            samples.push(Sample::gauge(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes.",
+                pages * page,
+            ));
+        }
+        if let Ok(stat) = std::fs::read_to_string("/proc/self/stat")
+            && let Some((_, after)) = stat.rsplit_once(')')
+        {
+            // Fields after the command name: utime and stime are the 12th and 13th.
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+            if let (Some(user), Some(system)) = (tick(11), tick(12)) {
+                samples.push(Sample::counter(
+                    "process_cpu_seconds",
+                    "Total user and system CPU time spent in seconds.",
+                    (user + system) / ticks,
+                ));
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir("/proc/self/fd") {
+            samples.push(Sample::gauge(
+                "process_open_fds",
+                "Number of open file descriptors.",
+                entries.count() as f64,
+            ));
+        }
+    }
+    samples
+}
