@@ -20,6 +20,7 @@ mod kgqa;
 mod mappy;
 mod oauth;
 mod oauth_external;
+mod operate;
 mod protocol;
 mod ski;
 mod ski_trips;

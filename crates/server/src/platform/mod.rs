@@ -224,7 +224,7 @@ impl Platform {
                 banner.push_str(&format!("               {hint}\n"));
             }
         }
-        banner.push_str(&format!("  health       http://{addr}/health\n"));
+        // `health` stays the last line: tests read the banner up to it.
         if let Some(metrics) = self.metrics_addr.get() {
             banner.push_str(&format!("  metrics      http://{metrics}/metrics\n"));
         } else if self.config.metrics.token.is_some() {
@@ -232,6 +232,7 @@ impl Platform {
                 "  metrics      http://{addr}/metrics (Authorization: Bearer <[metrics] token>)\n"
             ));
         }
+        banner.push_str(&format!("  health       http://{addr}/health\n"));
         banner
     }
 

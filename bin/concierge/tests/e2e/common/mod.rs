@@ -118,6 +118,8 @@ pub struct Server {
     pub child: Child,
     pub base: String,
     pub dir: tempfile::TempDir,
+    /// What `serve` printed when it started.
+    pub banner: String,
 }
 
 impl Server {
@@ -236,6 +238,20 @@ impl Server {
         stdout
             .read_line(&mut first)
             .expect("read the listening line");
+        let mut banner = first.clone();
+        if first.starts_with("concierge listening on ") {
+            // The rest of the banner, up to its last line.
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                banner.push_str(&line);
+                if line.starts_with("  health") {
+                    break;
+                }
+            }
+        }
         // Keep draining, so the server never writes into a closed pipe.
         std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let Some(addr) = first.trim().strip_prefix("concierge listening on ") else {
@@ -247,7 +263,19 @@ impl Server {
             child,
             base: addr.to_string(),
             dir,
+            banner,
         }
+    }
+
+    /// The URL a banner line names (`metrics`, `health`, …).
+    pub fn banner_url(&self, name: &str) -> Option<String> {
+        self.banner.lines().find_map(|line| {
+            let rest = line.trim_start().strip_prefix(name)?;
+            rest.split_whitespace()
+                .next()
+                .filter(|u| u.starts_with("http"))
+                .map(String::from)
+        })
     }
 
     pub fn url(&self, path: &str) -> String {
