@@ -2,9 +2,9 @@
 # The whole test suite: formatting, lints, every Rust test, real third-party clients against the
 # demo (every tool of every endpoint, with the Python and TypeScript SDKs), the README's first
 # command exactly as printed, a smoke run of the benchmark harness, the official MCP conformance runs (server and
-# authorization server), the OAuth consent page in headless Chromium, and the production build
-# (no simulators). Needs root or sudo for
-# Debian's chromium and postgresql on first use.
+# authorization server), the OAuth consent page and the ops console in headless Chromium, the
+# alerting rules and dashboard (promtool), and the production build (no simulators). Needs root
+# or sudo for Debian's chromium, postgresql and prometheus on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -18,6 +18,10 @@ install_redis
 # nginx in front of three instances for the cluster test (installed from Debian if missing).
 . scripts/nginx.sh
 install_nginx
+# Prometheus for the metrics test, and promtool for the shipped alerting rules and dashboard.
+. scripts/prometheus.sh
+install_prometheus
+check_monitoring
 cargo test --workspace --locked
 scripts/interop.sh target/debug/concierge
 # The README's first command as printed (a release build, beside any running demo).

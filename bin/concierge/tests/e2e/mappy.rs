@@ -87,6 +87,9 @@ listen = "127.0.0.1:{port}"
 # Every /health call probes the simulator (5 s of caching by default).
 health_cache = "0s"
 
+[metrics]
+token = "metrics-token"
+
 [limits]
 read = "{read}"
 write = "{write}"
@@ -434,6 +437,21 @@ async fn scopes_decide_what_a_token_sees_and_may_call() {
         Some("review_reply"),
     )
     .await;
+    // The refusal is counted by kind; the tool list's call to Mappy by upstream.
+    let metrics = reqwest::Client::new()
+        .get(format!("{}/metrics", m.server.base))
+        .bearer_auth("metrics-token")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("concierge_refusals_total{endpoint=\"/mappy/mcp\",client=\"")
+            && metrics.contains("kind=\"scope\",code=\"insufficient_scope\"} 1"),
+        "{metrics}"
+    );
 
     // The schemas a model sees carry the platform's write arguments.
     let writer = m.client(10).await;

@@ -415,6 +415,35 @@ async fn a_real_prometheus_scrapes_calls_refusals_and_upstream_durations() {
     let sessions = query(&api, r#"concierge_sessions_open{endpoint="/coffee/mcp"}"#).await;
     assert!(sessions[0].1 >= 1.0, "{sessions:?}");
 
+    // Every query of the shipped Grafana dashboard runs on this Prometheus.
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../deploy/grafana/concierge.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "1m")
+                .replace("\"$instance\"", "\".*\"");
+            let answer: Value = reqwest::Client::new()
+                .get(format!("{api}/api/v1/query"))
+                .query(&[("query", expr.as_str())])
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(answer["status"], "success", "{expr}: {answer}");
+        }
+    }
+
     let _ = prometheus.kill();
     let _ = prometheus.wait();
 }
