@@ -30,5 +30,6 @@ bench/run.sh --smoke
 scripts/conformance.sh target/debug/concierge
 scripts/conformance-oauth.sh target/debug/concierge
 scripts/consent-browser.sh
+scripts/ops-browser.sh
 # Last: it leaves target/debug/concierge built without the simulators.
 scripts/production-build.sh

@@ -125,8 +125,22 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
         });
         tools.extend(trip_tools::trip_tools(catalog, index, settings));
     }
+    let for_action = config.clone();
     let set = ToolSet::new("trips", &concierge_core::messages::GERMAN, tools)
-        .with_readings(readings(store_for_readings, catalog_for_readings));
+        .with_readings(readings(store_for_readings, catalog_for_readings))
+        .with_action(concierge_core::Action {
+            name: "sync",
+            label: "Sync the content now",
+            // A delta run as the schedule makes one: the lock, the kill switch and the daytime
+            // page budget hold.
+            run: Arc::new(move || {
+                let config = for_action.clone();
+                Box::pin(async move {
+                    let report = sync(&config, RunOptions::default()).await?;
+                    Ok(serde_json::to_string(&report).unwrap_or_default())
+                })
+            }),
+        });
     Ok(match health {
         Some(check) => set.with_health(check),
         None => set,

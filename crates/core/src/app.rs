@@ -25,6 +25,17 @@ impl From<Result<(), String>> for Health {
 /// Whether an app can answer now, as `/health` reports it.
 pub type HealthCheck = Arc<dyn Fn() -> BoxFuture<'static, Health> + Send + Sync>;
 
+/// Something an operator may ask an app to do now from the ops console (`sync now`). It answers
+/// with a short report, or why it did nothing; it must respect the app's own rules (locks, load
+/// windows) as a scheduled run does.
+#[derive(Clone)]
+pub struct Action {
+    pub name: &'static str,
+    /// The button's text.
+    pub label: &'static str,
+    pub run: Arc<dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync>,
+}
+
 /// What an app reports about itself when `/metrics` is scraped (the ski sync's manifest age, …).
 pub type Readings = Arc<dyn Fn() -> BoxFuture<'static, Vec<crate::observe::Reading>> + Send + Sync>;
 
@@ -38,6 +49,7 @@ pub struct ToolSet {
     /// The app's upstream, checked by `/health`.
     pub health: Option<HealthCheck>,
     pub readings: Option<Readings>,
+    pub actions: Vec<Action>,
     /// Why this app's state cannot be shared by several instances, when it cannot (files only
     /// one process may write): `concierge check` says so for a deployment that shares `[state]`.
     pub single_instance: Option<&'static str>,
@@ -55,6 +67,7 @@ impl ToolSet {
             tools,
             health: None,
             readings: None,
+            actions: Vec::new(),
             single_instance: None,
         }
     }
@@ -74,6 +87,12 @@ impl ToolSet {
     /// What the app reports when the platform's metrics are read.
     pub fn with_readings(mut self, readings: Readings) -> Self {
         self.readings = Some(readings);
+        self
+    }
+
+    /// An action the ops console offers.
+    pub fn with_action(mut self, action: Action) -> Self {
+        self.actions.push(action);
         self
     }
 

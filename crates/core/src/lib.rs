@@ -42,7 +42,7 @@ mod schema;
 pub mod sqlite;
 mod tool;
 
-pub use app::{Health, HealthCheck, Readings, ToolSet};
+pub use app::{Action, Health, HealthCheck, Readings, ToolSet};
 pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact};
 pub use caller::{CallContext, Caller};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};

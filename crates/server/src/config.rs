@@ -111,6 +111,19 @@ pub struct Config {
     /// token. Absent or both keys empty: off.
     #[serde(default)]
     pub metrics: MetricsSection,
+    /// The ops console at `/ops`, for the people who run the deployment. Absent or without a
+    /// token: off.
+    #[serde(default)]
+    pub ops: OpsSection,
+}
+
+/// `[ops]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpsSection {
+    /// Signs an operator in to `/ops` (at least 16 characters).
+    #[serde(default, deserialize_with = "empty_is_none")]
+    pub token: Option<String>,
 }
 
 /// `[metrics]`.

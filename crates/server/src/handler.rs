@@ -76,7 +76,7 @@ impl EndpointHandler {
 }
 
 /// rmcp's listing of each tool, from its spec.
-fn listings(endpoint: &Endpoint) -> Arc<[rmcp::model::Tool]> {
+pub(crate) fn listings(endpoint: &Endpoint) -> Arc<[rmcp::model::Tool]> {
     endpoint
         .tools()
         .iter()

@@ -15,6 +15,7 @@ mod launch;
 mod legacy_sse;
 pub mod limits;
 mod memory;
+mod ops;
 pub mod pipeline;
 mod platform;
 mod serve;

@@ -45,6 +45,9 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
         }
         public = public.merge(protected_resources(platform, setup));
     }
+    if let Some(ops) = crate::ops::router(platform) {
+        public = public.merge(ops);
+    }
     // Endpoints read their bodies in the guard, after authentication.
     router.merge(public.layer(axum::middleware::from_fn_with_state(
         small,

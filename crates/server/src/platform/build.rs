@@ -21,6 +21,14 @@ use crate::writes::{PgIdempotencyStore, RedisIdempotencyStore, Writes};
 
 /// Every `[simulators.<name>]` and `[apps.<name>]` names something this binary offers.
 pub(super) fn check_names(config: &Config, apps: &Apps, errors: &mut Vec<ConfigError>) {
+    if let Some(token) = &config.ops.token
+        && token.chars().count() < 16
+    {
+        errors.push(ConfigError::new(
+            "ops.token",
+            "is shorter than 16 characters; it signs an operator in to /ops, so make it long and random",
+        ));
+    }
     for name in config.simulators.keys() {
         if !apps.simulators.contains_key(name) {
             let known: Vec<&str> = apps.simulators.keys().map(String::as_str).collect();

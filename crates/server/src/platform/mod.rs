@@ -188,6 +188,8 @@ pub struct Platform {
     pub stores: Vec<(String, concierge_core::HealthCheck)>,
     /// What the apps report about themselves, by app name, for `/metrics`.
     pub readings: Vec<(String, concierge_core::Readings)>,
+    /// What the apps let an operator do from the ops console, by app name.
+    pub actions: Vec<(String, concierge_core::Action)>,
     /// Where `/metrics` listens, once `serve` bound `[metrics] listen`.
     pub metrics_addr: std::sync::OnceLock<SocketAddr>,
 }
@@ -278,6 +280,10 @@ impl Platform {
             .iter()
             .filter_map(|(name, set)| set.readings.clone().map(|r| (name.clone(), r)))
             .collect();
+        let actions = tool_sets
+            .iter()
+            .flat_map(|(name, set)| set.actions.iter().map(|a| (name.clone(), a.clone())))
+            .collect();
         let stores = (redis.into_iter().map(build::redis_health))
             .chain(database.into_iter().map(build::database_health))
             .collect();
@@ -294,6 +300,7 @@ impl Platform {
             health,
             stores,
             readings,
+            actions,
             metrics_addr: std::sync::OnceLock::new(),
         })
     }
