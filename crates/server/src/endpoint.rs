@@ -373,7 +373,7 @@ impl Endpoint {
         if write_code == WriteCode::Replayed
             && let Some(metrics) = crate::telemetry::metrics::get()
         {
-            metrics.replayed(&self.path, &name);
+            metrics.replayed(&self.path, name);
         }
         match outcome {
             Ok(output) => self.shape(mounted, output, write_code, record),
@@ -525,6 +525,22 @@ fn strip_nulls(value: &mut Value) {
     }
 }
 
+/// A child span of the request's for one step that takes time (a limiter that may ask Redis,
+/// the tool with its upstream calls). Disabled, like its parent, unless traces are exported.
+fn step_span(record: &RequestRecord, step: &'static str) -> tracing::Span {
+    let parent = record.span();
+    if parent.is_disabled() {
+        return tracing::Span::none();
+    }
+    tracing::debug_span!(
+        target: crate::telemetry::trace::TARGET,
+        parent: parent,
+        "step",
+        otel.name = step,
+        otel.kind = "internal",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use concierge_core::{Annotations, BoxFuture, ToolOutput, ToolSpec};
@@ -674,20 +690,4 @@ mod tests {
             false
         );
     }
-}
-
-/// A child span of the request's for one step that takes time (a limiter that may ask Redis,
-/// the tool with its upstream calls). Disabled, like its parent, unless traces are exported.
-fn step_span(record: &RequestRecord, step: &'static str) -> tracing::Span {
-    let parent = record.span();
-    if parent.is_disabled() {
-        return tracing::Span::none();
-    }
-    tracing::debug_span!(
-        target: crate::telemetry::trace::TARGET,
-        parent: parent,
-        "step",
-        otel.name = step,
-        otel.kind = "internal",
-    )
 }

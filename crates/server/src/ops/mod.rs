@@ -146,21 +146,21 @@ impl Console {
     }
 
     /// A POST is acted on only from this origin, with the sign-in's CSRF token.
-    fn permits(&self, headers: &HeaderMap, csrf: &str) -> Result<Operator, Response> {
+    fn permits(&self, headers: &HeaderMap, csrf: &str) -> Result<Operator, Box<Response>> {
         if !same_origin(headers) {
-            return Err(html(
+            return Err(Box::new(html(
                 StatusCode::FORBIDDEN,
                 pages::login(Some("This form was sent from another site.")),
-            ));
+            )));
         }
         let Some(operator) = self.operator(headers) else {
-            return Err(Redirect::to("/ops").into_response());
+            return Err(Box::new(Redirect::to("/ops").into_response()));
         };
         if !self.sessions.csrf_matches(&operator, csrf) {
-            return Err(html(
+            return Err(Box::new(html(
                 StatusCode::FORBIDDEN,
                 pages::login(Some("The form expired; sign in again.")),
-            ));
+            )));
         }
         Ok(operator)
     }
@@ -416,7 +416,7 @@ async fn logout(
     Form(form): Form<Csrf>,
 ) -> Response {
     if let Err(refused) = console.permits(&headers, &form.csrf) {
-        return refused;
+        return *refused;
     }
     let mut response = Redirect::to("/ops").into_response();
     response.headers_mut().insert(
@@ -487,7 +487,7 @@ async fn revoke(
 ) -> Response {
     let operator = match console.permits(&headers, &form.csrf) {
         Ok(operator) => operator,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(server) = &console.oauth else {
         return console.oauth_page(&operator, None).await;
@@ -534,7 +534,7 @@ async fn action(
 ) -> Response {
     let operator = match console.permits(&headers, &form.csrf) {
         Ok(operator) => operator,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some((_, action)) = console
         .actions
