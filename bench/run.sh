@@ -6,13 +6,17 @@
 #   bench/run.sh --cluster  the price of shared state: one instance in-process, one on Redis and
 #                           PostgreSQL, three behind nginx (bench/cluster.py), table to
 #                           bench/results/<date>-cluster.md
+#   bench/run.sh --telemetry  metrics and traces on vs off, same run (bench/telemetry.py), table to
+#                           bench/results/<date>-telemetry.md
 # Extra arguments go to bench/harness.py (e.g. --duration 5 --repeat 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 smoke=false
 cluster=false
+telemetry=false
 for arg in "$@"; do
+  [ "$arg" = "--telemetry" ] && telemetry=true
   [ "$arg" = "--smoke" ] && smoke=true
   [ "$arg" = "--cluster" ] && cluster=true
 done
@@ -29,6 +33,14 @@ if $cluster; then
   # Not exec: postgres.sh stops its server when this script exits.
   python3 bench/cluster.py --bin target/release "${args[@]}"
   exit
+fi
+
+if $telemetry; then
+  command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
+  cargo build --quiet --release -p concierge
+  args=()
+  for arg in "$@"; do [ "$arg" != "--telemetry" ] && args+=("$arg"); done
+  exec python3 bench/telemetry.py --bin target/release "${args[@]}"
 fi
 
 if ! command -v wrk >/dev/null; then

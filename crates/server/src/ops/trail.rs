@@ -266,7 +266,7 @@ mod tests {
             outcome: "ok".into(),
             ..Filter::default()
         };
-        assert_eq!(events.iter().filter(|e| filter.keeps(e)).count(), 3);
+        assert_eq!(events.iter().filter(|e| filter.keeps(e)).count(), 4);
         let bad = Filter {
             since: "yesterday".into(),
             ..Filter::default()
