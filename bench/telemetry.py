@@ -56,7 +56,7 @@ def scraper(url, stop, counts):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/release")
-    parser.add_argument("--duration", type=float, default=5)
+    parser.add_argument("--duration", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
     bin_dir = (ROOT / options.bin).resolve()
@@ -71,6 +71,7 @@ def main():
         ("off", {}),
         ("metrics", {"metrics": True}),
         ("metrics + traces", {"metrics": True, "traces": True}),
+        ("metrics + traces 10%", {"metrics": True, "traces": True, "sampled": "0.1"}),
     ]:
         port, metrics_port = harness.free_port(), harness.free_port()
         env = {
@@ -82,6 +83,9 @@ def main():
             env["CONCIERGE_METRICS_LISTEN"] = f"127.0.0.1:{metrics_port}"
         if extra.get("traces"):
             env["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp
+        if extra.get("sampled"):
+            env["OTEL_TRACES_SAMPLER"] = "traceidratio"
+            env["OTEL_TRACES_SAMPLER_ARG"] = extra["sampled"]
         server = harness.Server(
             f"concierge, {name}",
             [str(bin_dir / "concierge"), "serve", "--config", "concierge-bench.toml"],
@@ -125,9 +129,10 @@ def main():
         f"# Telemetry on vs off — {datetime.datetime.now():%Y-%m-%d %H:%M}",
         "",
         "`bench/run.sh --telemetry`: the benchmark's stateless coffee endpoint (token auth, rate limiter,",
-        "validation, an audit line per call), three instances started alike: telemetry off; Prometheus",
+        "validation, an audit line per call), four instances started alike: telemetry off; Prometheus",
         "metrics on, scraped every second; metrics and OTLP traces on (every request's spans exported",
-        f"to a receiver on loopback). wrk, A B C × {options.repeat}, {options.duration:g} s each; medians (min–max of calls/s).",
+        "to a receiver on loopback); the same with 10% of traces sampled (`OTEL_TRACES_SAMPLER=traceidratio`).",
+        f"wrk, A B C D × {options.repeat}, {options.duration:g} s each; medians (min–max of calls/s).",
         "",
         "| tool | connections | mode | calls/s | vs off | CPU per call | vs off | errors |",
         "|---|---:|---|---:|---:|---:|---:|---:|",
@@ -143,11 +148,12 @@ def main():
                     f"{row['rps'] / base['rps']:.3f}× | {row['cpu_us']:.1f} µs | "
                     f"{row['cpu_us'] / base['cpu_us']:.3f}× | {row['errors']} |"
                 )
-    lines += [
-        "",
-        f"Scrapes answered: {', '.join(f'{n}: {c['scrapes']} ({c['bytes']:,} bytes last)' for n, c in counts.items() if c['scrapes'])}; "
-        f"OTLP bytes received: {Receiver.received:,}.",
-    ]
+    scraped = ", ".join(
+        "{}: {} ({:,} bytes last)".format(n, c["scrapes"], c["bytes"])
+        for n, c in counts.items()
+        if c["scrapes"]
+    )
+    lines += ["", f"Scrapes answered: {scraped}; OTLP bytes received: {Receiver.received:,}."]
     print("\n".join(lines))
     results = ROOT / "bench/results"
     results.mkdir(exist_ok=True)
