@@ -313,6 +313,26 @@ mod tests {
     }
 
     #[test]
+    fn a_traceparent_in_meta_is_read_and_any_other_meta_is_no_error() {
+        let traced = read(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            traced.traceparent.as_deref(),
+            Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+        );
+        assert_eq!(traced.tool.as_deref(), Some("t"));
+        for meta in [r#""x""#, "[1]", "null", "7", r#"{"traceparent":{"a":1}}"#] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{meta}}}}}"#
+            );
+            let message = read(body.as_bytes()).unwrap();
+            assert_eq!(message.traceparent, None, "{meta}");
+        }
+    }
+
+    #[test]
     fn not_json_is_a_parse_error_and_other_json_an_invalid_request() {
         assert_eq!(read(b"{\"jsonrpc\":").unwrap_err().code, -32700);
         assert_eq!(read(b"").unwrap_err().code, -32700);
