@@ -56,6 +56,7 @@ for (const query of ["латте", "чай", "капучино"]) {
   await (await mcp(session, { jsonrpc: "2.0", id: id++, method: "tools/call", params: { name: "search_menu", arguments: { query } } })).text();
 }
 await (await mcp(session, { jsonrpc: "2.0", id: id++, method: "tools/call", params: { name: "search_menu", arguments: { query: 5 } } })).text();
+await (await mcp(session, { jsonrpc: "2.0", id: id++, method: "tools/call", params: { name: "create_order", arguments: { items: [{ drink: "капучино", qty: 2 }] } } })).text();
 const refused = await mcp(null, { jsonrpc: "2.0", id: 1, method: "tools/list" }, "wrong-token");
 check(refused.status === 401, "a wrong MCP token is refused (traffic for the console)");
 // The audit writes off the request path, within a fraction of a second.
@@ -99,11 +100,13 @@ try {
   check((await demoRow.count()) === 1, "the demo client's traffic is in the clients table");
   if ((await demoRow.count()) === 1) {
     const cells = await demoRow.locator("td").allTextContents();
-    check(Number(cells[1]) >= 3, "its calls of the last hour are counted", cells.join(" | "));
+    check(Number(cells[1]) >= 4, "its calls of the last hour are counted", cells.join(" | "));
     check(Number(cells[3]) >= 1, "its refusals of the last hour are counted", cells.join(" | "));
     check((await demoRow.locator("svg rect").count()) === 48, "with a chart of 24 hours");
   }
   check(overview.includes("sync_paused_until_timestamp_seconds"), "the ski sync's readings are shown");
+  const orders = page.locator("tr", { has: page.locator('a[href="/ops/audit?tool=create_order"]') });
+  check((await orders.count()) === 1 && (await orders.textContent()).includes("made 1"), "the order is among the writes of the day");
   await shot(page, "ops-overview");
 
   // Sync now: the trips app's action, answered with the run's report.

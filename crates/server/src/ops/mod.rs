@@ -228,6 +228,16 @@ impl Console {
         let clients: Vec<_> = trail::client_stats(&events, &paths, chrono::Utc::now())
             .into_iter()
             .collect();
+        let write_tools: Vec<&str> = self
+            .endpoints
+            .iter()
+            .flat_map(|e| e.listings.iter())
+            .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(false))
+            .map(|t| t.name.as_ref())
+            .collect();
+        let writes: Vec<_> = trail::write_outcomes(&events, &write_tools)
+            .into_iter()
+            .collect();
         let endpoints = self.endpoint_rows.get_or_init(|| self.endpoint_rows());
         html(
             StatusCode::OK,
@@ -237,6 +247,7 @@ impl Console {
                 &apps,
                 endpoints,
                 &clients,
+                &writes,
             ),
         )
     }

@@ -101,6 +101,7 @@ pub fn overview(
     apps: &[AppRow],
     endpoints: &[EndpointRow],
     clients: &[(String, ClientStats)],
+    writes: &[(String, std::collections::BTreeMap<String, u64>)],
 ) -> Markup {
     page(
         "Overview",
@@ -152,6 +153,24 @@ pub fn overview(
                         }
                     }
                 }
+            }
+            h2 { "Writes, last day" }
+            @if writes.is_empty() { p { "No write tool was called in the last day." } }
+            @else {
+                table {
+                    tr { th { "Tool" } th { "How the calls ended" } }
+                    @for (tool, ended) in writes {
+                        tr {
+                            td { a href={ "/ops/audit?tool=" (urlencode(tool)) } { (tool) } }
+                            td {
+                                @for (how, count) in ended {
+                                    span style="margin-right:14px" { code { (how) } " " (count) }
+                                }
+                            }
+                        }
+                    }
+                }
+                p { small { "made: written; dry_run: validated, nothing changed; confirmation_required: a preview whose confirm token was handed out; idempotent_replay: answered from the idempotency record; rate_limited: refused by the write budget." } }
             }
             h2 { "Endpoints and their tools" }
             table {

@@ -229,6 +229,33 @@ fn p95(mut values: Vec<f64>) -> Option<f64> {
     values.get(rank.saturating_sub(1)).copied()
 }
 
+/// The write tools' calls of the last day by how they ended: made, dry run, preview awaiting a
+/// confirmation, answered from the idempotency record, refused by the write budget, or failed
+/// (by outcome).
+pub fn write_outcomes(
+    events: &[Value],
+    write_tools: &[&str],
+) -> BTreeMap<String, BTreeMap<String, u64>> {
+    let mut writes: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for event in events {
+        let Some(tool) = event["tool"].as_str().filter(|t| write_tools.contains(t)) else {
+            continue;
+        };
+        let ended = match (event["outcome"].as_str(), event["code"].as_str()) {
+            (Some("ok"), None) => "made".to_string(),
+            (Some("ok"), Some(code)) => code.to_string(),
+            (Some(outcome), _) => outcome.to_string(),
+            (None, _) => continue,
+        };
+        *writes
+            .entry(tool.to_string())
+            .or_default()
+            .entry(ended)
+            .or_default() += 1;
+    }
+    writes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +294,19 @@ mod tests {
             ..Filter::default()
         };
         assert_eq!(events.iter().filter(|e| filter.keeps(e)).count(), 4);
+        let writes = write_outcomes(
+            &[
+                json!({"tool": "review_reply", "outcome": "ok"}),
+                json!({"tool": "review_reply", "outcome": "ok", "code": "idempotent_replay"}),
+                json!({"tool": "review_reply", "outcome": "rate_limited", "code": "rate_limited"}),
+                json!({"tool": "location_list", "outcome": "ok"}),
+            ],
+            &["review_reply"],
+        );
+        assert_eq!(writes.len(), 1);
+        assert_eq!(writes["review_reply"]["made"], 1);
+        assert_eq!(writes["review_reply"]["idempotent_replay"], 1);
+        assert_eq!(writes["review_reply"]["rate_limited"], 1);
         let bad = Filter {
             since: "yesterday".into(),
             ..Filter::default()
