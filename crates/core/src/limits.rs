@@ -59,4 +59,10 @@ pub trait RateLimitStore: Send + Sync {
 
     /// How the limit counts, for messages and `concierge check`.
     fn policy(&self) -> LimitPolicy;
+
+    /// The budget lives in another process (Redis): a check is a round trip, worth a span of
+    /// its own in a trace.
+    fn remote(&self) -> bool {
+        false
+    }
 }

@@ -145,6 +145,10 @@ impl RedisLimiter {
 
 #[async_trait::async_trait]
 impl RateLimitStore for RedisLimiter {
+    fn remote(&self) -> bool {
+        true
+    }
+
     async fn check(&self, key: &str) -> Result<(), Limited> {
         let script = match self.policy {
             LimitPolicy::SlidingWindow => &*SLIDING_WINDOW,

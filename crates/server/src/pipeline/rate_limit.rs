@@ -41,6 +41,14 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// Some budget of a call lives in Redis.
+    pub fn remote(&self) -> bool {
+        [&self.call, &self.write, &self.per_client]
+            .into_iter()
+            .flatten()
+            .any(|store| store.remote())
+    }
+
     /// The key `rate_limit` and `write_rate_limit` count `caller` under (`rate_limit_key`).
     fn key(&self, caller: &Caller) -> String {
         match self.key {
