@@ -7,6 +7,8 @@
 //
 // Exits 1 with a list of what failed; prints one line per check passed.
 import { parseArgs } from "node:util";
+import crypto from "node:crypto";
+import http from "node:http";
 import { chromium } from "playwright-core";
 
 const { values: a } = parseArgs({
@@ -77,8 +79,59 @@ const shot = async (page, name) => {
   if (a.screenshots) await page.screenshot({ path: `${a.screenshots}/${name}.png`, fullPage: true });
 };
 
+// A person signs in to Mappy through the demo's authorization server (the registered client, with
+// PKCE, its loopback redirect on a port of its own): a live refresh-token family for the console.
+async function signInToMappy(context) {
+  const b64url = (bytes) => bytes.toString("base64url");
+  const verifier = b64url(crypto.randomBytes(32));
+  const challenge = b64url(crypto.createHash("sha256").update(verifier).digest());
+  const listener = http.createServer((req, res) => res.writeHead(200).end("back at the client"));
+  await new Promise((ok) => listener.listen(0, "127.0.0.1", ok));
+  const redirect = `http://127.0.0.1:${listener.address().port}/callback`;
+  const url = new URL(`${a.base}/authorize`);
+  for (const [k, v] of Object.entries({
+    response_type: "code", client_id: a["client-id"], redirect_uri: redirect, state: "s1",
+    code_challenge: challenge, code_challenge_method: "S256", scope: "mappy:location:read",
+    resource: `${a.base}/mappy/mcp`,
+  })) url.searchParams.set(k, v);
+  const page = await context.newPage();
+  try {
+    await page.goto(url.href);
+    await page.fill("#username", "owner@phohathanh.example");
+    await page.fill("#password", "demo-owner");
+    await Promise.all([
+      page.waitForURL((u) => u.href.startsWith(redirect), { timeout: 10_000 }),
+      page.getByRole("button", { name: "Allow" }).click(),
+    ]);
+    const code = new URL(page.url()).searchParams.get("code");
+    const answer = await fetch(`${a.base}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code", code, redirect_uri: redirect, client_id: a["client-id"],
+        code_verifier: verifier, resource: `${a.base}/mappy/mcp`,
+      }),
+    });
+    return (await answer.json()).refresh_token;
+  } finally {
+    await page.close();
+    listener.close();
+  }
+}
+
+async function refresh(token) {
+  const answer = await fetch(`${a.base}/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: token, client_id: a["client-id"] }),
+  });
+  return { status: answer.status, body: await answer.json() };
+}
+
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const refreshToken = await signInToMappy(context);
+  check(typeof refreshToken === "string" && refreshToken.length > 20, "a Mappy user signed in through the client (a live token family)");
   const page = await context.newPage();
 
   // Signed out: the sign-in form, and a wrong token is refused.
@@ -130,9 +183,21 @@ try {
 
   // OAuth clients: the registered one is listed, and revoked.
   await Promise.all([page.waitForNavigation(), page.click('a[href="/ops/oauth"]')]);
-  const clientRow = page.locator("tr", { hasText: a["client-id"] });
+  const clientRow = page.locator("tr:not(.family)", { hasText: a["client-id"] });
   check((await clientRow.count()) === 1, "the registered OAuth client is listed");
+  const familyRow = page.locator("tr.family", { hasText: a["client-id"] });
+  check(
+    (await familyRow.count()) === 1 && (await familyRow.textContent()).includes("mappy:location:read"),
+    "its signed-in user's token family is listed, with its scope",
+  );
   await shot(page, "ops-oauth");
+
+  // Revoking the family ends its refresh token.
+  await Promise.all([page.waitForNavigation(), familyRow.locator('button:has-text("Revoke")').click()]);
+  check((await page.textContent(".flash")).includes("Token family revoked"), "revoking the family says so");
+  check((await page.locator("tr.family").count()) === 0, "and the family is gone from the list");
+  const refused = await refresh(refreshToken);
+  check(refused.status === 400 && refused.body.error === "invalid_grant", "its refresh token no longer works", JSON.stringify(refused));
 
   // Forms without the CSRF token, or from another origin, change nothing.
   const noCsrf = await context.request.post(`${a.base}/ops/oauth/revoke`, {
@@ -147,13 +212,11 @@ try {
     maxRedirects: 0,
   });
   check(foreign.status() === 403, "a revoke sent from another origin is refused", `status ${foreign.status()}`);
-  await page.reload();
-  check((await page.locator("tr", { hasText: a["client-id"] }).count()) === 1, "the client is still there");
+  await page.goto(`${a.base}/ops/oauth`);
+  const stillThere = page.locator("tr:not(.family)", { hasText: a["client-id"] });
+  check((await stillThere.count()) === 1, "the client is still there");
 
-  await Promise.all([
-    page.waitForNavigation(),
-    page.locator("tr", { hasText: a["client-id"] }).locator('button:has-text("Revoke")').click(),
-  ]);
+  await Promise.all([page.waitForNavigation(), stillThere.locator('button:has-text("Revoke")').click()]);
   check((await page.textContent(".flash")).includes("removed"), "revoke says the client is removed");
   check((await page.locator("tr", { hasText: a["client-id"] }).count()) === 0, "and it is gone from the list");
 

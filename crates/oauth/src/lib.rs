@@ -382,7 +382,7 @@ impl AuthServer {
 
     /// Revokes a refresh-token family and the access tokens issued from it, and makes this
     /// instance refuse them at once (others read the list within `REVOCATIONS_RELOAD`).
-    async fn revoke_family(&self, family: &str) {
+    pub async fn revoke_family(&self, family: &str) {
         if let Err(error) = self.store.revoke_family(family).await {
             tracing::error!(%error, "oauth: revoking a token family failed");
         }

@@ -78,6 +78,24 @@ async fn instances_share_one_key_redeem_a_code_once_and_count_sign_in_failures_t
     );
     assert_ne!(ub.unwrap(), uc.unwrap(), "exactly one rotation wins");
 
+    // The console lists the families that can still refresh, on any instance: the rotated
+    // token's is gone until its successor is stored; a revoked family is gone for good.
+    assert!(b.live_families(10).await.unwrap().is_empty());
+    a.put_refresh("refresh-2", "family", &grant, Duration::from_secs(60))
+        .await
+        .unwrap();
+    a.put_refresh("other", "other-family", &grant, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let live = c.live_families(10).await.unwrap();
+    let names: Vec<&str> = live.iter().map(|f| f.family.as_str()).collect();
+    assert_eq!(names, ["family", "other-family"], "longest-lived first");
+    assert_eq!(live[0].grant.user.as_deref(), Some("alice"));
+    b.revoke_family("family").await.unwrap();
+    let live = a.live_families(10).await.unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].family, "other-family");
+
     // Guesses at one account spread over three instances wait as guesses at one would: five
     // are free, the sixth waits.
     let limits = LimitsConfig::default();

@@ -450,11 +450,23 @@ async fn a_real_prometheus_scrapes_calls_refusals_and_upstream_durations() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_on_the_main_listener_need_their_token_and_logs_can_be_json() {
+    // The Q&A API does not answer: the kgqa call logs its failed upstream request.
+    let closed = format!("http://127.0.0.1:{}", free_port());
     let server = Server::start_demo(&[
         ("CONCIERGE_METRICS_TOKEN", "metrics-secret"),
         ("CONCIERGE_LOG_FORMAT", "json"),
         ("RUST_LOG", "info"),
+        ("BXH_KG_API_BASE", &closed),
     ]);
+    let kgqa = connect(&server.url("/kgqa/mcp"), "demo-token").await;
+    call(
+        &kgqa,
+        "ask_customer_service",
+        json!({"question": "黄小西适合亲子吗？", "session_id": "s-1"}),
+    )
+    .await;
+    let audit = server.audit_lines_of("demo.kgqa.log", 1);
+    let trace_id = audit[0]["trace_id"].as_str().unwrap().to_string();
     // One session opened: the first operation is measured.
     let _client = connect(&server.url("/coffee/mcp"), "demo-token").await;
     let http = reqwest::Client::new();
@@ -495,11 +507,23 @@ async fn metrics_on_the_main_listener_need_their_token_and_logs_can_be_json() {
     std::io::Read::read_to_string(server.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(!lines.is_empty());
+    let mut objects = Vec::new();
     for line in lines {
         let object: Value = serde_json::from_str(line).unwrap_or_else(|_| panic!("{line}"));
         assert!(
             object["level"].is_string() && object["timestamp"].is_string(),
             "{line}"
         );
+        objects.push(object);
     }
+    // The line the failed call wrote names its trace, as its audit line does.
+    let upstream = objects
+        .iter()
+        .find(|o| o["message"] == "upstream request failed")
+        .unwrap_or_else(|| panic!("no upstream failure logged: {stderr}"));
+    let traces: Vec<&Value> = upstream["spans"]
+        .as_array()
+        .map(|spans| spans.iter().map(|s| &s["trace_id"]).collect())
+        .unwrap_or_default();
+    assert!(traces.contains(&&json!(trace_id)), "{upstream}");
 }

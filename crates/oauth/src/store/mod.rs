@@ -121,6 +121,9 @@ pub trait OAuthStore: Send + Sync {
     async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError>;
     /// Revokes a family's refresh tokens and the access tokens recorded with [`Self::record_access`].
     async fn revoke_family(&self, family: &str) -> Result<(), StoreError>;
+    /// The families with a refresh token that is unused, unrevoked and unexpired, the
+    /// longest-lived first, at most `limit` (the ops console lists them).
+    async fn live_families(&self, limit: u32) -> Result<Vec<LiveFamily>, StoreError>;
     /// Remembers that access token `jti` (valid until `expires_at`) came from `family`, so that
     /// revoking the family revokes it too.
     async fn record_access(
@@ -159,6 +162,15 @@ pub struct SignedIn {
     /// The token's `sub`: the user name for local users, the backend's user id otherwise.
     pub subject: String,
     pub role: String,
+}
+
+/// A refresh-token family that can still be refreshed: what it grants, and until when.
+#[derive(Debug, Clone)]
+pub struct LiveFamily {
+    pub family: String,
+    pub grant: Grant,
+    /// Unix seconds: the current refresh token's end.
+    pub expires_at: i64,
 }
 
 /// A refresh token as the store knows it.

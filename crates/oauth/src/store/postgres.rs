@@ -11,7 +11,9 @@ use concierge_core::postgres::{Migrated, Schema, SharedDatabase};
 use sqlx::Row;
 use sqlx::postgres::PgPool;
 
-use super::{Client, Grant, OAuthStore, RefreshState, SignedIn, StoreError, UserDirectory};
+use super::{
+    Client, Grant, LiveFamily, OAuthStore, RefreshState, SignedIn, StoreError, UserDirectory,
+};
 use crate::limits::{Backoff, FORGET_AFTER, SharedFailures};
 use crate::util::hash;
 
@@ -286,6 +288,27 @@ impl OAuthStore for PgStore {
                 expired: r.get::<i64, _>(4) < now(),
             })
         }))
+    }
+
+    async fn live_families(&self, limit: u32) -> Result<Vec<LiveFamily>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT family, grant_json, expires_at FROM oauth_refresh \
+             WHERE NOT used AND NOT revoked AND expires_at > $1 ORDER BY expires_at DESC LIMIT $2",
+        )
+        .bind(now())
+        .bind(i64::from(limit))
+        .fetch_all(self.pool().await?)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some(LiveFamily {
+                    family: r.get(0),
+                    grant: serde_json::from_str(r.get::<&str, _>(1)).ok()?,
+                    expires_at: r.get(2),
+                })
+            })
+            .collect())
     }
 
     async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError> {

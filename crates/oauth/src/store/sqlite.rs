@@ -8,7 +8,9 @@ use concierge_core::sqlite::{self, SqliteFile};
 use sqlx::Row;
 use sqlx::sqlite::SqlitePool;
 
-use super::{Client, Grant, OAuthStore, RefreshState, SignedIn, StoreError, UserDirectory};
+use super::{
+    Client, Grant, LiveFamily, OAuthStore, RefreshState, SignedIn, StoreError, UserDirectory,
+};
 use crate::util::hash;
 
 const SCHEMA: &str = r#"
@@ -276,6 +278,27 @@ impl OAuthStore for SqliteStore {
         }))
     }
 
+    async fn live_families(&self, limit: u32) -> Result<Vec<LiveFamily>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT family, grant_json, expires_at FROM oauth_refresh \
+             WHERE used = 0 AND revoked = 0 AND expires_at > ? ORDER BY expires_at DESC LIMIT ?",
+        )
+        .bind(now())
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some(LiveFamily {
+                    family: r.get(0),
+                    grant: serde_json::from_str(r.get::<&str, _>(1)).ok()?,
+                    expires_at: r.get(2),
+                })
+            })
+            .collect())
+    }
+
     /// Marks a refresh token rotated; false when another request rotated it first.
     async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError> {
         let done =
@@ -477,6 +500,39 @@ mod tests {
             store.revoked_jtis().await.unwrap(),
             vec!["jti-1".to_string()]
         );
+    }
+
+    #[tokio::test]
+    async fn live_families_are_those_that_can_still_refresh() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SqliteStore::open(&dir.path().join("o.sqlite"))
+            .await
+            .expect("store");
+        let grant = Grant {
+            client_id: "c".into(),
+            user: Some("u".into()),
+            scope: "s".into(),
+            resource: "r".into(),
+            redirect_uri: String::new(),
+            code_challenge: String::new(),
+            role: None,
+        };
+        let hour = Duration::from_secs(3600);
+        for (token, family) in [("t1", "rotated"), ("t2", "live"), ("t3", "revoked")] {
+            store
+                .put_refresh(token, family, &grant, hour)
+                .await
+                .unwrap();
+        }
+        store.mark_refresh_used("t1").await.unwrap();
+        store.revoke_family("revoked").await.unwrap();
+        let live = store.live_families(10).await.unwrap();
+        assert_eq!(live.len(), 1);
+        assert_eq!(
+            (live[0].family.as_str(), live[0].grant.client_id.as_str()),
+            ("live", "c")
+        );
+        assert!(store.live_families(0).await.unwrap().is_empty());
     }
 
     #[tokio::test]

@@ -94,6 +94,7 @@ pub fn router(platform: &Platform) -> Option<Router> {
             .route("/ops/audit", get(audit))
             .route("/ops/oauth", get(oauth))
             .route("/ops/oauth/revoke", post(revoke))
+            .route("/ops/oauth/revoke-family", post(revoke_family))
             .route("/ops/action", post(action))
             .with_state(console),
     )
@@ -275,7 +276,25 @@ impl Console {
     async fn oauth_page(&self, operator: &Operator, message: Option<(&str, bool)>) -> Response {
         let csrf = self.sessions.csrf(operator);
         let Some(server) = &self.oauth else {
-            return html(StatusCode::OK, pages::oauth(&csrf, message, None));
+            return html(StatusCode::OK, pages::oauth(&csrf, message, None, &[]));
+        };
+        let families: Vec<pages::FamilyRow> = match server.store.live_families(500).await {
+            Ok(families) => families
+                .into_iter()
+                .map(|f| pages::FamilyRow {
+                    family: f.family,
+                    client_id: f.grant.client_id,
+                    user: f.grant.user.unwrap_or_default(),
+                    scope: f.grant.scope,
+                    expires: chrono::DateTime::from_timestamp(f.expires_at, 0)
+                        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            Err(error) => {
+                tracing::error!(%error, "ops: cannot list token families");
+                Vec::new()
+            }
         };
         let rows: Vec<pages::ClientRow> = match server.store.clients().await {
             Ok(clients) => clients
@@ -308,10 +327,16 @@ impl Console {
             Err(error) => {
                 tracing::error!(%error, "ops: cannot list OAuth clients");
                 let message = Some(("The OAuth store does not answer.", true));
-                return html(StatusCode::OK, pages::oauth(&csrf, message, Some(&[])));
+                return html(
+                    StatusCode::OK,
+                    pages::oauth(&csrf, message, Some(&[]), &families),
+                );
             }
         };
-        html(StatusCode::OK, pages::oauth(&csrf, message, Some(&rows)))
+        html(
+            StatusCode::OK,
+            pages::oauth(&csrf, message, Some(&rows), &families),
+        )
     }
 
     /// Counts a wrong token; false when sign-in is paused for the rest of the minute.
@@ -525,6 +550,40 @@ async fn revoke(
     };
     console
         .oauth_page(&operator, Some((&message.0, message.1)))
+        .await
+}
+
+#[derive(Deserialize)]
+struct RevokeFamily {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    family: String,
+}
+
+async fn revoke_family(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Form(form): Form<RevokeFamily>,
+) -> Response {
+    let operator = match console.permits(&headers, &form.csrf) {
+        Ok(operator) => operator,
+        Err(refused) => return *refused,
+    };
+    let Some(server) = &console.oauth else {
+        return console.oauth_page(&operator, None).await;
+    };
+    // Revoking an unknown family changes nothing; the server logs a store failure.
+    server.revoke_family(&form.family).await;
+    tracing::warn!("ops: a token family revoked");
+    console
+        .oauth_page(
+            &operator,
+            Some((
+                "Token family revoked: its refresh token and access tokens no longer work.",
+                false,
+            )),
+        )
         .await
 }
 

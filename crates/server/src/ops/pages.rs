@@ -286,7 +286,21 @@ pub struct ClientRow {
     pub last_used: String,
 }
 
-pub fn oauth(csrf: &str, message: Option<(&str, bool)>, clients: Option<&[ClientRow]>) -> Markup {
+/// One row of the token families table.
+pub struct FamilyRow {
+    pub family: String,
+    pub client_id: String,
+    pub user: String,
+    pub scope: String,
+    pub expires: String,
+}
+
+pub fn oauth(
+    csrf: &str,
+    message: Option<(&str, bool)>,
+    clients: Option<&[ClientRow]>,
+    families: &[FamilyRow],
+) -> Markup {
     page(
         "OAuth clients",
         Some(csrf),
@@ -314,6 +328,31 @@ pub fn oauth(csrf: &str, message: Option<(&str, bool)>, clients: Option<&[Client
                         }
                     }
                 },
+            }
+            @if clients.is_some() {
+                h2 { "Token families" }
+                p { small { "Each sign-in starts a family: its refresh token rotates on every use. Revoking one ends its refresh token and the access tokens issued from it." } }
+                @if families.is_empty() { p { "No live refresh tokens." } }
+                @else {
+                    table {
+                        tr { th { "Client" } th { "User" } th { "Scope" } th { "Refreshable until" } th {} }
+                        @for family in families {
+                            tr.family {
+                                td { code { (family.client_id) } }
+                                td { (family.user) }
+                                td { (family.scope) }
+                                td { (family.expires) }
+                                td {
+                                    form method="post" action="/ops/oauth/revoke-family" {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        input type="hidden" name="family" value=(family.family);
+                                        button type="submit" { "Revoke" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             }
         },
     )

@@ -75,6 +75,7 @@ impl RequestRecord {
             error.type = tracing::field::Empty,
             concierge.endpoint = endpoint,
             concierge.client = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
         );
         Self(Arc::new(Entry {
             started: Instant::now(),
@@ -145,6 +146,7 @@ impl RequestRecord {
             if s.event.trace_id.is_empty() {
                 s.event.trace_id = crate::telemetry::trace::trace_id(&self.0.span)
                     .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+                self.0.span.record("trace_id", s.event.trace_id.as_str());
             }
             s.event.trace_id.clone()
         })

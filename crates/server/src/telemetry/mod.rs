@@ -92,13 +92,21 @@ pub fn init(format: LogFormat, default_filter: &str) -> Telemetry {
             .with_writer(std::io::stderr)
             .with_filter(filter())
             .boxed(),
+        // The request spans are shown to this layer too, so a line a call writes carries the
+        // call's `trace_id` (in `spans`); text output leaves them out, as it has no use for them.
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
             .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
+            .with_current_span(false)
+            .with_span_list(true)
             .with_writer(std::io::stderr)
-            .with_filter(filter())
+            .with_filter(
+                filter().add_directive(
+                    format!("{}=debug", trace::TARGET)
+                        .parse()
+                        .expect("a valid directive"),
+                ),
+            )
             .boxed(),
     };
     let env = |name: &str| std::env::var(name).ok();
