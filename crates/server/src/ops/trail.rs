@@ -90,8 +90,12 @@ pub async fn read(config: &Config, filter: &Filter, limit: usize) -> Vec<Value> 
                     tool: some(&filter.tool),
                     since: some(&filter.since),
                     until: some(&filter.until),
-                    // Outcome and trace are filtered below: read more than is shown.
-                    limit: (limit * 4) as u32,
+                    // Outcome and trace are filtered below: then read more than is shown.
+                    limit: if some(&filter.outcome).is_some() || some(&filter.trace).is_some() {
+                        (limit * 4) as u32
+                    } else {
+                        limit as u32
+                    },
                 };
                 crate::audit_sql::query(database, &query)
                     .await

@@ -183,6 +183,11 @@ impl RequestRecord {
     pub fn call(&self, tool: &str, rpc_id: Value) {
         let span = &self.0.span;
         if !span.is_disabled() {
+            // The name is the client's: an unknown one can be long, a span name should not be.
+            let tool = match tool.char_indices().nth(128) {
+                Some((end, _)) => &tool[..end],
+                None => tool,
+            };
             span.record("otel.name", format!("tools/call {tool}"));
             span.record("gen_ai.tool.name", tool);
             span.record("gen_ai.operation.name", "execute_tool");
