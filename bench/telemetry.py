@@ -10,6 +10,7 @@ Run by `bench/run.sh --telemetry`; writes bench/results/<date>-telemetry.md.
 import argparse
 import datetime
 import http.server
+import shutil
 import statistics
 import sys
 import tempfile
@@ -123,6 +124,8 @@ def main():
         stop.set()
         for _, server, _ in modes:
             server.stop()
+            # A run's audit lines (a gigabyte at these rates) are not kept.
+            shutil.rmtree(server.env["CONCIERGE_VAR"], ignore_errors=True)
         receiver.shutdown()
 
     lines = [
