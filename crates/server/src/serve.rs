@@ -162,17 +162,31 @@ async fn probe_all(
     checks: &[(String, concierge_core::HealthCheck)],
 ) -> Vec<(String, serde_json::Value)> {
     use concierge_core::Health as App;
+    probe(checks)
+        .await
+        .into_iter()
+        .map(|(name, result, took)| {
+            let report = match result {
+                App::Ok => json!({"status": "ok", "latencyMs": took.as_millis() as u64}),
+                App::Starting(reason) => json!({"status": "starting", "reason": reason}),
+                App::Down(reason) => json!({"status": "down", "reason": reason}),
+            };
+            (name.to_string(), report)
+        })
+        .collect()
+}
+
+/// Every check at once, each given 3 s (a check that does not answer by then is down), with
+/// how long each took: what `/health`, `/metrics` and the ops console report.
+pub(crate) async fn probe(
+    checks: &[(String, concierge_core::HealthCheck)],
+) -> Vec<(&str, concierge_core::Health, std::time::Duration)> {
     let probes = checks.iter().map(|(name, check)| async move {
         let started = std::time::Instant::now();
         let result = tokio::time::timeout(std::time::Duration::from_secs(3), check())
             .await
-            .unwrap_or_else(|_| App::Down("no answer within 3 s".into()));
-        let report = match result {
-            App::Ok => json!({"status": "ok", "latencyMs": started.elapsed().as_millis() as u64}),
-            App::Starting(reason) => json!({"status": "starting", "reason": reason}),
-            App::Down(reason) => json!({"status": "down", "reason": reason}),
-        };
-        (name.clone(), report)
+            .unwrap_or_else(|_| concierge_core::Health::Down("no answer within 3 s".into()));
+        (name.as_str(), result, started.elapsed())
     });
     futures::future::join_all(probes).await
 }

@@ -168,15 +168,14 @@ impl Console {
 
     async fn overview(&self, operator: &Operator, message: Option<(&str, bool)>) -> Response {
         let mut apps = Vec::new();
-        for (app, check) in &self.health {
-            let health = match tokio::time::timeout(Duration::from_secs(3), check()).await {
-                Ok(Health::Ok) => ("ok", String::new()),
-                Ok(Health::Starting(why)) => ("starting", why),
-                Ok(Health::Down(why)) => ("down", why),
-                Err(_) => ("down", "no answer within 3 s".into()),
+        for (app, health, _) in crate::serve::probe(&self.health).await {
+            let health = match health {
+                Health::Ok => ("ok", String::new()),
+                Health::Starting(why) => ("starting", why),
+                Health::Down(why) => ("down", why),
             };
             apps.push(pages::AppRow {
-                app: app.clone(),
+                app: app.to_string(),
                 health,
                 readings: Vec::new(),
                 actions: Vec::new(),
@@ -286,9 +285,7 @@ impl Console {
                     client_id: f.grant.client_id,
                     user: f.grant.user.unwrap_or_default(),
                     scope: f.grant.scope,
-                    expires: chrono::DateTime::from_timestamp(f.expires_at, 0)
-                        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-                        .unwrap_or_default(),
+                    expires: minute(f.expires_at),
                 })
                 .collect(),
             Err(error) => {
@@ -316,9 +313,7 @@ impl Console {
                         other => other.to_string(),
                     },
                     last_used: if last_used > 0 {
-                        chrono::DateTime::from_timestamp(last_used, 0)
-                            .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-                            .unwrap_or_default()
+                        minute(last_used)
                     } else {
                         "never".into()
                     },
@@ -360,14 +355,19 @@ fn shown(name: &str, value: f64) -> String {
         if value <= 0.0 {
             return "never".into();
         }
-        return chrono::DateTime::from_timestamp(value as i64, 0)
-            .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-            .unwrap_or_default();
+        return minute(value as i64);
     }
     if name.ends_with("_seconds") {
         return format!("{:.0} min", value / 60.0);
     }
     format!("{value}")
+}
+
+/// A Unix time as the console shows every time: to the minute, in UTC.
+fn minute(seconds: i64) -> String {
+    chrono::DateTime::from_timestamp(seconds, 0)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
 }
 
 fn reqwest_host(uri: &str) -> Option<String> {

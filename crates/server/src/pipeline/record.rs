@@ -144,8 +144,7 @@ impl RequestRecord {
         self.with(|s| {
             s.traced = true;
             if s.event.trace_id.is_empty() {
-                s.event.trace_id = crate::telemetry::trace::trace_id(&self.0.span)
-                    .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+                s.event.trace_id = draw_trace_id(&self.0.span);
                 self.0.span.record("trace_id", s.event.trace_id.as_str());
             }
             s.event.trace_id.clone()
@@ -239,6 +238,12 @@ impl RequestRecord {
     }
 }
 
+/// The span's trace id when traces are exported, otherwise a fresh one of the same form.
+fn draw_trace_id(span: &tracing::Span) -> String {
+    crate::telemetry::trace::trace_id(span)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
 impl Drop for Entry {
     fn drop(&mut self) {
         let elapsed = self.started.elapsed();
@@ -277,8 +282,7 @@ impl Drop for Entry {
             return;
         }
         if event.trace_id.is_empty() {
-            event.trace_id = crate::telemetry::trace::trace_id(&self.span)
-                .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+            event.trace_id = draw_trace_id(&self.span);
         }
         event.duration_ms = (elapsed.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0;
         if let Some(sink) = &self.sink {

@@ -172,8 +172,6 @@ impl Scrape {
                 )
                 .label("sink", name),
             );
-        }
-        for (name, sink) in &self.sinks {
             samples.push(
                 Sample::counter(
                     "concierge_audit_dropped",
@@ -183,16 +181,11 @@ impl Scrape {
                 .label("sink", name),
             );
         }
-        let probes = futures::future::join_all(self.health.iter().map(|(app, check)| async move {
-            let health = tokio::time::timeout(std::time::Duration::from_secs(3), check()).await;
-            (app, health)
-        }))
-        .await;
-        for (app, health) in probes {
+        for (app, health, _) in crate::serve::probe(&self.health).await {
             let (up, state) = match health {
-                Ok(Health::Ok) => (1.0, "ok"),
-                Ok(Health::Starting(_)) => (0.0, "starting"),
-                Ok(Health::Down(_)) | Err(_) => (0.0, "down"),
+                Health::Ok => (1.0, "ok"),
+                Health::Starting(_) => (0.0, "starting"),
+                Health::Down(_) => (0.0, "down"),
             };
             samples.push(
                 Sample::gauge(
