@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::cluster::free_port;
 use common::oauth::{get_json, http, post_bearer, post_mcp, query};
 use common::{BIN, Server, call, connect, header, structured, tool_names};
 use oauth2::basic::{BasicClient, BasicTokenResponse};
@@ -26,13 +27,6 @@ struct Deployment {
     server: Server,
     issuer: String,
     config: std::path::PathBuf,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
 }
 
 fn config(dir: &Path, issuer: &str, listen: &str) -> String {

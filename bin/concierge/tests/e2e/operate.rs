@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::Request;
+use common::cluster::free_port;
 use common::*;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::Span;
@@ -247,13 +248,6 @@ async fn query(prometheus: &str, promql: &str) -> Vec<(Value, f64)> {
             (series["metric"].clone(), value)
         })
         .collect()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port()
 }
 
 #[tokio::test(flavor = "multi_thread")]
