@@ -14,7 +14,7 @@
 // Exits 1 with a list of what failed; prints one line per check passed.
 import { parseArgs } from "node:util";
 import http from "node:http";
-import { chromium } from "playwright-core";
+import { launch } from "./chromium.mjs";
 
 const { values: a } = parseArgs({
   options: {
@@ -62,19 +62,7 @@ const same = (actual, expected, what) =>
     `got ${JSON.stringify(actual)}, want ${JSON.stringify(expected)}`,
   );
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  // Playwright adds --headless, --no-sandbox (chromiumSandbox: false) and a fresh profile directory;
-  // the rest keep Chromium off the network, which is closed on the CI machines.
-  args: [
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
+const browser = await launch();
 
 const closers = [];
 try {

@@ -9,7 +9,7 @@
 import { parseArgs } from "node:util";
 import crypto from "node:crypto";
 import http from "node:http";
-import { chromium } from "playwright-core";
+import { launch } from "./chromium.mjs";
 
 const { values: a } = parseArgs({
   options: {
@@ -64,17 +64,7 @@ check(refused.status === 401, "a wrong MCP token is refused (traffic for the con
 // The audit writes off the request path, within a fraction of a second.
 await new Promise((resolve) => setTimeout(resolve, 700));
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: [
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
+const browser = await launch();
 const shot = async (page, name) => {
   if (a.screenshots) await page.screenshot({ path: `${a.screenshots}/${name}.png`, fullPage: true });
 };
