@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every Rust test, real third-party clients against the
+# The whole test suite: formatting, lints, every Rust test, a smoke of every fuzz target, real third-party clients against the
 # demo (every tool of every endpoint, with the Python and TypeScript SDKs), the README's first
 # command exactly as printed, a smoke run of the benchmark harness, the official MCP conformance runs (server and
 # authorization server), the OAuth consent page and the ops console in headless Chromium, the
@@ -23,6 +23,8 @@ install_nginx
 install_prometheus
 check_monitoring
 cargo test --workspace --locked
+# Every fuzz target a few seconds from its seeds (nightly + cargo-fuzz; fuzz/README.md).
+scripts/fuzz.sh --smoke 4
 scripts/interop.sh target/debug/concierge
 # The README's first command as printed (a release build, beside any running demo).
 scripts/readme-demo.sh

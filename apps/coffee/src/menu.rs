@@ -57,16 +57,29 @@ impl Menu {
             path: path.to_path_buf(),
             message,
         };
-        let mut workbook: Xlsx<_> =
+        let workbook: Xlsx<_> =
             open_workbook(path).map_err(|e| error(format!("cannot open: {e}")))?;
+        Self::from_workbook(workbook).map_err(error)
+    }
+
+    /// A menu from a workbook's bytes: how the fuzz target hands over hostile spreadsheets.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, String> {
+        let workbook =
+            Xlsx::new(std::io::Cursor::new(bytes)).map_err(|e| format!("cannot open: {e}"))?;
+        Self::from_workbook(workbook)
+    }
+
+    fn from_workbook<R: std::io::Read + std::io::Seek>(
+        mut workbook: Xlsx<R>,
+    ) -> Result<Self, String> {
         let range = workbook
             .worksheet_range_at(0)
-            .ok_or_else(|| error("the workbook has no sheet".into()))?
-            .map_err(|e| error(format!("cannot read the first sheet: {e}")))?;
+            .ok_or_else(|| "the workbook has no sheet".to_string())?
+            .map_err(|e| format!("cannot read the first sheet: {e}"))?;
         let mut rows = range.rows();
         let header: Vec<String> = rows
             .next()
-            .ok_or_else(|| error("the sheet is empty".into()))?
+            .ok_or_else(|| "the sheet is empty".to_string())?
             .iter()
             .map(|cell| fold(&cell.to_string()))
             .collect();
@@ -74,7 +87,7 @@ impl Menu {
             header
                 .iter()
                 .position(|h| h == name)
-                .ok_or_else(|| error(format!("no column `{name}` in the header row")))
+                .ok_or_else(|| format!("no column `{name}` in the header row"))
         };
         let [name_col, price_col, minutes_col, composition_col] = [
             column(COLUMNS[0])?,
@@ -84,6 +97,8 @@ impl Menu {
         ];
 
         let mut drinks = Vec::new();
+        // Folded names seen so far: a check per row that stays linear in a long sheet.
+        let mut seen = std::collections::HashSet::new();
         for (index, row) in rows.enumerate() {
             let line = index + 2;
             let cell = |col: usize| row.get(col).unwrap_or(&Data::Empty);
@@ -93,17 +108,15 @@ impl Menu {
             }
             let price = number(cell(price_col))
                 .filter(|p| *p >= 0.0)
-                .ok_or_else(|| error(format!("row {line}: `цена` must be a number ≥ 0")))?;
+                .ok_or_else(|| format!("row {line}: `цена` must be a number ≥ 0"))?;
             let minutes = number(cell(minutes_col))
                 .filter(|m| *m >= 0.0 && m.fract() == 0.0 && *m <= 240.0)
                 .ok_or_else(|| {
-                    error(format!(
-                        "row {line}: `время_приготовления_мин` must be a whole number 0..240"
-                    ))
+                    format!("row {line}: `время_приготовления_мин` must be a whole number 0..240")
                 })? as u32;
             let composition = cell(composition_col).to_string().trim().to_string();
-            if drinks.iter().any(|d: &Drink| fold(&d.drink) == fold(&name)) {
-                return Err(error(format!("row {line}: `{name}` is listed twice")));
+            if !seen.insert(fold(&name)) {
+                return Err(format!("row {line}: `{name}` is listed twice"));
             }
             drinks.push(Drink {
                 drink: name,
@@ -113,7 +126,7 @@ impl Menu {
             });
         }
         if drinks.is_empty() {
-            return Err(error("the menu lists no drinks".into()));
+            return Err("the menu lists no drinks".to_string());
         }
         Ok(Self::new(drinks))
     }

@@ -146,6 +146,14 @@ pub trait Tool: Send + Sync {
         arguments: Value,
         context: CallContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+
+    /// Whether `arguments` read as the tool's typed input, without running it; `None` for a tool
+    /// that takes its arguments as JSON. The fuzz targets hold every tool to "the schema accepts
+    /// ⇒ the type accepts": the other way round, a call would reach the tool and fail as ours
+    /// (`schema_mismatch`).
+    fn reads_input(&self, _arguments: &Value) -> Option<Result<(), String>> {
+        None
+    }
 }
 
 /// A tool with its metadata edited: served under another name, or with a schema completed at
@@ -172,6 +180,10 @@ impl Tool for EditedTool {
         context: CallContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         self.inner.call(arguments, context)
+    }
+
+    fn reads_input(&self, arguments: &Value) -> Option<Result<(), String>> {
+        self.inner.reads_input(arguments)
     }
 }
 
@@ -211,6 +223,14 @@ where
             serde_json::to_value(output)
                 .map_err(|error| ToolError::internal("output_not_serializable", error.to_string()))
         })
+    }
+
+    fn reads_input(&self, arguments: &Value) -> Option<Result<(), String>> {
+        Some(
+            <I as serde::Deserialize>::deserialize(arguments)
+                .map(|_| ())
+                .map_err(|error| error.to_string()),
+        )
     }
 }
 

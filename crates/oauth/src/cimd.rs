@@ -146,7 +146,8 @@ impl Resolver {
 }
 
 /// The client a document describes; it must name itself by the exact URL it was fetched from.
-fn client_of(client_id: &str, document: &Value) -> Result<Client, String> {
+/// Public for `fuzz/`: a document is a stranger's bytes.
+pub fn client_of(client_id: &str, document: &Value) -> Result<Client, String> {
     if document.get("client_id").and_then(Value::as_str) != Some(client_id) {
         return Err("the client's metadata names another client_id".into());
     }

@@ -694,7 +694,17 @@ impl Config {
         let mut value: toml::Value =
             toml::from_str(text).map_err(|e| vec![ConfigError::new("", e.to_string())])?;
         let mut errors = Vec::new();
-        interpolate(&mut value, "", env, bound, &mut errors);
+        let secrets = std::cell::RefCell::new(Vec::new());
+        let recording = |name: &str| {
+            let value = env(name);
+            if let Some(value) = &value
+                && is_secret_name(name)
+            {
+                secrets.borrow_mut().push((name.to_string(), value.clone()));
+            }
+            value
+        };
+        interpolate(&mut value, "", &recording, bound, &mut errors);
         // Every problem in one run: the unknown keys whatever else is wrong (they do not depend
         // on values), and, when the values could be read, whatever else the structure and the
         // checks between sections find.
@@ -714,7 +724,7 @@ impl Config {
             Err(error) if interpolated => errors.push(error),
             Err(_) => {}
         }
-        Err(errors)
+        Err(without_secrets(errors, &secrets.into_inner()))
     }
 
     pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
@@ -1046,6 +1056,36 @@ pub fn split_alias(entry: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// Whether a variable's name says its value is a secret (`APP_MCP_TOKENS`, `BXH_KG_API_KEY`,
+/// `CONCIERGE_OPS_TOKEN`, …).
+fn is_secret_name(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|word| name.contains(word))
+}
+
+/// A problem report shows `${NAME}` where a secret's value would stand: reports end up in
+/// terminals, CI logs and tickets (found by the `config` fuzz target: a token put where a rate
+/// belongs was printed whole). Values under 4 characters are left, or every message would be cut up.
+fn without_secrets(errors: Vec<ConfigError>, secrets: &[(String, String)]) -> Vec<ConfigError> {
+    let hide = |text: &str| {
+        secrets
+            .iter()
+            .filter(|(_, value)| value.len() >= 4)
+            .fold(text.to_string(), |text, (name, value)| {
+                text.replace(value.as_str(), &format!("${{{name}}}"))
+            })
+    };
+    errors
+        .into_iter()
+        .map(|error| ConfigError {
+            at: hide(&error.at),
+            message: hide(&error.message),
+        })
+        .collect()
+}
+
 /// Reads an app's or simulator's section into its own config type, naming the key at fault.
 pub fn section<T: serde::de::DeserializeOwned>(value: &toml::Value) -> Result<T, String> {
     // Every unknown key of the section at once, as for the platform's own sections.
@@ -1093,6 +1133,22 @@ mod tests {
         assert!(
             matches!(&config.endpoints[0].auth, AuthSection::Tokens { env, .. } if env == "APP_MCP_TOKENS")
         );
+    }
+
+    /// Fuzz regression (`config`): a token where a rate belongs was printed whole.
+    #[test]
+    fn a_problem_report_names_a_secret_instead_of_showing_it() {
+        let env = |name: &str| match name {
+            "APP_TOKEN" => Some("s3cr3t-value-5e0c2b".to_string()),
+            "FUZZ_LISTEN" => Some("127.0.0.1:0".to_string()),
+            _ => None,
+        };
+        let text =
+            "[server]\nlisten = \"${FUZZ_LISTEN}\"\n[limits]\nx = \"${APP_TOKEN:-60/minute}\"\n";
+        let errors = Config::parse(text, &env).unwrap_err();
+        let report = format!("{errors:?}");
+        assert!(!report.contains("s3cr3t"), "{report}");
+        assert!(report.contains("`${APP_TOKEN}` is not a rate"), "{report}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod signed_sessions;
 mod tasks;
 pub mod telemetry;
 pub mod tokens;
-mod validate;
+pub mod validate;
 pub mod writes;
 
 pub use config::{Config, ConfigError, section};
