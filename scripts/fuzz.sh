@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The fuzz targets (fuzz/fuzz_targets/), with cargo-fuzz on the nightly toolchain.
 #
-#   scripts/fuzz.sh TARGET SECONDS   fuzz one target for SECONDS (release build, AddressSanitizer)
+#   scripts/fuzz.sh TARGET SECONDS   fuzz one target for SECONDS (release build with debug
+#                                    assertions; no sanitizer: the code is safe Rust, and the C
+#                                    in the tree, SQLite, is built by cc without instrumentation)
 #   scripts/fuzz.sh --smoke [SECS]   every target for SECS seconds (default 4): the test command's
 #                                    smoke (a debug build without a sanitizer: minutes less to build)
 #   scripts/fuzz.sh --list           the targets
@@ -66,7 +68,7 @@ case "${1:-}" in
     exit 2
     ;;
   *)
-    BUILD="--release"
+    BUILD="--release -s none"
     run "$1" "${2:?seconds}"
     ;;
 esac

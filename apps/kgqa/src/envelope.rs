@@ -163,6 +163,8 @@ impl ResponseMapper for Envelope {
         let upstream = match (status, &document) {
             (500.., _) => return refused(Refusal::QueryFailed { retryable: true }),
             (401 | 403, _) => return refused(Refusal::AuthFailed),
+            // The API asked for time (rate limit, its own timeout): worth asking again later.
+            (408 | 429, _) => return refused(Refusal::QueryFailed { retryable: true }),
             (200..300, Some(document)) if document.get("success") == Some(&Value::Bool(false)) => {
                 return refused(Refusal::QueryFailed { retryable: false });
             }

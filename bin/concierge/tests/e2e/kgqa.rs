@@ -616,3 +616,117 @@ async fn the_demo_answers_at_once_from_its_own_simulator() {
             .starts_with("trc_sim_")
     );
 }
+
+/// The Q&A API behind a fault proxy, one server for every fault: each answers its seed class
+/// (`retryable` as the seed's agent retries), within the configured timeout, with nothing of the
+/// network in it; each ends with a call that succeeds again; no socket is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_network_fault_answers_its_class_in_time_and_then_recovers() {
+    use common::faults::{Fault, FaultProxy, open_fds};
+    let upstream = Upstream::start(Behaviour::Simulator).await;
+    let proxy = FaultProxy::start(&upstream.base).await;
+    let server = demo(&proxy.base, "1");
+    let client = connect(&server.url("/kgqa/mcp"), TOKEN).await;
+    let route = || call(&client, "list_travel_routes", json!({}));
+    assert_ne!(route().await.is_error, Some(true), "passes at first");
+    let sockets_before = open_fds(server.child.id());
+
+    let cases = [
+        (
+            Fault::Latency(Duration::from_secs(3)),
+            "CUSTOMER_SERVICE_TIMEOUT",
+            true,
+        ),
+        (Fault::ResetMidBody, "CUSTOMER_SERVICE_UNAVAILABLE", true),
+        (
+            Fault::Trickle(Duration::from_millis(100)),
+            "CUSTOMER_SERVICE_TIMEOUT",
+            true,
+        ),
+        (Fault::TruncatedJson, "CUSTOMER_SERVICE_BAD_RESPONSE", false),
+        (
+            Fault::RetryAfter {
+                status: 429,
+                seconds: 30,
+            },
+            "CUSTOMER_SERVICE_QUERY_FAILED",
+            true,
+        ),
+        (
+            Fault::RetryAfter {
+                status: 503,
+                seconds: 30,
+            },
+            "CUSTOMER_SERVICE_QUERY_FAILED",
+            true,
+        ),
+    ];
+    for (fault, code, retryable) in cases {
+        proxy.set(fault.clone());
+        let started = std::time::Instant::now();
+        let result = route().await;
+        // The 1 s limit plus the round trip; a fault that held the call longer is a hang.
+        assert!(
+            started.elapsed() < Duration::from_millis(2500),
+            "{fault:?} held the call {:?}",
+            started.elapsed()
+        );
+        assert_no_leak(&result, &proxy.base);
+        assert_failure(&structured(&result), &result, code, retryable);
+        proxy.set(Fault::Pass);
+        let again = route().await;
+        assert_ne!(again.is_error, Some(true), "recovered after {fault:?}");
+    }
+
+    // A burst of three 502s: three failures, then answers with no restart and no pause.
+    proxy.set(Fault::Status {
+        status: 502,
+        times: 3,
+    });
+    for _ in 0..3 {
+        let result = route().await;
+        assert_failure(
+            &structured(&result),
+            &result,
+            "CUSTOMER_SERVICE_QUERY_FAILED",
+            true,
+        );
+    }
+    assert_ne!(route().await.is_error, Some(true), "the burst is over");
+
+    // Every cut, slow and abandoned exchange closed its socket (a little slack for the pool).
+    let sockets_after = open_fds(server.child.id());
+    assert!(
+        sockets_after <= sockets_before + 2,
+        "sockets before {sockets_before}, after {sockets_after}"
+    );
+}
+
+/// A host that does not resolve and a TLS handshake that fails are the API being unreachable:
+/// retryable, in time, and neither the host nor the TLS library's words reach the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dns_and_tls_failures_are_retryable_unavailability() {
+    use common::faults::{FaultProxy, UNRESOLVABLE, tls_mismatch};
+    let upstream = Upstream::start(Behaviour::Simulator).await;
+    let proxy = FaultProxy::start(&upstream.base).await;
+    for base in [UNRESOLVABLE.to_string(), tls_mismatch(&proxy)] {
+        let server = demo(&base, "2");
+        let started = std::time::Instant::now();
+        let result = ask(&server, "list_travel_routes", json!({})).await;
+        assert!(started.elapsed() < Duration::from_secs(5), "{base}");
+        assert_no_leak(&result, &base);
+        let text = serde_json::to_string(&result).unwrap();
+        for word in ["upstream.invalid", "dns", "tls", "certificate", "handshake"] {
+            assert!(
+                !text.to_lowercase().contains(word),
+                "`{word}` leaked: {text}"
+            );
+        }
+        assert_failure(
+            &structured(&result),
+            &result,
+            "CUSTOMER_SERVICE_UNAVAILABLE",
+            true,
+        );
+    }
+}
