@@ -39,6 +39,8 @@ struct Mappy {
     server: Server,
     laravel: Laravel,
     issuer: String,
+    /// Between the tools and Laravel when [`Settings::proxy`] asks for it (sign-ins go direct).
+    proxy: Option<common::faults::FaultProxy>,
 }
 
 /// What a deployment varies in: limits, timeouts, the confirm token's lifetime.
@@ -49,6 +51,10 @@ struct Settings {
     timeout: &'static str,
     confirm_ttl: &'static str,
     idle: &'static str,
+    /// The tools reach Laravel through a fault proxy.
+    proxy: bool,
+    /// The tools' base URL instead of Laravel's (an unreachable one).
+    tools_base: Option<String>,
 }
 
 impl Default for Settings {
@@ -60,6 +66,8 @@ impl Default for Settings {
             timeout: "1s",
             confirm_ttl: "5m",
             idle: "30m",
+            proxy: false,
+            tools_base: None,
         }
     }
 }
@@ -73,6 +81,15 @@ async fn deploy(settings: Settings) -> Mappy {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let laravel = concierge_sim_mappy::serve(listener, sample, API_KEY, Duration::ZERO).await;
     let api = format!("http://{}", laravel.addr());
+    let proxy = match settings.proxy {
+        true => Some(common::faults::FaultProxy::start(&api).await),
+        false => None,
+    };
+    let tools_base = match (&settings.tools_base, &proxy) {
+        (Some(base), _) => base.clone(),
+        (None, Some(proxy)) => proxy.base.clone(),
+        (None, None) => api.clone(),
+    };
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .unwrap()
@@ -114,7 +131,7 @@ database = "{dir}/writes.sqlite"
 confirm_ttl = "{confirm_ttl}"
 
 [apps.mappy]
-base_url = "{api}"
+base_url = "{tools_base}"
 api_key = "{API_KEY}"
 read_timeout = "{timeout}"
 write_timeout = "{timeout}"
@@ -146,6 +163,7 @@ idle_timeout = "{idle}"
         server,
         laravel,
         issuer,
+        proxy,
     }
 }
 
@@ -1611,4 +1629,160 @@ async fn rmcp_s_oauth_client_reaches_the_write_tools() {
     }
     assert_ne!(answer.is_error, Some(true), "{answer:?}");
     client.cancel().await.unwrap();
+}
+
+/// Laravel behind a fault proxy, one server for every fault (§7.1's classes, §7.2's timeouts,
+/// §7.3's retries): a read meets each fault, answers its class within the timeout with nothing
+/// of the network in it, and the next read succeeds; no socket is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_network_fault_answers_its_class_in_time_and_then_recovers() {
+    use common::faults::{Fault, open_fds};
+    let m = deploy(Settings {
+        proxy: true,
+        ..Settings::default()
+    })
+    .await;
+    let proxy = m.proxy.as_ref().unwrap();
+    let owner = m.client(10).await;
+    let read = || call(&owner, "location_list", json!({}));
+    ids(&read().await);
+    let sockets_before = open_fds(m.server.child.id());
+
+    let cases = [
+        (
+            Fault::Latency(Duration::from_secs(3)),
+            "upstream_timeout",
+            504,
+            true,
+        ),
+        (Fault::ResetMidBody, "backend_error", 502, true),
+        (
+            Fault::Trickle(Duration::from_millis(100)),
+            "upstream_timeout",
+            504,
+            true,
+        ),
+        (Fault::TruncatedJson, "backend_error", 502, true),
+        (
+            Fault::RetryAfter {
+                status: 503,
+                seconds: 30,
+            },
+            "backend_error",
+            502,
+            true,
+        ),
+        (
+            Fault::RetryAfter {
+                status: 429,
+                seconds: 30,
+            },
+            "rate_limited",
+            429,
+            true,
+        ),
+    ];
+    for (fault, code, status, retryable) in cases {
+        proxy.set(fault.clone());
+        let started = std::time::Instant::now();
+        let result = read().await;
+        assert!(
+            started.elapsed() < Duration::from_millis(2500),
+            "{fault:?} held the read {:?}",
+            started.elapsed()
+        );
+        assert_no_leak(&result);
+        let text = format!("{result:?}");
+        assert!(
+            !text.contains(&proxy.base) && !text.contains("injected"),
+            "{text}"
+        );
+        let error = failure(&result);
+        assert_eq!(
+            (
+                error["code"].clone(),
+                error["status"].clone(),
+                error["retryable"].clone()
+            ),
+            (json!(code), json!(status), json!(retryable)),
+            "{fault:?}: {error}"
+        );
+        proxy.set(Fault::Pass);
+        ids(&read().await);
+    }
+
+    // A write whose answer is cut after Laravel took it: one request (we never retry a write),
+    // an error; the caller's resend with its key is the same batch, created once.
+    let review_id = a_review(&owner, 102).await["id"].as_u64().unwrap();
+    let arguments =
+        json!({"review_id": review_id, "comment": "Cảm ơn!", "idempotency_key": "cut-1"});
+    let (requests, batches) = (m.laravel.write_requests(), m.laravel.batches_created());
+    proxy.set(Fault::ResetMidBody);
+    let cut = call(&owner, "review_reply", arguments.clone()).await;
+    assert_eq!(
+        failure(&cut)["retryable"],
+        false,
+        "a write is resent by its caller"
+    );
+    assert_eq!(
+        m.laravel.write_requests(),
+        requests + 1,
+        "we retried a write"
+    );
+    proxy.set(Fault::Pass);
+    let sent = structured(&call(&owner, "review_reply", arguments).await);
+    assert!(sent["batch_id"].is_string(), "{sent}");
+    assert_eq!(
+        m.laravel.batches_created(),
+        batches + 1,
+        "one batch for one key"
+    );
+
+    // A burst of 5xx ends by itself: the reads after it succeed with nothing restarted.
+    proxy.set(Fault::Status {
+        status: 500,
+        times: 2,
+    });
+    for _ in 0..2 {
+        assert_eq!(failure(&read().await)["code"], "backend_error");
+    }
+    ids(&read().await);
+
+    let sockets_after = open_fds(m.server.child.id());
+    assert!(
+        sockets_after <= sockets_before + 2,
+        "sockets before {sockets_before}, after {sockets_after}"
+    );
+}
+
+/// An API host that does not resolve, and a TLS handshake that fails: a retryable 502 in time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dns_and_tls_failures_are_retryable_backend_errors() {
+    use common::faults::{FaultProxy, UNRESOLVABLE, tls_mismatch};
+    let plain = FaultProxy::start("http://127.0.0.1:9").await;
+    for base in [UNRESOLVABLE.to_string(), tls_mismatch(&plain)] {
+        let m = deploy(Settings {
+            tools_base: Some(base.clone()),
+            ..Settings::default()
+        })
+        .await;
+        let owner = m.client(10).await;
+        let started = std::time::Instant::now();
+        let result = call(&owner, "location_list", json!({})).await;
+        assert!(started.elapsed() < Duration::from_secs(5), "{base}");
+        let text = format!("{result:?}").to_lowercase();
+        for word in [
+            "upstream.invalid",
+            "127.0.0.1",
+            "dns",
+            "tls",
+            "certificate",
+            "handshake",
+        ] {
+            assert!(!text.contains(word), "`{word}` leaked: {text}");
+        }
+        let error = failure(&result);
+        assert_eq!(error["retryable"], true, "{base}: {error}");
+        assert_eq!(error["status"], 502, "{base}: {error}");
+    }
 }
