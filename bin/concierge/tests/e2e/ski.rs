@@ -479,3 +479,90 @@ async fn the_first_call_after_a_sync_that_changed_the_mirror_sees_the_change() {
     );
     assert!(!results(&found).is_empty(), "{found}");
 }
+
+/// TYPO3 behind the fault proxy, for the content sync: a manifest cut mid-body, cut short as
+/// JSON, trickled past the timeout, a host that does not resolve and a TLS handshake that fails
+/// each end the run as `manifest_failed` within the timeout and change nothing; with the fault
+/// gone the next run completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_network_fault_fails_the_manifest_changes_nothing_and_the_next_run_completes() {
+    use chrono::{TimeZone, Utc};
+    use common::faults::{Fault, FaultProxy, UNRESOLVABLE, tls_mismatch};
+    use concierge_trips::content::clock::ManualClock;
+    use concierge_trips::content::store::{ContentStore, SqliteStore};
+    use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let feed = common::ski::feed_simulator(examples().join("ski/feed")).await;
+    let proxy = FaultProxy::start(&format!("http://{feed}")).await;
+    let store = Arc::new(
+        SqliteStore::open(&dir.path().join("content.sqlite"))
+            .await
+            .unwrap(),
+    );
+    // The night window: no page budget; a manual clock: the pacing costs no time.
+    let clock = ManualClock::at(Utc.with_ymd_and_hms(2026, 12, 1, 1, 0, 0).unwrap());
+    let syncer = |base_url: String| {
+        Syncer::new(
+            FeedSettings {
+                base_url,
+                api_key: "test-key".into(),
+                timeout: Duration::from_secs(1),
+                lock_path: dir.path().join("content.sqlite.sync.lock"),
+            },
+            store.clone(),
+            Arc::new(clock.clone()),
+        )
+        .unwrap()
+    };
+    let through_proxy = syncer(proxy.base.clone());
+    let first = through_proxy.run(RunOptions::default()).await.unwrap();
+    assert_eq!(first.outcome, Outcome::Completed, "{first:?}");
+    let mirrored = store.documents().await.unwrap();
+    assert!(!mirrored.is_empty());
+
+    let faults = [
+        Fault::ResetMidBody,
+        Fault::TruncatedJson,
+        Fault::Trickle(Duration::from_millis(50)),
+    ];
+    for fault in faults {
+        proxy.set(fault.clone());
+        let started = std::time::Instant::now();
+        let report = through_proxy
+            .run(RunOptions {
+                refresh: true,
+                ..RunOptions::default()
+            })
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{fault:?} held the run {:?}",
+            started.elapsed()
+        );
+        assert!(
+            matches!(report.outcome, Outcome::ManifestFailed(_)),
+            "{fault:?}: {report:?}"
+        );
+        assert_eq!(store.documents().await.unwrap(), mirrored, "{fault:?}");
+    }
+    for base in [UNRESOLVABLE.to_string(), tls_mismatch(&proxy)] {
+        let report = syncer(base.clone())
+            .run(RunOptions::default())
+            .await
+            .unwrap();
+        assert!(
+            matches!(report.outcome, Outcome::ManifestFailed(_)),
+            "{base}: {report:?}"
+        );
+        assert_eq!(store.documents().await.unwrap(), mirrored, "{base}");
+    }
+
+    proxy.set(Fault::Pass);
+    let recovered = through_proxy.run(RunOptions::default()).await.unwrap();
+    assert_eq!(recovered.outcome, Outcome::Completed, "{recovered:?}");
+    assert_eq!(store.documents().await.unwrap(), mirrored);
+}
