@@ -101,28 +101,41 @@ impl Agent {
             messages.extend(history.iter().cloned());
             let sent = window(&messages, self.settings.history_tokens);
             debug_assert!(is_well_formed(&sent));
-            let answer = self
-                .chat
-                .complete(&sent, &tools)
-                .await
-                .map_err(|e| e.to_string())?;
-            let Message::Assistant {
-                content,
-                tool_calls,
-            } = &answer
-            else {
-                return Err("the model answered with a non-assistant message".into());
+            let (content, tool_calls) = match self.chat.complete(&sent, &tools).await {
+                Ok(Message::Assistant {
+                    content,
+                    tool_calls,
+                }) => (content, tool_calls),
+                failed => {
+                    let error = match failed {
+                        Err(error) => error.to_string(),
+                        Ok(_) => "the model answered with a non-assistant message".into(),
+                    };
+                    // Tools already ran in this turn (an order may be placed): the turn is kept,
+                    // so that the guest hears of it and the next turn's model knows it.
+                    if history.len() > first_new + 1 {
+                        tracing::error!(%conversation, %error, "turn interrupted after its tools ran");
+                        return self.interrupted(conversation, history, first_new).await;
+                    }
+                    return Err(error);
+                }
             };
             if tool_calls.is_empty() {
                 let reply = content.clone().unwrap_or_default();
-                history.push(answer);
+                history.push(Message::Assistant {
+                    content,
+                    tool_calls,
+                });
                 self.store
                     .append(conversation, &history[first_new..])
                     .await?;
                 return Ok(reply);
             }
             let calls = tool_calls.clone();
-            history.push(answer);
+            history.push(Message::Assistant {
+                content,
+                tool_calls,
+            });
             for call in calls {
                 let content = self
                     .run_tool(&call.function.name, &call.function.arguments)
@@ -145,6 +158,30 @@ impl Agent {
             .append(conversation, &history[first_new..])
             .await?;
         tracing::warn!(%conversation, rounds = self.settings.max_rounds, "tool-use round bound reached");
+        Ok(reply)
+    }
+
+    /// Ends a turn whose model failed after its tools ran: the guest hears what was done (the
+    /// order's number, if one was placed), and the turn is stored, well formed, with that answer.
+    async fn interrupted(
+        &self,
+        conversation: &str,
+        mut history: Vec<Message>,
+        first_new: usize,
+    ) -> Result<String, String> {
+        let reply = match placed_order(&history[first_new..]) {
+            Some((id, minutes)) => format!(
+                "Извините, ответ прервался, но заказ №{id} принят, готовность ~{minutes} мин."
+            ),
+            None => APOLOGY.to_string(),
+        };
+        history.push(Message::Assistant {
+            content: Some(reply.clone()),
+            tool_calls: Vec::new(),
+        });
+        self.store
+            .append(conversation, &history[first_new..])
+            .await?;
         Ok(reply)
     }
 
@@ -183,4 +220,27 @@ impl Agent {
             }
         }
     }
+}
+
+/// The order a turn placed, from `create_order`'s result: its number and minutes until ready.
+fn placed_order(turn: &[Message]) -> Option<(u64, u64)> {
+    let orders: Vec<&str> = turn
+        .iter()
+        .flat_map(|message| match message {
+            Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+            _ => &[],
+        })
+        .filter(|call| call.function.name == "create_order")
+        .map(|call| call.id.as_str())
+        .collect();
+    turn.iter().rev().find_map(|message| match message {
+        Message::Tool {
+            tool_call_id,
+            content,
+        } if orders.contains(&tool_call_id.as_str()) => {
+            let created: Value = serde_json::from_str(content).ok()?;
+            Some((created["id"].as_u64()?, created["totalMinutes"].as_u64()?))
+        }
+        _ => None,
+    })
 }

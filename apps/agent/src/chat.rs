@@ -94,6 +94,17 @@ pub enum ChatError {
 /// OpenAI's API, the default model endpoint: the one that needs `OPENAI_API_KEY`.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// A completion slower than this is a failed turn: a large local model on a CPU takes a minute.
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+fn client(timeout: std::time::Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .timeout(timeout)
+        .build()
+        .unwrap_or_default()
+}
+
 /// A chat-completions endpoint: `{base_url}/chat/completions`.
 #[derive(Clone)]
 pub struct ChatClient {
@@ -106,14 +117,18 @@ pub struct ChatClient {
 impl ChatClient {
     pub fn new(base_url: &str, api_key: Option<String>, model: &str) -> Self {
         Self {
-            http: reqwest::Client::builder()
-                .timeout(std::time::Duration::from_secs(120))
-                .build()
-                .unwrap_or_default(),
+            http: client(DEFAULT_TIMEOUT),
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
             model: model.to_string(),
         }
+    }
+
+    /// How long one completion may take before the turn is given up (an apology, nothing
+    /// stored); [`DEFAULT_TIMEOUT`] unless set.
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.http = client(timeout);
+        self
     }
 
     /// The model from the environment, as `chat` and `telegram` take it: `OPENAI_BASE_URL`

@@ -19,6 +19,8 @@ use crate::Agent;
 pub const MESSAGE_LIMIT: usize = 4096;
 pub const GREETING: &str = "Здравствуйте! Я бот кофейни. Напишите, что хотите заказать, например «два капучино и латте», \
 или спросите, когда будет готов заказ.";
+/// The longest a message waits out Telegram's flood control before it is given up.
+pub const FLOOD_WAIT: Duration = Duration::from_secs(30);
 pub const FORGOTTEN: &str = "Начнём заново: историю нашего разговора я забыл.";
 
 pub struct TelegramBot {
@@ -33,7 +35,17 @@ impl TelegramBot {
     /// `api_base` is `https://api.telegram.org` (or a test server); the token is appended as the
     /// Bot API wants (`/bot<token>/method`) and never logged.
     pub fn new(api_base: &str, token: &str, agent: Arc<Agent>, poll_seconds: u32) -> Self {
-        let bot = Bot::new_url(format!("{}/bot{token}", api_base.trim_end_matches('/')));
+        // A long poll answers within its own timeout; a request held longer than that and a
+        // margin is a hung connection, not a slow Telegram (the library's default waits 500 s).
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(u64::from(poll_seconds) + 10))
+            .build()
+            .unwrap_or_default();
+        let bot = Bot::builder()
+            .api_url(format!("{}/bot{token}", api_base.trim_end_matches('/')))
+            .client(client)
+            .build();
         Self {
             bot,
             agent,
@@ -97,9 +109,43 @@ impl TelegramBot {
                 .chat_id(chat)
                 .text(part)
                 .build();
-            if let Err(error) = self.bot.send_message(&params).await {
-                tracing::warn!(%error, chat, "sendMessage failed");
+            if !self.send(&params, chat).await {
                 break;
+            }
+        }
+    }
+
+    /// Sends one message; under Telegram's flood control (429 with `retry_after`) waits as told,
+    /// up to [`FLOOD_WAIT`] in all, and sends again, so an answer is not lost to a busy minute.
+    async fn send(&self, params: &SendMessageParams, chat: i64) -> bool {
+        let mut waited = Duration::ZERO;
+        loop {
+            let error = match self.bot.send_message(params).await {
+                Ok(_) => return true,
+                Err(error) => error,
+            };
+            let wait = match &error {
+                frankenstein::Error::Api(response) if response.error_code == 429 => response
+                    .parameters
+                    .as_ref()
+                    .and_then(|p| p.retry_after)
+                    .map(|seconds| Duration::from_secs(u64::from(seconds).max(1))),
+                _ => None,
+            };
+            match wait {
+                Some(wait) if waited + wait <= FLOOD_WAIT => {
+                    tracing::info!(
+                        chat,
+                        seconds = wait.as_secs(),
+                        "flood control: waiting to send"
+                    );
+                    tokio::time::sleep(wait).await;
+                    waited += wait;
+                }
+                _ => {
+                    tracing::warn!(%error, chat, "sendMessage failed");
+                    return false;
+                }
             }
         }
     }

@@ -657,3 +657,168 @@ async fn a_refused_token_or_an_unreachable_endpoint_is_said_at_start() {
     }
     assert!(seen.lock().unwrap().is_empty(), "the model was never asked");
 }
+
+/// The model behind a fault proxy: each fault is the short apology within the model timeout,
+/// the failed turn is not stored, and the next message is answered as if nothing happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_model_fault_is_an_apology_in_time_and_the_next_turn_works() {
+    use common::faults::{Fault, FaultProxy};
+    use std::time::{Duration, Instant};
+    let (model, _seen) = scripted_model().await;
+    let proxy = FaultProxy::start(model.trim_end_matches("/v1")).await;
+    let server = Server::start_demo(&[]);
+    let history = server.dir.path().join("agent/history.sqlite");
+    let agent = Agent::new(
+        ChatClient::new(&format!("{}/v1", proxy.base), Some("sk-test".into()), "m")
+            .with_timeout(Duration::from_secs(1)),
+        McpConnection::new(&server.url("/coffee/mcp"), Some("demo-token".into())),
+        HistoryStore::open(&history).await.unwrap(),
+        AgentSettings::default(),
+    );
+    let store = HistoryStore::open(&history).await.unwrap();
+    let faults = [
+        Fault::Latency(Duration::from_secs(3)),
+        Fault::ResetMidBody,
+        Fault::Trickle(Duration::from_millis(100)),
+        Fault::TruncatedJson,
+        Fault::Status {
+            status: 500,
+            times: 1,
+        },
+        Fault::RetryAfter {
+            status: 429,
+            seconds: 30,
+        },
+    ];
+    for (n, fault) in faults.into_iter().enumerate() {
+        let chat = format!("fault-{n}");
+        proxy.set(fault.clone());
+        let started = Instant::now();
+        let answer = agent.reply(&chat, "какое у вас меню?").await;
+        assert!(
+            started.elapsed() < Duration::from_millis(2500),
+            "{fault:?} held the turn {:?}",
+            started.elapsed()
+        );
+        assert_eq!(answer, concierge_agent::APOLOGY, "{fault:?}");
+        assert!(store.load(&chat).await.unwrap().is_empty(), "{fault:?}");
+        proxy.set(Fault::Pass);
+        let answer = agent.reply(&chat, "два капучино и латте").await;
+        assert!(answer.starts_with("Заказ №"), "after {fault:?}: {answer}");
+    }
+}
+
+/// The model fails after `create_order` ran: the guest hears the order's number, not a bare
+/// apology, and the turn is kept, so a "did it work?" finds the order instead of placing another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_fails_after_the_order_is_placed_still_names_the_order() {
+    use common::faults::{Fault, FaultProxy};
+    let (model, _seen) = scripted_model().await;
+    let proxy = FaultProxy::start(model.trim_end_matches("/v1")).await;
+    let server = Server::start_demo(&[]);
+    let history = server.dir.path().join("agent/history.sqlite");
+    let agent = make_agent(
+        &format!("{}/v1", proxy.base),
+        &server,
+        &history,
+        AgentSettings::default(),
+    )
+    .await;
+    // The first completion asks for create_order; the second, after the tool ran, is cut.
+    proxy.set(Fault::After {
+        passes: 1,
+        then: Box::new(Fault::ResetMidBody),
+    });
+    let answer = agent.reply("chat-cut", "два капучино и латте").await;
+    assert_eq!(
+        answer,
+        "Извините, ответ прервался, но заказ №1 принят, готовность ~13 мин."
+    );
+    let kept = HistoryStore::open(&history)
+        .await
+        .unwrap()
+        .load("chat-cut")
+        .await
+        .unwrap();
+    assert!(is_well_formed(&kept), "{kept:?}");
+    assert!(
+        serde_json::to_string(&kept)
+            .unwrap()
+            .contains("create_order"),
+        "the order is in the history: {kept:?}"
+    );
+}
+
+/// Telegram behind a fault proxy: polls that are cut, truncated or refused do not stop the bot,
+/// and an answer sent into flood control (429, `retry_after`) arrives once the wait is over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_telegram_bot_outlives_telegrams_faults_and_waits_out_flood_control() {
+    use common::faults::{Fault, FaultProxy};
+    let (model, _seen) = scripted_model().await;
+    let (telegram, fake) = fake_telegram().await;
+    let proxy = FaultProxy::start(&telegram).await;
+    let server = Server::start_demo(&[]);
+    let mut bot = std::process::Command::new(BIN)
+        .args([
+            "telegram",
+            "--mcp",
+            &server.url("/coffee/mcp"),
+            "--token",
+            "demo-token",
+            "--poll-seconds",
+            "1",
+            "--api-url",
+            &proxy.base,
+            "--history",
+        ])
+        .arg(server.dir.path().join("bot.sqlite"))
+        .env("TELEGRAM_BOT_TOKEN", "123456:TEST-TOKEN")
+        .env("OPENAI_BASE_URL", &model)
+        .env("RUST_LOG", "error")
+        .spawn()
+        .unwrap();
+
+    for fault in [
+        Fault::ResetMidBody,
+        Fault::TruncatedJson,
+        Fault::Status {
+            status: 502,
+            times: 2,
+        },
+    ] {
+        proxy.set_on("getUpdates", fault.clone());
+        let polls = proxy.requests();
+        // The bot keeps polling through the fault (it waits 2 s between failed polls).
+        for _ in 0..100 {
+            if proxy.requests() >= polls + 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(
+            proxy.requests() >= polls + 2,
+            "the bot stopped polling under {fault:?}"
+        );
+    }
+    proxy.set(Fault::Pass);
+    fake.push(42, "/start");
+    assert_eq!(
+        fake.sent(1).await.len(),
+        1,
+        "answers once the faults are gone"
+    );
+
+    proxy.set_on(
+        "sendMessage",
+        Fault::Canned {
+            status: 429,
+            body: r#"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 1","parameters":{"retry_after":1}}"#,
+            times: 1,
+        },
+    );
+    fake.push(42, "/start");
+    let sent = fake.sent(2).await;
+    assert_eq!(sent.len(), 2, "the answer arrived after the flood wait");
+    let _ = bot.kill();
+    let _ = bot.wait();
+}

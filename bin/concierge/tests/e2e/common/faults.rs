@@ -30,12 +30,23 @@ pub enum Fault {
     Status { status: u16, times: usize },
     /// Answers `status` with `Retry-After: seconds`, every time.
     RetryAfter { status: u16, seconds: u64 },
+    /// Forwards the next `passes` requests, then becomes `then` (a fault in the middle of an
+    /// exchange of several requests).
+    After { passes: usize, then: Box<Fault> },
+    /// Answers `status` with `body` for the next `times` requests (an API's own error shape).
+    Canned {
+        status: u16,
+        body: &'static str,
+        times: usize,
+    },
 }
 
 #[derive(Clone)]
 struct Shared {
     target: String,
     fault: Arc<Mutex<Fault>>,
+    /// Only requests whose path holds this meet the fault; the rest pass.
+    only: Arc<Mutex<Option<String>>>,
     requests: Arc<AtomicUsize>,
     http: reqwest::Client,
 }
@@ -52,6 +63,7 @@ impl FaultProxy {
         let shared = Shared {
             target: target.trim_end_matches('/').to_string(),
             fault: Arc::new(Mutex::new(Fault::Pass)),
+            only: Arc::default(),
             requests: Arc::default(),
             http: reqwest::Client::builder()
                 .no_proxy()
@@ -69,6 +81,13 @@ impl FaultProxy {
     }
 
     pub fn set(&self, fault: Fault) {
+        *self.shared.only.lock().unwrap() = None;
+        *self.shared.fault.lock().unwrap() = fault;
+    }
+
+    /// `fault` for requests whose path holds `path` (one method of an API); the rest pass.
+    pub fn set_on(&self, path: &str, fault: Fault) {
+        *self.shared.only.lock().unwrap() = Some(path.to_string());
         *self.shared.fault.lock().unwrap() = fault;
     }
 
@@ -80,22 +99,38 @@ impl FaultProxy {
 
 async fn forward(State(shared): State<Shared>, request: Request) -> Response {
     shared.requests.fetch_add(1, Ordering::SeqCst);
+    let chosen = shared
+        .only
+        .lock()
+        .unwrap()
+        .as_ref()
+        .is_none_or(|only| request.uri().path().contains(only.as_str()));
     // A burst counts down and ends by itself.
-    let fault = {
-        let mut fault = shared.fault.lock().unwrap();
-        let now = fault.clone();
-        if let Fault::Status { times, .. } = &mut *fault {
-            *times = times.saturating_sub(1);
-            if *times == 0 {
-                *fault = Fault::Pass;
+    let fault = match chosen {
+        false => Fault::Pass,
+        true => {
+            let mut fault = shared.fault.lock().unwrap();
+            if let Fault::After { passes: 0, then } = &*fault {
+                *fault = (**then).clone();
             }
+            let now = fault.clone();
+            if let Fault::After { passes, .. } = &mut *fault {
+                *passes -= 1;
+            }
+            if let Fault::Status { times, .. } | Fault::Canned { times, .. } = &mut *fault {
+                *times = times.saturating_sub(1);
+                if *times == 0 {
+                    *fault = Fault::Pass;
+                }
+            }
+            now
         }
-        now
     };
     match fault {
         Fault::Status { status, .. } => {
             return answer(status, &[], Body::from(r#"{"message":"injected fault"}"#));
         }
+        Fault::Canned { status, body, .. } => return answer(status, &[], Body::from(body)),
         Fault::RetryAfter { status, seconds } => {
             return answer(
                 status,
