@@ -9,7 +9,11 @@
 //! - WAL, so readers never wait for the writer, and `synchronous = FULL`, so a write we
 //!   acknowledged survives a power cut, not only a crash of the process;
 //! - a busy timeout, so a second process or pool waits its turn instead of failing with
-//!   "database is locked".
+//!   "database is locked";
+//! - a connection whose transaction SQLite ended by itself is closed, not pooled: on a full disk
+//!   (`SQLITE_FULL`) SQLite rolls the transaction back, sqlx's own ROLLBACK then fails, and the
+//!   connection would count as inside a transaction for good ("attempted to call begin_with at
+//!   non-zero transaction depth" on every later write, found by the full-disk test).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -101,6 +105,16 @@ impl SqliteFile {
         }
         let pool = SqlitePoolOptions::new()
             .max_connections(self.connections)
+            // Off the request path (a released connection is checked in the background); the
+            // ping queues behind the dropped transaction's rollback, so the depth read after it
+            // is the settled one.
+            .after_release(|connection, _| {
+                Box::pin(async move {
+                    use sqlx::Connection;
+                    connection.ping().await?;
+                    Ok(!connection.is_in_transaction())
+                })
+            })
             .connect_with(options)
             .await
             .map_err(|source| SqliteError::Open {

@@ -136,18 +136,31 @@ impl AuditSink {
 /// flush waits for it.
 const TICK: std::time::Duration = std::time::Duration::from_millis(20);
 
+/// Lines held while the disk refuses them (full, or failing); past this the writer stops
+/// taking events, the queue fills, and `record` counts what it drops.
+const PENDING_LIMIT: usize = 4 << 20;
+
 /// Runs on its own thread so a slow disk never occupies a runtime worker.
-fn write_events(file: std::fs::File, mut receiver: mpsc::Receiver<Message>, path: PathBuf) {
+///
+/// Whole lines are staged in `pending` and written with plain `write`s, keeping whatever a
+/// write did not take for the next tick: the file is always a prefix of the event stream. A full
+/// disk leaves at most an unfinished last line, which the next write completes once space
+/// returns, never an event cut in two with another after it (a buffered writer's failed flush
+/// can leave half an event in its buffer that the next event then follows).
+fn write_events(mut file: std::fs::File, mut receiver: mpsc::Receiver<Message>, path: PathBuf) {
     use tokio::sync::mpsc::error::TryRecvError;
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, file);
+    let mut pending: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut flushed = Vec::new();
+    let mut failing = false;
     loop {
         let mut open = true;
-        loop {
+        while pending.len() < PENDING_LIMIT {
             match receiver.try_recv() {
                 Ok(Message::Event(event)) => {
-                    if serde_json::to_writer(&mut out, &event).is_ok() {
-                        let _ = out.write_all(b"\n");
+                    let start = pending.len();
+                    match serde_json::to_writer(&mut pending, &event) {
+                        Ok(()) => pending.push(b'\n'),
+                        Err(_) => pending.truncate(start),
                     }
                 }
                 Ok(Message::Flush(done)) => flushed.push(done),
@@ -158,13 +171,30 @@ fn write_events(file: std::fs::File, mut receiver: mpsc::Receiver<Message>, path
                 }
             }
         }
-        if let Err(error) = out.flush() {
-            tracing::error!(path = %path.display(), %error, "cannot write the audit log");
+        let mut written = 0;
+        while written < pending.len() {
+            match file.write(&pending[written..]) {
+                Ok(0) => break,
+                Ok(n) => written += n,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    if !failing {
+                        tracing::error!(path = %path.display(), %error, "cannot write the audit log; holding its lines");
+                        failing = true;
+                    }
+                    break;
+                }
+            }
+        }
+        pending.drain(..written);
+        if failing && pending.is_empty() {
+            tracing::info!(path = %path.display(), "the audit log is written again");
+            failing = false;
         }
         for done in flushed.drain(..) {
             let _ = done.send(());
         }
-        if !open {
+        if !open && (pending.is_empty() || failing) {
             return;
         }
         std::thread::sleep(TICK);

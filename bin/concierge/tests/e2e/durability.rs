@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use calamine::{Data, Reader, Xlsx, open_workbook};
 use common::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 const TOKENS: &str = "bot:token-bot";
 
@@ -179,4 +179,76 @@ async fn sigkill_during_a_write_storm_loses_no_acknowledged_order() {
     assert_eq!(after.len(), on_disk.len() + 1);
     let ids: BTreeSet<u64> = after.keys().copied().collect();
     assert!(acknowledged.keys().all(|id| ids.contains(id)));
+}
+
+/// The orders file and the audit log on a tiny filesystem, filled up between orders: an order
+/// that cannot be made durable is refused readably and not acknowledged, the audit log holds its
+/// lines rather than cutting one, and once space returns the next order goes through, the ids
+/// continue, every acknowledged order is in the file once and every audit line is whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_orders_readably_and_loses_nothing_acknowledged() {
+    let Some(disk) = common::tinyfs::TinyFs::mount("8m") else {
+        return;
+    };
+    let server = Server::start_in(disk.dir(), unlimited, &[("APP_MCP_TOKENS", TOKENS)]);
+    let client = connect(&server.url("/coffee/mcp"), "token-bot").await;
+    let order = || {
+        call(
+            &client,
+            "create_order",
+            json!({"items": [{"drink": "Латте", "qty": 1}]}),
+        )
+    };
+    let mut acknowledged = Vec::new();
+    for _ in 0..3 {
+        let placed = order().await;
+        acknowledged.push(placed.structured_content.unwrap()["id"].as_u64().unwrap());
+    }
+
+    disk.fill();
+    for _ in 0..3 {
+        let refused = order().await;
+        assert_eq!(refused.is_error, Some(true), "acknowledged on a full disk");
+        let text = format!("{:?}", refused.content);
+        assert!(
+            !text.contains("No space") && !text.contains("/tmp"),
+            "{text}"
+        );
+        assert!(
+            text.contains("заказ") || text.contains("Заказ"),
+            "a refusal the guest's bot can retell: {text}"
+        );
+    }
+    // The menu is read as before: only writes need space.
+    let menu = call(&client, "get_menu", json!({})).await;
+    assert_ne!(menu.is_error, Some(true));
+
+    disk.free();
+    let placed = order().await;
+    assert_ne!(placed.is_error, Some(true), "{:?}", placed.content);
+    acknowledged.push(placed.structured_content.unwrap()["id"].as_u64().unwrap());
+    assert!(
+        acknowledged.windows(2).all(|w| w[0] < w[1]),
+        "ids continue: {acknowledged:?}"
+    );
+
+    let (on_disk, _) = orders_on_disk(&server.dir.path().join("coffee/orders.xlsx"));
+    assert_eq!(
+        on_disk.keys().copied().collect::<Vec<_>>(),
+        acknowledged,
+        "exactly the acknowledged orders, once each"
+    );
+    // Every call is in the audit log, whole, the refused ones too (held until space returned).
+    let lines = server.audit_lines_of("test.chatbot.log", 8);
+    let orders: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["tool"] == "create_order")
+        .collect();
+    assert_eq!(orders.len(), 7, "{lines:?}");
+    assert_eq!(
+        orders.iter().filter(|l| l["outcome"] != "ok").count(),
+        3,
+        "{lines:?}"
+    );
+    common::tinyfs::is_json_lines(&server.dir.path().join("log/test.chatbot.log")).unwrap();
 }

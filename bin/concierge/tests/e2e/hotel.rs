@@ -547,3 +547,78 @@ async fn acknowledged_batches_survive_sigkill() {
         );
     }
 }
+
+/// The demo's state on a tiny filesystem, filled up: a hotel submission and a client
+/// registration that cannot be made durable are refused readably (in the seed's shape, and as
+/// RFC 7591 says) and not acknowledged; once space returns both go through, the submission
+/// recorded once, and every audit line written is whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_submissions_and_registrations_and_loses_nothing() {
+    let Some(disk) = common::tinyfs::TinyFs::mount("64m") else {
+        return;
+    };
+    let server = Server::start_demo_in(disk.dir(), &[]);
+    let client = connect(&server.url("/hotel/mcp"), "demo-token").await;
+    let issuer = server.url("");
+    let register = || async {
+        common::oauth::http()
+            .post(format!("{issuer}/register"))
+            .json(&json!({"redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none", "client_name": "disk"}))
+            .send()
+            .await
+            .unwrap()
+    };
+    // Something acknowledged before the disk fills.
+    let first = submit(&client, fixture("parent-split.json")).await;
+    assert_ne!(first.is_error, Some(true), "{first:?}");
+    assert_eq!(register().await.status(), 201);
+
+    disk.fill();
+    let mut second = fixture("parent-split.json");
+    second["source_message"]["source_message_id"] = json!("mail-disk-full-001");
+    let refused = submit(&client, second.clone()).await;
+    assert_eq!(
+        refused.is_error,
+        Some(true),
+        "acknowledged on a full disk: {refused:?}"
+    );
+    let value = structured(&refused);
+    assert_eq!(value["success"], false, "{value}");
+    assert_eq!(value["error"]["code"], "INTAKE_UNAVAILABLE", "{value}");
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("未被记录"),
+        "says it was not recorded: {value}"
+    );
+    let text = value.to_string();
+    assert!(
+        !text.contains("disk is full") && !text.contains("/tmp"),
+        "{text}"
+    );
+    let answer = register().await;
+    assert!(answer.status().is_server_error(), "{}", answer.status());
+    let error: Value = answer.json().await.unwrap();
+    assert!(
+        error["error"].is_string() && error.get("client_id").is_none(),
+        "{error}"
+    );
+
+    disk.free();
+    let accepted = submit(&client, second.clone()).await;
+    assert_ne!(accepted.is_error, Some(true), "{accepted:?}");
+    let again = submit(&client, second).await;
+    assert_eq!(
+        structured(&again)["task_ids"],
+        structured(&accepted)["task_ids"],
+        "the same message is the same batch"
+    );
+    assert_eq!(register().await.status(), 201);
+    let hotel = Hotel { client, server };
+    assert_eq!(hotel.count("platform_source_message_inbox").await, 2);
+    for log in ["demo.hotel.log", "demo.mappy.log"] {
+        let path = hotel.server.dir.path().join("log").join(log);
+        common::tinyfs::is_json_lines(&path).unwrap();
+    }
+}

@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod faults;
 pub mod oauth;
 pub mod ski;
+pub mod tinyfs;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -143,7 +144,11 @@ impl Server {
     /// The repo's own demo `concierge.toml`, state in a temp dir, on a free port; its simulators
     /// on free ports too (the demo's own default), so tests can run side by side.
     pub fn start_demo(env: &[(&str, &str)]) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
+        Self::start_demo_in(tempfile::tempdir().expect("temp dir"), env)
+    }
+
+    /// [`Server::start_demo`] with its state in `dir` (on a filesystem of the test's choosing).
+    pub fn start_demo_in(dir: tempfile::TempDir, env: &[(&str, &str)]) -> Self {
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../concierge.toml");
         let var = dir.path().to_string_lossy().to_string();
         let mut all: Vec<(&str, &str)> =
