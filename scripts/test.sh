@@ -22,6 +22,8 @@ install_nginx
 . scripts/prometheus.sh
 install_prometheus
 check_monitoring
+# The disk-full tests mount size-limited tmpfs filesystems of their own, which needs root.
+if [ "$(id -u)" = 0 ]; then export CONCIERGE_TEST_TINY_FS=1; fi
 cargo test --workspace --locked
 # Every fuzz target a few seconds from its seeds (nightly + cargo-fuzz; fuzz/README.md).
 scripts/fuzz.sh --smoke 4

@@ -55,6 +55,8 @@ struct Settings {
     proxy: bool,
     /// The tools' base URL instead of Laravel's (an unreachable one).
     tools_base: Option<String>,
+    /// Where the server keeps its state (a tiny filesystem), instead of a new temp dir.
+    state: Option<tempfile::TempDir>,
 }
 
 impl Default for Settings {
@@ -68,6 +70,7 @@ impl Default for Settings {
             idle: "30m",
             proxy: false,
             tools_base: None,
+            state: None,
         }
     }
 }
@@ -76,7 +79,7 @@ pub(crate) fn sample_path() -> std::path::PathBuf {
     common::examples().join("mappy/sample.json")
 }
 
-async fn deploy(settings: Settings) -> Mappy {
+async fn deploy(mut settings: Settings) -> Mappy {
     let sample = Sample::load(&sample_path()).expect("sample");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let laravel = concierge_sim_mappy::serve(listener, sample, API_KEY, Duration::ZERO).await;
@@ -158,7 +161,10 @@ idle_timeout = "{idle}"
             idle = settings.idle,
         )
     };
-    let server = Server::start(make, &[]);
+    let server = match settings.state.take() {
+        Some(dir) => Server::start_in(dir, make, &[]),
+        None => Server::start(make, &[]),
+    };
     Mappy {
         server,
         laravel,
@@ -1785,4 +1791,48 @@ async fn dns_and_tls_failures_are_retryable_backend_errors() {
         assert_eq!(error["retryable"], true, "{base}: {error}");
         assert_eq!(error["status"], 502, "{base}: {error}");
     }
+}
+
+/// The write records (idempotency keys, confirm tokens), the OAuth store and the audit table
+/// on a tiny filesystem, filled up: a write whose key cannot be recorded is refused readably
+/// before anything reaches Laravel; reads go on; once space returns the same key writes once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_writes_before_laravel_and_the_key_writes_once_after() {
+    let Some(disk) = common::tinyfs::TinyFs::mount("16m") else {
+        return;
+    };
+    let m = deploy(Settings {
+        state: Some(disk.dir()),
+        ..Settings::default()
+    })
+    .await;
+    let owner = m.client(10).await;
+    let review_id = a_review(&owner, 102).await["id"].as_u64().unwrap();
+    let arguments =
+        json!({"review_id": review_id, "comment": "Cảm ơn!", "idempotency_key": "full-1"});
+    let (requests, batches) = (m.laravel.write_requests(), m.laravel.batches_created());
+
+    disk.fill();
+    let refused = call(&owner, "review_reply", arguments.clone()).await;
+    let error = failure(&refused);
+    assert_eq!(error["code"], "state_unavailable", "{error}");
+    assert!(error["retryAfterSeconds"].as_u64().is_some(), "{error}");
+    let text = format!("{refused:?}");
+    assert!(
+        !text.contains("disk is full") && !text.contains("/tmp"),
+        "{text}"
+    );
+    assert_eq!(
+        m.laravel.write_requests(),
+        requests,
+        "nothing reached Laravel"
+    );
+    ids(&call(&owner, "location_list", json!({})).await);
+
+    disk.free();
+    let sent = structured(&call(&owner, "review_reply", arguments.clone()).await);
+    assert!(sent["batch_id"].is_string(), "{sent}");
+    let again = structured(&call(&owner, "review_reply", arguments).await);
+    assert_eq!(again["batch_id"], sent["batch_id"], "the key's one batch");
+    assert_eq!(m.laravel.batches_created(), batches + 1);
 }
