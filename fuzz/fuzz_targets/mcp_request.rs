@@ -47,7 +47,12 @@ fuzz_target!(|data: &[u8]| {
         String::from_utf8_lossy(body),
         String::from_utf8_lossy(&answer)
     );
-    assert!(!contains(&answer, TOKEN.as_bytes()), "the bearer came back");
+    // An unknown method's name is echoed in its error: only a bearer the body did not hold
+    // itself would be a leak (libFuzzer learns the bearer from the comparisons it watches).
+    assert!(
+        contains(body, TOKEN.as_bytes()) || !contains(&answer, TOKEN.as_bytes()),
+        "the bearer came back"
+    );
     let json = headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())

@@ -48,12 +48,40 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-/// Drops schemars' Rust-type formats (`uint32`, `double`, …). Clients that validate with AJV print
-/// a warning for each, and the bounds they stand for are already there as `minimum`/`maximum`.
+/// The range of schemars' integer formats: the type's bounds become `minimum`/`maximum`, so that
+/// a number the schema accepts always reads as the Rust type (the `tool_arguments` fuzz target
+/// found `{"user_id": 1e300}` valid for a `u64`; schemars writes only `minimum: 0` for unsigned).
+fn integer_bounds(format: &str) -> Option<(i64, u64)> {
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX as u64),
+        "int16" => (i16::MIN.into(), i16::MAX as u64),
+        "int32" => (i32::MIN.into(), i32::MAX as u64),
+        "int64" | "int" => (i64::MIN, i64::MAX as u64),
+        "uint8" => (0, u8::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "uint64" | "uint" => (0, u64::MAX),
+        _ => return None,
+    })
+}
+
+/// Drops schemars' Rust-type formats (`uint32`, `double`, …): clients that validate with AJV print
+/// a warning for each. An integer format's bounds are written out first, where the schema gives
+/// none or wider ones.
 fn strip_custom_formats(object: &mut Map<String, Value>) {
     if let Some(Value::String(format)) = object.get("format")
         && !STANDARD_FORMATS.contains(&format.as_str())
     {
+        if let Some((low, high)) = integer_bounds(format) {
+            let below = |bound: &Value| bound.as_f64().is_none_or(|b| b < low as f64);
+            if object.get("minimum").is_none_or(below) {
+                object.insert("minimum".into(), low.into());
+            }
+            let above = |bound: &Value| bound.as_f64().is_none_or(|b| b > high as f64);
+            if object.get("maximum").is_none_or(above) {
+                object.insert("maximum".into(), high.into());
+            }
+        }
         object.remove("format");
     }
     for value in object.values_mut() {
@@ -102,6 +130,7 @@ mod tests {
         );
         let qty = &schema["properties"]["lines"]["items"]["properties"]["qty"];
         assert_eq!(qty["minimum"], 0);
+        assert_eq!(qty["maximum"], u32::MAX, "the type's bound, written out");
         assert_eq!(qty["description"], "How many.");
         assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
     }

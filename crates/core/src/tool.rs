@@ -209,11 +209,14 @@ where
         arguments: Value,
         context: CallContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        // The schema already passed; a failure here means schema and type disagree, which is ours.
-        let input = match serde_json::from_value::<I>(arguments) {
+        // The schema already passed, and its bounds are the type's; should a value still not
+        // read, the model gets the field and why, as for any wrong argument.
+        let input = match serde_path_to_error::deserialize::<_, I>(&arguments) {
             Ok(input) => input,
             Err(error) => {
-                let error = ToolError::internal("schema_mismatch", error.to_string());
+                let field = error.path().to_string();
+                let error = ToolError::invalid(field, error.into_inner().to_string())
+                    .with_detail("the arguments passed the schema but not the type");
                 return Box::pin(async move { Err(error) });
             }
         };

@@ -77,11 +77,34 @@ impl ArgumentValidator {
         for injected in &self.dropped {
             arguments.remove(*injected);
         }
-        let arguments = Value::Object(arguments);
+        let mut arguments = Value::Object(arguments);
+        integral_floats_as_integers(&mut arguments);
         if let Some(error) = self.validator.iter_errors(&arguments).next() {
             return Err(describe(&error, &self.schema, &arguments, says));
         }
         Ok(arguments)
+    }
+}
+
+/// `2.0` and `2e3` are integers to JSON Schema, but not to serde's `u32`: a client that writes
+/// whole numbers that way would pass the schema and then fail inside the tool (found by the
+/// `tool_arguments` fuzz target). Written as integers here, they read as every numeric type.
+fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            let Some(float) = number.as_f64().filter(|f| f.fract() == 0.0) else {
+                return;
+            };
+            // Only where the integer is exact: beyond 2^64 the schema's bounds refuse it anyway.
+            if float >= 0.0 && float < u64::MAX as f64 {
+                *value = Value::from(float as u64);
+            } else if float < 0.0 && float >= i64::MIN as f64 {
+                *value = Value::from(float as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
     }
 }
 
@@ -244,6 +267,23 @@ mod tests {
             json!("Welche Reisen gibt es im Januar?"),
         );
         Some(all)
+    }
+
+    /// Fuzz regression (`tool_arguments`): `9999e9` passed an integer schema and failed `u64`.
+    #[test]
+    fn whole_numbers_written_as_floats_reach_the_tool_as_integers() {
+        let check = validator(json!({
+            "type": "object",
+            "properties": {"id": {"type": "integer", "minimum": 0}, "price": {"type": "number"}},
+        }));
+        let passed = check
+            .check(
+                arguments(json!({"id": 9999e9, "price": 2.5})),
+                &concierge_core::messages::ENGLISH,
+            )
+            .unwrap();
+        assert_eq!(passed["id"].as_u64(), Some(9_999_000_000_000));
+        assert_eq!(passed["price"].as_f64(), Some(2.5));
     }
 
     #[test]
