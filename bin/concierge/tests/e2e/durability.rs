@@ -252,3 +252,86 @@ async fn a_full_disk_refuses_orders_readably_and_loses_nothing_acknowledged() {
     );
     common::tinyfs::is_json_lines(&server.dir.path().join("log/test.chatbot.log")).unwrap();
 }
+
+/// Fifty SIGKILLs at random moments of a stream of orders from three clients, each followed by a
+/// restart on the same files: after every kill the orders file opens (never half written), holds
+/// every acknowledged order exactly once with its total, and the ids stay dense.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_sigkills_in_a_stream_of_orders_lose_and_duplicate_nothing() {
+    use common::crash::{Moments, kill};
+    let mut moments = Moments::new(0x5eed_c0ff_ee00_0001);
+    let mut dir = tempfile::tempdir().unwrap();
+    let mut acknowledged: BTreeMap<u64, u64> = BTreeMap::new();
+    for round in 0..50 {
+        let server = Server::start_in(dir, unlimited, &[("APP_MCP_TOKENS", TOKENS)]);
+        let url = server.url("/coffee/mcp");
+        let acked: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();
+        let mut workers = Vec::new();
+        for worker in 0..3u64 {
+            let client = connect(&url, "token-bot").await;
+            let acked = acked.clone();
+            workers.push(tokio::spawn(async move {
+                for i in 0.. {
+                    let params = rmcp::model::CallToolRequestParams::new("create_order")
+                        .with_arguments(
+                            json!({"items": [{"drink": "Латте", "qty": 1 + (worker + i) % 3}]})
+                                .as_object()
+                                .unwrap()
+                                .clone(),
+                        );
+                    let answer =
+                        tokio::time::timeout(Duration::from_secs(2), client.call_tool(params))
+                            .await;
+                    let Ok(Ok(result)) = answer else { return };
+                    if result.is_error == Some(false) {
+                        let created = result.structured_content.unwrap();
+                        acked.lock().unwrap().push((
+                            created["id"].as_u64().unwrap(),
+                            created["totalMinutes"].as_u64().unwrap(),
+                        ));
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(moments.next(Duration::from_millis(20), Duration::from_millis(250)))
+            .await;
+        dir = kill(server);
+        for worker in workers {
+            worker.abort();
+            let _ = worker.await;
+        }
+        for (id, total) in acked.lock().unwrap().drain(..) {
+            assert!(
+                acknowledged.insert(id, total).is_none(),
+                "round {round}: id {id} acknowledged twice"
+            );
+        }
+        let orders = dir.path().join("coffee/orders.xlsx");
+        if !orders.exists() {
+            assert!(
+                acknowledged.is_empty(),
+                "round {round}: the file of acknowledged orders is gone"
+            );
+            continue;
+        }
+        let (on_disk, _) = orders_on_disk(&orders);
+        for (id, total) in &acknowledged {
+            assert_eq!(
+                on_disk.get(id),
+                Some(total),
+                "round {round}: acknowledged order {id} lost"
+            );
+        }
+        let dense: Vec<u64> = (1..=on_disk.len() as u64).collect();
+        assert_eq!(
+            on_disk.keys().copied().collect::<Vec<_>>(),
+            dense,
+            "round {round}"
+        );
+    }
+    assert!(
+        acknowledged.len() >= 50,
+        "the storms placed orders: {}",
+        acknowledged.len()
+    );
+}

@@ -622,3 +622,121 @@ async fn a_full_disk_refuses_submissions_and_registrations_and_loses_nothing() {
         common::tinyfs::is_json_lines(&path).unwrap();
     }
 }
+
+fn intake_only(dir: &std::path::Path) -> String {
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+[audit.hotel]
+path = "{dir}/log/hotel.log"
+
+[apps.intake]
+database = "{dir}/hotel/intake.sqlite"
+hotel_id = "TH-CRASH"
+
+[[endpoint]]
+path = "/hotel/mcp"
+tools = ["intake.th_hotel_submit_task_results"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+audit = "hotel"
+"#,
+        dir = dir.display()
+    )
+}
+
+/// Fifty SIGKILLs at random moments of a stream of submissions (three clients, each message
+/// its own `source_message_id`), each followed by a restart on the same database: every
+/// acknowledged message is recorded exactly once with its batch, none twice, and a message
+/// sent again after the crash answers its batch as a duplicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_sigkills_in_a_stream_of_submissions_lose_and_duplicate_nothing() {
+    use common::crash::{Moments, kill};
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    let env = [("APP_MCP_TOKENS", "agent:token-agent")];
+    let mut moments = Moments::new(0x5eed_0000_0000_0002);
+    let mut dir = tempfile::tempdir().unwrap();
+    // source_message_id → batch_id, as acknowledged.
+    let mut acknowledged: BTreeMap<String, i64> = BTreeMap::new();
+    for round in 0..50 {
+        let server = Server::start_in(dir, intake_only, &env);
+        let url = server.url("/hotel/mcp");
+        let acked: Arc<Mutex<Vec<(String, i64)>>> = Arc::default();
+        let mut workers = Vec::new();
+        for worker in 0..3 {
+            let client = connect(&url, "token-agent").await;
+            let acked = acked.clone();
+            workers.push(tokio::spawn(async move {
+                for i in 0.. {
+                    let id = format!("mail-crash-{round}-{worker}-{i}");
+                    let mut payload = fixture("parent-split.json");
+                    payload["source_message"]["source_message_id"] = json!(id);
+                    let params = rmcp::model::CallToolRequestParams::new(TOOL)
+                        .with_arguments(payload.as_object().unwrap().clone());
+                    let answer =
+                        tokio::time::timeout(Duration::from_secs(2), client.call_tool(params))
+                            .await;
+                    let Ok(Ok(result)) = answer else { return };
+                    if result.is_error == Some(false) {
+                        let batch = structured(&result)["batch_id"].as_i64().unwrap();
+                        acked.lock().unwrap().push((id, batch));
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(moments.next(Duration::from_millis(20), Duration::from_millis(250)))
+            .await;
+        dir = kill(server);
+        for worker in workers {
+            worker.abort();
+            let _ = worker.await;
+        }
+        acknowledged.extend(acked.lock().unwrap().drain(..));
+        let database = dir.path().join("hotel/intake.sqlite");
+        if !database.exists() {
+            assert!(acknowledged.is_empty(), "round {round}");
+            continue;
+        }
+        let db = SqlitePool::connect(&format!("sqlite://{}?mode=ro", database.display()))
+            .await
+            .unwrap();
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT i.external_message_id, b.id FROM platform_source_message_inbox i \
+             JOIN reservation_ai_batch b ON b.source_message_inbox_id = i.id",
+        )
+        .fetch_all(&db)
+        .await
+        .unwrap();
+        db.close().await;
+        let mut recorded: BTreeMap<String, i64> = BTreeMap::new();
+        for (message, batch) in rows {
+            assert!(
+                recorded.insert(message.clone(), batch).is_none(),
+                "round {round}: {message} twice"
+            );
+        }
+        for (message, batch) in &acknowledged {
+            assert_eq!(
+                recorded.get(message),
+                Some(batch),
+                "round {round}: {message} lost"
+            );
+        }
+    }
+    assert!(acknowledged.len() >= 50, "{}", acknowledged.len());
+
+    // After the last crash, a message sent again is its batch, not a second one.
+    let server = Server::start_in(dir, intake_only, &env);
+    let client = connect(&server.url("/hotel/mcp"), "token-agent").await;
+    let (message, batch) = acknowledged.iter().next().unwrap();
+    let mut payload = fixture("parent-split.json");
+    payload["source_message"]["source_message_id"] = json!(message);
+    let again = structured(&submit(&client, payload).await);
+    assert_eq!(
+        (&again["batch_id"], &again["duplicate"]),
+        (&json!(batch), &json!(true))
+    );
+}

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each area uses a different part of the harness
 
 pub mod cluster;
+pub mod crash;
 pub mod faults;
 pub mod oauth;
 pub mod ski;

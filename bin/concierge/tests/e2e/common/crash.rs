@@ -1,0 +1,31 @@
+//! Crash loops: a server killed with SIGKILL at a random moment of a write storm, again and
+//! again on the same state, each kill followed by a restart and a check of what it promised.
+
+use std::time::Duration;
+
+use super::Server;
+
+/// A reproducible sequence of kill moments (xorshift64; the seed is printed by the caller).
+pub struct Moments(u64);
+
+impl Moments {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    /// A moment between `low` and `high`.
+    pub fn next(&mut self, low: Duration, high: Duration) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        let span = (high - low).as_micros() as u64;
+        low + Duration::from_micros(self.0 % span.max(1))
+    }
+}
+
+/// SIGKILL now, and the state directory back for the next start.
+pub fn kill(mut server: Server) -> tempfile::TempDir {
+    server.child.kill().expect("SIGKILL");
+    server.child.wait().expect("reaped");
+    std::mem::replace(&mut server.dir, tempfile::tempdir().expect("temp dir"))
+}
