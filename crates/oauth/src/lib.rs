@@ -55,6 +55,11 @@ pub struct OAuthConfig {
     pub access_token_ttl: Duration,
     #[serde(default = "thirty_days", with = "humantime_serde")]
     pub refresh_token_ttl: Duration,
+    /// How long a public client's rotated refresh token may be presented again (the retry of a
+    /// refresh whose answer was lost) before a second use counts as theft and revokes the
+    /// family. `0s` for reuse detection without a window.
+    #[serde(default = "rotation_grace", with = "humantime_serde")]
+    pub refresh_rotation_grace: Duration,
     /// Self-registered clients unused this long are removed.
     #[serde(default = "thirty_days", with = "humantime_serde")]
     pub unused_client_ttl: Duration,
@@ -104,6 +109,12 @@ fn yes() -> bool {
 }
 fn one_hour() -> Duration {
     Duration::from_secs(3600)
+}
+/// Auth0 and Okta offer the same window ("reuse interval", "grace period"): 30 s covers a retry
+/// after a dropped connection or a restart, and leaves a thief that half minute after each
+/// legitimate refresh.
+fn rotation_grace() -> Duration {
+    Duration::from_secs(30)
 }
 fn thirty_days() -> Duration {
     Duration::from_secs(30 * 24 * 3600)
@@ -155,6 +166,7 @@ pub struct AuthServer {
     pub resources: Vec<String>,
     access_ttl: Duration,
     refresh_ttl: Duration,
+    rotation_grace: Duration,
     unused_client_ttl: Duration,
     pub store: Arc<dyn OAuthStore>,
     /// Who may sign in: the local users by default; a backend of the deployment's own later.
@@ -245,6 +257,7 @@ impl AuthServer {
             resources,
             access_ttl: config.access_token_ttl,
             refresh_ttl: config.refresh_token_ttl,
+            rotation_grace: config.refresh_rotation_grace,
             unused_client_ttl: config.unused_client_ttl,
             store,
             users,

@@ -203,7 +203,8 @@ fn machine_client(config: &Path, name: &str, scopes: &[&str]) -> (String, String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation() {
-    let d = deploy();
+    // Strict reuse detection: no window for the retry of a rotation whose answer was lost.
+    let d = deploy_with("refresh_rotation_grace = \"0s\"");
     let endpoint = d.server.url("/coffee/mcp");
 
     // Discovery, as a client does it: the 401 names the metadata, the metadata the issuer.
@@ -321,7 +322,8 @@ async fn authorization_code_with_pkce_then_tools_refresh_rotation_and_revocation
     assert_eq!(status, 401);
     assert!(challenge.unwrap().contains("error=\"invalid_token\""));
 
-    // Refresh rotates; the old refresh token used again revokes the whole family.
+    // Refresh rotates; the old refresh token used again revokes the whole family (here at
+    // once; by default only after the rotation grace, see the crash test below).
     let first_refresh = tokens.refresh_token().expect("refresh token").clone();
     let rotated = client
         .exchange_refresh_token(&first_refresh)
@@ -1198,4 +1200,113 @@ async fn a_code_used_twice_revokes_what_it_bought() {
         401,
         "the access token the code bought is revoked"
     );
+}
+
+/// Fifty SIGKILLs at random moments while a client rotates its refresh token and signs in for
+/// new codes, each kill followed by a restart on the same store: every access token handed out
+/// still opens the endpoint, and the chain always goes on from the last refresh token handed out
+/// — also when the kill cut a rotation whose successor died with its answer: the retry comes
+/// within the rotation grace (before it, that retry revoked the family and every token above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_sigkills_during_token_issue_keep_every_token_handed_out() {
+    use common::crash::{Moments, kill};
+    use oauth2::RefreshToken;
+    use std::sync::Mutex;
+    use std::time::Duration;
+    let d = deploy();
+    let config_text = std::fs::read_to_string(&d.config).unwrap();
+    let endpoint = d.server.url("/coffee/mcp");
+    let redirect = "http://127.0.0.1/callback";
+    let client_id = common::oauth::register_public(&d.issuer, "crash").await;
+    let client = oauth_client(&d.issuer, &client_id, redirect);
+    let (_, tokens) = code_flow(&client, &["coffee:read"]).await;
+    let handed_out: Arc<Mutex<Vec<String>>> =
+        Arc::new(Mutex::new(vec![tokens.access_token().secret().clone()]));
+    let mut refresh = tokens.refresh_token().unwrap().clone();
+    let mut moments = Moments::new(0x5eed_0000_0000_0003);
+    let mut server = d.server;
+    for round in 0..50 {
+        let latest: Arc<Mutex<RefreshToken>> = Arc::new(Mutex::new(refresh.clone()));
+        let rotations = {
+            let (client, latest, handed_out) = (client.clone(), latest.clone(), handed_out.clone());
+            tokio::spawn(async move {
+                loop {
+                    let current = latest.lock().unwrap().clone();
+                    let Ok(tokens) = client
+                        .exchange_refresh_token(&current)
+                        .request_async(&send)
+                        .await
+                    else {
+                        return;
+                    };
+                    handed_out
+                        .lock()
+                        .unwrap()
+                        .push(tokens.access_token().secret().clone());
+                    *latest.lock().unwrap() = tokens.refresh_token().unwrap().clone();
+                }
+            })
+        };
+        let codes = {
+            let (client, handed_out) = (client.clone(), handed_out.clone());
+            tokio::spawn(async move {
+                loop {
+                    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+                    let (url, _) = client
+                        .authorize_url(CsrfToken::new_random)
+                        .add_scope(Scope::new("coffee:read".into()))
+                        .set_pkce_challenge(challenge)
+                        .url();
+                    let answer =
+                        common::oauth::post_sign_in(url.as_str(), "alice", PASSWORD, "allow").await;
+                    let Some(code) = answer
+                        .headers()
+                        .get("location")
+                        .and_then(|l| reqwest::Url::parse(l.to_str().ok()?).ok())
+                        .and_then(|back| query(&back, "code"))
+                    else {
+                        return;
+                    };
+                    let Ok(tokens) = client
+                        .exchange_code(AuthorizationCode::new(code))
+                        .set_pkce_verifier(verifier)
+                        .request_async(&send)
+                        .await
+                    else {
+                        return;
+                    };
+                    handed_out
+                        .lock()
+                        .unwrap()
+                        .push(tokens.access_token().secret().clone());
+                }
+            })
+        };
+        tokio::time::sleep(moments.next(Duration::from_millis(30), Duration::from_millis(300)))
+            .await;
+        let dir = kill(server);
+        rotations.abort();
+        codes.abort();
+        let _ = (rotations.await, codes.await);
+        let text = config_text.clone();
+        server = Server::start_in(dir, move |_| text, &[]);
+
+        refresh = latest.lock().unwrap().clone();
+        let tokens = client
+            .exchange_refresh_token(&refresh)
+            .request_async(&send)
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: the last refresh token handed out: {e:?}"));
+        handed_out
+            .lock()
+            .unwrap()
+            .push(tokens.access_token().secret().clone());
+        refresh = tokens.refresh_token().unwrap().clone();
+    }
+    let handed_out = handed_out.lock().unwrap().clone();
+    assert!(handed_out.len() >= 100, "{}", handed_out.len());
+    for token in &handed_out {
+        let status = post_bearer(&endpoint, token).await.status();
+        assert_ne!(status, 401, "an access token handed out was lost");
+    }
 }

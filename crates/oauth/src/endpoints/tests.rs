@@ -203,3 +203,37 @@ async fn refusals_are_rfc_6749_errors_with_their_status_and_headers() {
     assert_eq!(status, 400);
     assert_eq!(body["error"], "unauthorized_client");
 }
+
+/// A public client whose refresh answer was lost presents the rotated token again: within the
+/// rotation grace it gets a new pair and its family lives on; both successors work.
+#[tokio::test]
+async fn a_rotation_retried_within_the_grace_is_answered_not_taken_for_theft() {
+    let running = start().await;
+    let (client_id, form) = client_with_code(&running, None).await;
+    let (_, _, issued) = post(&running, form).await;
+    let first = issued["refresh_token"].as_str().unwrap().to_string();
+    let refresh = |token: String| {
+        let client_id = client_id.clone();
+        let running = &running;
+        async move {
+            post(
+                running,
+                encoded(&[
+                    ("grant_type", "refresh_token"),
+                    ("client_id", &client_id),
+                    ("refresh_token", &token),
+                ]),
+            )
+            .await
+        }
+    };
+    let (status, _, lost) = refresh(first.clone()).await;
+    assert_eq!(status, 200, "{lost}");
+    let (status, _, retried) = refresh(first).await;
+    assert_eq!(status, 200, "the retry is answered: {retried}");
+    for successor in [&lost, &retried] {
+        let token = successor["refresh_token"].as_str().unwrap().to_string();
+        let (status, _, next) = refresh(token).await;
+        assert_eq!(status, 200, "the family lives on: {next}");
+    }
+}

@@ -154,14 +154,21 @@ async fn refresh(
     let public = client.secret_hash.is_none();
     if public {
         // Rotation: each refresh token works once. A second use means it leaked: the whole
-        // family goes.
+        // family goes. Except within the rotation grace (`refresh_rotation_grace`): then the client most
+        // likely never got the answer (a dropped connection, our restart) and is retrying, and
+        // revoking would sign the person out and void every token they hold.
         let first = !state.used
             && server
                 .store
                 .mark_refresh_used(presented)
                 .await
                 .unwrap_or(false);
-        if !first {
+        let retried = !first
+            && !server.rotation_grace.is_zero()
+            && state.used_at.is_some_and(|at| {
+                chrono::Utc::now().timestamp() - at <= server.rotation_grace.as_secs() as i64
+            });
+        if !first && !retried {
             server.revoke_family(&state.family).await;
             server.audit(
                 "/token",

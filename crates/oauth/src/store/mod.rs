@@ -179,6 +179,8 @@ pub struct RefreshState {
     pub family: String,
     pub grant: Grant,
     pub used: bool,
+    /// When it was rotated (Unix seconds), where the store knows.
+    pub used_at: Option<i64>,
     pub revoked: bool,
     pub expired: bool,
 }

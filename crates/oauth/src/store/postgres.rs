@@ -273,7 +273,7 @@ impl OAuthStore for PgStore {
 
     async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, StoreError> {
         let row = sqlx::query(
-            "SELECT family, grant_json, used, revoked, expires_at FROM oauth_refresh \
+            "SELECT family, grant_json, used, revoked, expires_at, used_at FROM oauth_refresh \
              WHERE token_hash = $1",
         )
         .bind(hash(token))
@@ -284,6 +284,7 @@ impl OAuthStore for PgStore {
                 family: r.get(0),
                 grant: serde_json::from_str(r.get::<&str, _>(1)).ok()?,
                 used: r.get(2),
+                used_at: r.get(5),
                 revoked: r.get(3),
                 expired: r.get::<i64, _>(4) < now(),
             })
@@ -312,11 +313,13 @@ impl OAuthStore for PgStore {
     }
 
     async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError> {
-        let done =
-            sqlx::query("UPDATE oauth_refresh SET used = TRUE WHERE token_hash = $1 AND NOT used")
-                .bind(hash(token))
-                .execute(self.pool().await?)
-                .await?;
+        let done = sqlx::query(
+            "UPDATE oauth_refresh SET used = TRUE, used_at = $1 WHERE token_hash = $2 AND NOT used",
+        )
+        .bind(now())
+        .bind(hash(token))
+        .execute(self.pool().await?)
+        .await?;
         Ok(done.rows_affected() == 1)
     }
 

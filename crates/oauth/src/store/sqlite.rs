@@ -61,6 +61,8 @@ impl SqliteStore {
         let pool = SqliteFile::new(path).open(&[SCHEMA]).await?;
         // Databases from before `used` existed: a client counts as used when it was touched
         // after it registered.
+        // Databases from before the rotation grace: their rotations are long past it anyway.
+        sqlite::add_column(&pool, "oauth_refresh", "used_at", "INTEGER").await?;
         if sqlite::add_column(&pool, "oauth_client", "used", "INTEGER NOT NULL DEFAULT 0").await? {
             sqlx::query("UPDATE oauth_client SET used = 1 WHERE last_used_at > created_at")
                 .execute(&pool)
@@ -262,7 +264,7 @@ impl OAuthStore for SqliteStore {
     /// A refresh token's state: its family, grant, and whether it was already rotated.
     async fn refresh(&self, token: &str) -> Result<Option<RefreshState>, StoreError> {
         let row = sqlx::query(
-            "SELECT family, grant_json, used, revoked, expires_at FROM oauth_refresh WHERE token_hash = ?",
+            "SELECT family, grant_json, used, revoked, expires_at, used_at FROM oauth_refresh WHERE token_hash = ?",
         )
         .bind(hash(token))
         .fetch_optional(&self.pool)
@@ -272,6 +274,7 @@ impl OAuthStore for SqliteStore {
                 family: r.get(0),
                 grant: serde_json::from_str(r.get::<&str, _>(1)).ok()?,
                 used: r.get::<i64, _>(2) != 0,
+                used_at: r.get(5),
                 revoked: r.get::<i64, _>(3) != 0,
                 expired: r.get::<i64, _>(4) < now(),
             })
@@ -301,11 +304,13 @@ impl OAuthStore for SqliteStore {
 
     /// Marks a refresh token rotated; false when another request rotated it first.
     async fn mark_refresh_used(&self, token: &str) -> Result<bool, StoreError> {
-        let done =
-            sqlx::query("UPDATE oauth_refresh SET used = 1 WHERE token_hash = ? AND used = 0")
-                .bind(hash(token))
-                .execute(&self.pool)
-                .await?;
+        let done = sqlx::query(
+            "UPDATE oauth_refresh SET used = 1, used_at = ? WHERE token_hash = ? AND used = 0",
+        )
+        .bind(now())
+        .bind(hash(token))
+        .execute(&self.pool)
+        .await?;
         Ok(done.rows_affected() == 1)
     }
 
