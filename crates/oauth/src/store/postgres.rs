@@ -30,6 +30,11 @@ static SCHEMA: Schema = Schema {
             "sign-in failures",
             include_str!("../../migrations/0002_sign_in_failures.sql"),
         ),
+        (
+            3,
+            "refresh rotation time",
+            include_str!("../../migrations/0003_refresh_used_at.sql"),
+        ),
     ],
 };
 
