@@ -16,6 +16,21 @@ const CHROME: [&str; 14] = [
 pub fn html_to_markdown(html: &str) -> String {
     let converter = HtmlToMarkdown::builder()
         .skip_tags(CHROME.to_vec())
+        .add_handler(vec!["a"], |handlers: &dyn Handlers, element: Element| {
+            if attribute(&element, "href").is_none_or(is_plain_url) {
+                handlers.fallback(element)
+            } else {
+                // The link's text without the link.
+                Some(handlers.walk_children(element.node))
+            }
+        })
+        .add_handler(vec!["img"], |handlers: &dyn Handlers, element: Element| {
+            if attribute(&element, "src").is_none_or(is_plain_url) {
+                handlers.fallback(element)
+            } else {
+                None
+            }
+        })
         .add_handler(
             vec!["div", "section"],
             |handlers: &dyn Handlers, element: Element| {
@@ -29,6 +44,38 @@ pub fn html_to_markdown(html: &str) -> String {
         .build();
     let markdown = converter.convert(html).unwrap_or_default();
     tidy(&markdown)
+}
+
+fn attribute<'a>(element: &'a Element, name: &str) -> Option<&'a str> {
+    element
+        .attrs
+        .iter()
+        .find(|attr| &*attr.name.local == name)
+        .map(|attr| &*attr.value)
+}
+
+/// Whether a link target can stand in Markdown as it is: a relative path, or an http(s),
+/// mailto or tel URL, with nothing a renderer could read as markup. Anything else (found by the
+/// `html_markdown` fuzz target: `href="mailo <script>…"` came out as a link holding a script
+/// tag) keeps its text and loses the link.
+fn is_plain_url(url: &str) -> bool {
+    let url = url.trim();
+    if url
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '`'))
+    {
+        return false;
+    }
+    let scheme_end = url.find([':', '/', '?', '#']);
+    match scheme_end {
+        Some(at) if url[at..].starts_with(':') => {
+            matches!(
+                url[..at].to_ascii_lowercase().as_str(),
+                "http" | "https" | "mailto" | "tel"
+            )
+        }
+        _ => true,
+    }
 }
 
 fn is_banner(element: &Element) -> bool {
@@ -128,6 +175,27 @@ fn fact_line(key: &str, value: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Fuzz regression (`html_markdown`): a link whose target holds markup loses the link.
+    #[test]
+    fn links_keep_plain_targets_only() {
+        let markdown = html_to_markdown(
+            r#"<p><a href="mailo <script>alert(3)</x">Mail</a> <a href="javascript:alert(1)">JS</a>
+               <a href="/impressum/">Impressum</a> <a href="mailto:service@ser.de">service@ser.de</a>
+               <img src="x onerror=<script>" alt="Bild"></p>"#,
+        );
+        assert!(!markdown.to_lowercase().contains("<script"), "{markdown}");
+        assert!(!markdown.contains("javascript:"), "{markdown}");
+        assert!(
+            markdown.contains("Mail") && markdown.contains("JS"),
+            "{markdown}"
+        );
+        assert!(markdown.contains("[Impressum](/impressum/)"), "{markdown}");
+        assert!(markdown.contains("(mailto:service@ser.de)"), "{markdown}");
+        // A page's text that shows markup stays text: escaped for the Markdown renderer.
+        let text = html_to_markdown("<p>Tipp: &lt;script&gt;alert(1)&lt;/script&gt;</p>");
+        assert_eq!(text, r"Tipp: \<script>alert(1)\</script>");
+    }
 
     #[test]
     fn chrome_and_banners_are_dropped() {
