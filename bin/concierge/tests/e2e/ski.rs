@@ -116,11 +116,27 @@ async fn merged_detail_pages_are_never_hits_of_their_own() {
 /// A tiny TYPO3 following the contract: two records and one page, so a real-clock
 /// `concierge sync` has no load-rule waits to sit through.
 async fn tiny_typo3(with_long_post: bool) -> String {
+    typo3_of(with_long_post, false).await
+}
+
+/// The tiny TYPO3; `changing`: every item's `modified` is the current second, so every run
+/// fetches its records and pages again.
+async fn typo3_of(with_long_post: bool, changing: bool) -> String {
     use axum::routing::{get, post};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
+    let manifest_now = move |manifest: &Value| {
+        let mut manifest = manifest.clone();
+        if changing {
+            let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            for item in manifest["items"].as_array_mut().unwrap() {
+                item["modified"] = json!(now);
+            }
+        }
+        manifest
+    };
     let mut manifest = json!({
         "sites": [{"site": "ser", "hosts": [addr]}],
         "items": [
@@ -139,7 +155,10 @@ async fn tiny_typo3(with_long_post: bool) -> String {
         }));
     }
     let app = axum::Router::new()
-        .route("/api/content/manifest", get(move || async move { axum::Json(manifest) }))
+        .route(
+            "/api/content/manifest",
+            get(move || async move { axum::Json(manifest_now(&manifest)) }),
+        )
         .route(
             "/pages/packliste",
             get(|| async {
@@ -565,4 +584,82 @@ async fn every_network_fault_fails_the_manifest_changes_nothing_and_the_next_run
     let recovered = through_proxy.run(RunOptions::default()).await.unwrap();
     assert_eq!(recovered.outcome, Outcome::Completed, "{recovered:?}");
     assert_eq!(store.documents().await.unwrap(), mirrored);
+}
+
+/// Fifty SIGKILLs of `concierge sync` at random moments inside its run (manifest, records,
+/// pages; every run has work: the feed's items change each second), each followed by a check
+/// that the mirror opens and reads whole; then one run to the end completes, and the mirror is
+/// exactly what an uninterrupted sync makes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_sigkills_of_the_sync_leave_a_mirror_that_opens_and_the_next_run_completes() {
+    use common::crash::Moments;
+    use concierge_trips::content::store::{ContentStore, SqliteStore};
+    use std::time::Duration;
+    let typo3 = typo3_of(true, true).await;
+    let killed = tempfile::tempdir().unwrap();
+    let config = killed.path().join("concierge.toml");
+    std::fs::write(&config, ski_config(killed.path(), &typo3)).unwrap();
+    let database = killed.path().join("content.sqlite");
+    let mut moments = Moments::new(0x5eed_0000_0000_0004);
+    let (mut cut, mut round) = (0, 0);
+    // Until fifty kills landed inside a run (a kill after the run ended cut nothing).
+    while cut < 50 && round < 200 {
+        round += 1;
+        let mut sync = std::process::Command::new(common::BIN)
+            .args(["sync", "--config"])
+            .arg(&config)
+            .env("RUST_LOG", "off")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(moments.next(Duration::ZERO, Duration::from_millis(900))).await;
+        if sync.try_wait().unwrap().is_none() {
+            cut += 1;
+        }
+        let _ = sync.kill();
+        sync.wait().unwrap();
+        if database.exists() {
+            let store = SqliteStore::open(&database)
+                .await
+                .unwrap_or_else(|e| panic!("round {round}: the mirror does not open: {e}"));
+            store
+                .documents()
+                .await
+                .unwrap_or_else(|e| panic!("round {round}: the mirror does not read: {e}"));
+        }
+    }
+    assert_eq!(cut, 50, "fifty kills cut a run, in {round} rounds");
+    let (code, stdout, stderr) = concierge(&["sync"], &config);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains(r#""outcome":"completed""#), "{stdout}");
+
+    let clean = tempfile::tempdir().unwrap();
+    let clean_config = clean.path().join("concierge.toml");
+    std::fs::write(&clean_config, ski_config(clean.path(), &typo3)).unwrap();
+    let (code, stdout, _) = concierge(&["sync"], &clean_config);
+    assert_eq!(code, 0, "{stdout}");
+    let read = |path: std::path::PathBuf| async move {
+        let documents = SqliteStore::open(&path)
+            .await
+            .unwrap()
+            .documents()
+            .await
+            .unwrap();
+        documents
+            .iter()
+            .map(|d| {
+                (
+                    d.reference(),
+                    d.page_markdown().map(str::to_string),
+                    d.is_searchable(),
+                )
+            })
+            .map(|entry| format!("{entry:?}"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        read(database).await,
+        read(clean.path().join("content.sqlite")).await,
+        "the mirror after fifty kills is the mirror of one clean run"
+    );
 }
