@@ -1836,3 +1836,86 @@ async fn a_full_disk_refuses_writes_before_laravel_and_the_key_writes_once_after
     assert_eq!(again["batch_id"], sent["batch_id"], "the key's one batch");
     assert_eq!(m.laravel.batches_created(), batches + 1);
 }
+
+/// Fifty SIGKILLs at random moments of a stream of idempotent writes (two clients, a key per
+/// write), each followed by a restart on the same state and the same Laravel: writes that were
+/// answered with a batch answer that batch again when resent with their key after the crash,
+/// and no key is ever answered with two batches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_sigkills_in_a_stream_of_writes_keep_one_batch_per_key() {
+    use common::crash::{Moments, kill_in_place};
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    let mut m = deploy(Settings::default()).await;
+    let token = m.token(10).await;
+    let config = std::fs::read_to_string(m.server.dir.path().join("concierge.toml")).unwrap();
+    let mut moments = Moments::new(0x5eed_0000_0000_0005);
+    // key → batch, as answered.
+    let mut answered: BTreeMap<String, String> = BTreeMap::new();
+    for round in 0..50 {
+        let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+        let mut workers = Vec::new();
+        for worker in 0..2 {
+            let client = connect(&m.endpoint(), &token).await;
+            let acked = acked.clone();
+            workers.push(tokio::spawn(async move {
+                for i in 0.. {
+                    let key = format!("crash-{round}-{worker}-{i}");
+                    let params = rmcp::model::CallToolRequestParams::new("post_create")
+                        .with_arguments(
+                            json!({"location_ids": [101], "summary": "Giờ mở cửa mới", "topic_type": "STANDARD", "idempotency_key": key})
+                                .as_object()
+                                .unwrap()
+                                .clone(),
+                        );
+                    let answer =
+                        tokio::time::timeout(Duration::from_secs(2), client.call_tool(params))
+                            .await;
+                    let Ok(Ok(result)) = answer else { return };
+                    if let Some(batch) = result
+                        .structured_content
+                        .as_ref()
+                        .and_then(|s| s["batch_id"].as_str())
+                    {
+                        acked.lock().unwrap().push((key, batch.to_string()));
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(moments.next(Duration::from_millis(30), Duration::from_millis(300)))
+            .await;
+        let dir = kill_in_place(&mut m.server);
+        for worker in workers {
+            worker.abort();
+            let _ = worker.await;
+        }
+        let text = config.clone();
+        m.server = Server::start_in(dir, move |_| text, &[]);
+        let fresh = acked.lock().unwrap().clone();
+        // This round's answered writes, resent after the crash: the same batch each.
+        let client = connect(&m.endpoint(), &token).await;
+        for (key, batch) in fresh.iter().take(3) {
+            let again = structured(
+                &call(
+                    &client,
+                    "post_create",
+                    json!({"location_ids": [101], "summary": "Giờ mở cửa mới", "topic_type": "STANDARD", "idempotency_key": key}),
+                )
+                .await,
+            );
+            assert_eq!(
+                again["batch_id"].as_str(),
+                Some(batch.as_str()),
+                "round {round}: {key}"
+            );
+        }
+        for (key, batch) in fresh {
+            assert!(
+                answered.insert(key, batch).is_none(),
+                "round {round}: a key answered twice"
+            );
+        }
+    }
+    assert!(answered.len() >= 50, "{}", answered.len());
+    assert!(m.laravel.batches_created() >= answered.len());
+}

@@ -25,6 +25,11 @@ impl Moments {
 
 /// SIGKILL now, and the state directory back for the next start.
 pub fn kill(mut server: Server) -> tempfile::TempDir {
+    kill_in_place(&mut server)
+}
+
+/// [`kill`] for a server held in a struct: it stays, dead, until replaced by the next start.
+pub fn kill_in_place(server: &mut Server) -> tempfile::TempDir {
     server.child.kill().expect("SIGKILL");
     server.child.wait().expect("reaped");
     std::mem::replace(&mut server.dir, tempfile::tempdir().expect("temp dir"))
