@@ -326,6 +326,41 @@ async fn a_run_that_finds_the_lock_held_does_nothing() {
     assert_eq!(mirror.delta().await.outcome, Outcome::Completed);
 }
 
+/// Clock jumps against the schedule's slots: a scheduled run finds its slot taken for the slot's
+/// length; the wall clock set back an hour does not stop the schedule until the clock catches
+/// up (the last run is then "in the future"), and set forward three days makes one run, not
+/// one per missed slot.
+#[tokio::test]
+async fn scheduled_runs_survive_the_clock_jumping_back_and_forward() {
+    use concierge_trips::content::sync::SLOT;
+    let typo3 = feed_with_pages(1, night()).await;
+    let mirror = Mirror::new(&typo3).await;
+    let scheduled = RunOptions {
+        slot: Some(SLOT),
+        ..RunOptions::default()
+    };
+    assert_eq!(mirror.run(scheduled).await.outcome, Outcome::Completed);
+    assert_eq!(
+        mirror.run(scheduled).await.outcome,
+        Outcome::Busy,
+        "same slot"
+    );
+    let start = concierge_trips::content::clock::Clock::now(&typo3.clock);
+    typo3.clock.set_wall(start - chrono::Duration::hours(1));
+    assert_eq!(
+        mirror.run(scheduled).await.outcome,
+        Outcome::Completed,
+        "set back an hour: the next slot's run happens"
+    );
+    typo3.clock.set_wall(start + chrono::Duration::days(3));
+    assert_eq!(mirror.run(scheduled).await.outcome, Outcome::Completed);
+    assert_eq!(
+        mirror.run(scheduled).await.outcome,
+        Outcome::Busy,
+        "one run for the missed slots"
+    );
+}
+
 #[tokio::test]
 async fn a_failed_invalid_or_empty_manifest_changes_nothing() {
     let typo3 = feed_with_pages(2, daytime()).await;

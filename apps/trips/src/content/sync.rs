@@ -177,8 +177,12 @@ impl Syncer {
             true => state.last_refresh_started_at,
             false => state.last_run_started_at,
         };
+        // Taken when the last run began less than a slot ago, either way: another instance's
+        // clock may be a little ahead. A last run far in the future means our clock was set
+        // back: counting that as this slot's run would stop every scheduled run until the clock
+        // caught up (an hour, or a day).
         if let (Some(slot), Some(last)) = (options.slot, last)
-            && chrono::Duration::from_std(slot).is_ok_and(|slot| now - last < slot)
+            && chrono::Duration::from_std(slot).is_ok_and(|slot| (now - last).abs() < slot)
         {
             tracing::info!(%last, "content sync: this slot's run began already; nothing to do");
             return Ok(SyncReport::new(Outcome::Busy));

@@ -290,6 +290,25 @@ mod tests {
         })
     }
 
+    /// Clock jumps: the wall clock set back or forward (NTP, an operator) is not time passing;
+    /// the window neither refills nor drains, and the next minute of real time refills it.
+    #[test]
+    fn a_wall_clock_jump_neither_refills_nor_drains_the_window() {
+        let (store, clock) = window();
+        let start = clock.now();
+        assert_eq!(parallel(&|k| store.take(k), 100, "n8n"), 60);
+        clock.set_wall(start - chrono::Duration::hours(1));
+        assert_eq!(parallel(&|k| store.take(k), 100, "n8n"), 0, "set back");
+        clock.set_wall(start + chrono::Duration::hours(2));
+        assert_eq!(parallel(&|k| store.take(k), 100, "n8n"), 0, "set forward");
+        clock.advance(Duration::from_secs(60));
+        assert_eq!(
+            parallel(&|k| store.take(k), 100, "n8n"),
+            60,
+            "a real minute"
+        );
+    }
+
     #[test]
     fn the_window_is_exact_under_a_thousand_concurrent_calls() {
         let (store, clock) = window();

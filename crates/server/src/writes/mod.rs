@@ -516,6 +516,35 @@ mod tests {
         assert_ne!(f(&a), fingerprint("u", a.as_object().unwrap()));
     }
 
+    /// Clock jumps against a confirm token's minute: set back, the token is still good (its
+    /// expiry is wall time, as it must be for every instance and restart to judge it alike);
+    /// set forward past its minute, it is expired at once.
+    #[tokio::test]
+    async fn a_sealed_token_is_bounded_when_the_wall_clock_jumps() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = concierge_core::ManualClock::at(chrono::Utc::now());
+        let writes = Writes::open(
+            &dir.path().join("writes.sqlite"),
+            Duration::from_secs(24 * 3600),
+            Duration::from_secs(300),
+        )
+        .await
+        .unwrap()
+        .with_clock(Arc::new(clock.clone()));
+        let start = concierge_core::Clock::now(&clock);
+        let token = writes
+            .seal("binding", Duration::from_secs(60))
+            .await
+            .unwrap();
+        clock.set_wall(start - chrono::Duration::hours(1));
+        assert_eq!(writes.unseal(&token, "binding").await, Ok(Ok(())));
+        clock.set_wall(start + chrono::Duration::seconds(61));
+        assert_eq!(
+            writes.unseal(&token, "binding").await,
+            Ok(Err(Refused::Expired))
+        );
+    }
+
     #[tokio::test]
     async fn a_sealed_token_expires_on_the_injected_clock() {
         let dir = tempfile::tempdir().unwrap();

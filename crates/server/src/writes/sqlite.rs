@@ -316,6 +316,55 @@ mod tests {
 
     const DAY: Duration = Duration::from_secs(24 * 3600);
 
+    /// Clock jumps against the 24-hour window: set back, a finished key still answers its
+    /// result (never claimable again early); set past the window, the key is free for a new
+    /// write; set back again, that new write's record stands.
+    #[tokio::test]
+    async fn a_key_keeps_its_result_when_the_clock_jumps_back_and_frees_after_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteIdempotencyStore::open(&dir.path().join("writes.sqlite"))
+            .await
+            .unwrap();
+        let now = 1_000_000;
+        let hour = 3600;
+        assert_eq!(
+            store.claim("k", "f", now, DAY).await.unwrap(),
+            Claim::Claimed
+        );
+        store
+            .complete("k", &serde_json::json!({"batch": 1}))
+            .await
+            .unwrap();
+        let done = Claim::Done {
+            fingerprint: "f".into(),
+            result: serde_json::json!({"batch": 1}),
+        };
+        for jump in [-hour, -48 * hour, 23 * hour] {
+            assert_eq!(
+                store.claim("k", "f", now + jump, DAY).await.unwrap(),
+                done,
+                "{jump}"
+            );
+        }
+        let later = now + 25 * hour;
+        assert_eq!(
+            store.claim("k", "g", later, DAY).await.unwrap(),
+            Claim::Claimed
+        );
+        store
+            .complete("k", &serde_json::json!({"batch": 2}))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.claim("k", "g", now + hour, DAY).await.unwrap(),
+            Claim::Done {
+                fingerprint: "g".into(),
+                result: serde_json::json!({"batch": 2}),
+            },
+            "set back after the new write"
+        );
+    }
+
     #[tokio::test]
     async fn a_claim_of_a_dead_process_is_taken_over_and_a_live_ones_is_not() {
         let dir = tempfile::tempdir().unwrap();
