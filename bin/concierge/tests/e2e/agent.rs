@@ -460,13 +460,10 @@ async fn fake_telegram() -> (String, FakeTelegram) {
     (base, fake)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_telegram_bot_answers_each_chat_and_splits_long_answers() {
-    let token = "123456:TEST-TOKEN";
-    let (model, _seen) = scripted_model().await;
-    let (telegram, fake) = fake_telegram().await;
-    let server = Server::start_demo(&[]);
-    let mut bot = std::process::Command::new(BIN)
+/// `concierge telegram` against `api_url` (a fake Telegram, or a proxy in front of one), the
+/// demo's coffee endpoint and the scripted model; polls every second.
+fn spawn_telegram_bot(server: &Server, api_url: &str, model: &str) -> std::process::Child {
+    std::process::Command::new(BIN)
         .args([
             "telegram",
             "--mcp",
@@ -476,15 +473,23 @@ async fn the_telegram_bot_answers_each_chat_and_splits_long_answers() {
             "--poll-seconds",
             "1",
             "--api-url",
-            &telegram,
+            api_url,
             "--history",
         ])
         .arg(server.dir.path().join("bot.sqlite"))
-        .env("TELEGRAM_BOT_TOKEN", token)
-        .env("OPENAI_BASE_URL", &model)
+        .env("TELEGRAM_BOT_TOKEN", "123456:TEST-TOKEN")
+        .env("OPENAI_BASE_URL", model)
         .env("RUST_LOG", "error")
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_telegram_bot_answers_each_chat_and_splits_long_answers() {
+    let (model, _seen) = scripted_model().await;
+    let (telegram, fake) = fake_telegram().await;
+    let server = Server::start_demo(&[]);
+    let mut bot = spawn_telegram_bot(&server, &telegram, &model);
 
     fake.push(42, "/start");
     let sent = fake.sent(1).await;
@@ -758,25 +763,7 @@ async fn the_telegram_bot_outlives_telegrams_faults_and_waits_out_flood_control(
     let (telegram, fake) = fake_telegram().await;
     let proxy = FaultProxy::start(&telegram).await;
     let server = Server::start_demo(&[]);
-    let mut bot = std::process::Command::new(BIN)
-        .args([
-            "telegram",
-            "--mcp",
-            &server.url("/coffee/mcp"),
-            "--token",
-            "demo-token",
-            "--poll-seconds",
-            "1",
-            "--api-url",
-            &proxy.base,
-            "--history",
-        ])
-        .arg(server.dir.path().join("bot.sqlite"))
-        .env("TELEGRAM_BOT_TOKEN", "123456:TEST-TOKEN")
-        .env("OPENAI_BASE_URL", &model)
-        .env("RUST_LOG", "error")
-        .spawn()
-        .unwrap();
+    let mut bot = spawn_telegram_bot(&server, &proxy.base, &model);
 
     for fault in [
         Fault::ResetMidBody,

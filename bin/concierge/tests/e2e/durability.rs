@@ -258,7 +258,7 @@ async fn a_full_disk_refuses_orders_readably_and_loses_nothing_acknowledged() {
 /// every acknowledged order exactly once with its total, and the ids stay dense.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_sigkills_in_a_stream_of_orders_lose_and_duplicate_nothing() {
-    use common::crash::{Moments, kill};
+    use common::crash::{Moments, bounded_call, kill, stop_all};
     let mut moments = Moments::new(0x5eed_c0ff_ee00_0001);
     let mut dir = tempfile::tempdir().unwrap();
     let mut acknowledged: BTreeMap<u64, u64> = BTreeMap::new();
@@ -272,17 +272,10 @@ async fn fifty_sigkills_in_a_stream_of_orders_lose_and_duplicate_nothing() {
             let acked = acked.clone();
             workers.push(tokio::spawn(async move {
                 for i in 0.. {
-                    let params = rmcp::model::CallToolRequestParams::new("create_order")
-                        .with_arguments(
-                            json!({"items": [{"drink": "Латте", "qty": 1 + (worker + i) % 3}]})
-                                .as_object()
-                                .unwrap()
-                                .clone(),
-                        );
-                    let answer =
-                        tokio::time::timeout(Duration::from_secs(2), client.call_tool(params))
-                            .await;
-                    let Ok(Ok(result)) = answer else { return };
+                    let order = json!({"items": [{"drink": "Латте", "qty": 1 + (worker + i) % 3}]});
+                    let Some(result) = bounded_call(&client, "create_order", order).await else {
+                        return;
+                    };
                     if result.is_error == Some(false) {
                         let created = result.structured_content.unwrap();
                         acked.lock().unwrap().push((
@@ -296,10 +289,7 @@ async fn fifty_sigkills_in_a_stream_of_orders_lose_and_duplicate_nothing() {
         tokio::time::sleep(moments.next(Duration::from_millis(20), Duration::from_millis(250)))
             .await;
         dir = kill(server);
-        for worker in workers {
-            worker.abort();
-            let _ = worker.await;
-        }
+        stop_all(workers).await;
         for (id, total) in acked.lock().unwrap().drain(..) {
             assert!(
                 acknowledged.insert(id, total).is_none(),

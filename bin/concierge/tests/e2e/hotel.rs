@@ -652,7 +652,7 @@ audit = "hotel"
 /// sent again after the crash answers its batch as a duplicate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_sigkills_in_a_stream_of_submissions_lose_and_duplicate_nothing() {
-    use common::crash::{Moments, kill};
+    use common::crash::{Moments, bounded_call, kill, stop_all};
     use std::collections::BTreeMap;
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
@@ -674,12 +674,9 @@ async fn fifty_sigkills_in_a_stream_of_submissions_lose_and_duplicate_nothing() 
                     let id = format!("mail-crash-{round}-{worker}-{i}");
                     let mut payload = fixture("parent-split.json");
                     payload["source_message"]["source_message_id"] = json!(id);
-                    let params = rmcp::model::CallToolRequestParams::new(TOOL)
-                        .with_arguments(payload.as_object().unwrap().clone());
-                    let answer =
-                        tokio::time::timeout(Duration::from_secs(2), client.call_tool(params))
-                            .await;
-                    let Ok(Ok(result)) = answer else { return };
+                    let Some(result) = bounded_call(&client, TOOL, payload).await else {
+                        return;
+                    };
                     if result.is_error == Some(false) {
                         let batch = structured(&result)["batch_id"].as_i64().unwrap();
                         acked.lock().unwrap().push((id, batch));
@@ -690,10 +687,7 @@ async fn fifty_sigkills_in_a_stream_of_submissions_lose_and_duplicate_nothing() 
         tokio::time::sleep(moments.next(Duration::from_millis(20), Duration::from_millis(250)))
             .await;
         dir = kill(server);
-        for worker in workers {
-            worker.abort();
-            let _ = worker.await;
-        }
+        stop_all(workers).await;
         acknowledged.extend(acked.lock().unwrap().drain(..));
         let database = dir.path().join("hotel/intake.sqlite");
         if !database.exists() {

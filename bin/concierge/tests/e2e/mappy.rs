@@ -1843,7 +1843,7 @@ async fn a_full_disk_refuses_writes_before_laravel_and_the_key_writes_once_after
 /// and no key is ever answered with two batches.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_sigkills_in_a_stream_of_writes_keep_one_batch_per_key() {
-    use common::crash::{Moments, kill_in_place};
+    use common::crash::{Moments, bounded_call, kill_in_place, stop_all};
     use std::collections::BTreeMap;
     use std::sync::{Arc, Mutex};
     let mut m = deploy(Settings::default()).await;
@@ -1861,17 +1861,10 @@ async fn fifty_sigkills_in_a_stream_of_writes_keep_one_batch_per_key() {
             workers.push(tokio::spawn(async move {
                 for i in 0.. {
                     let key = format!("crash-{round}-{worker}-{i}");
-                    let params = rmcp::model::CallToolRequestParams::new("post_create")
-                        .with_arguments(
-                            json!({"location_ids": [101], "summary": "Giờ mở cửa mới", "topic_type": "STANDARD", "idempotency_key": key})
-                                .as_object()
-                                .unwrap()
-                                .clone(),
-                        );
-                    let answer =
-                        tokio::time::timeout(Duration::from_secs(2), client.call_tool(params))
-                            .await;
-                    let Ok(Ok(result)) = answer else { return };
+                    let post = json!({"location_ids": [101], "summary": "Giờ mở cửa mới", "topic_type": "STANDARD", "idempotency_key": key});
+                    let Some(result) = bounded_call(&client, "post_create", post).await else {
+                        return;
+                    };
                     if let Some(batch) = result
                         .structured_content
                         .as_ref()
@@ -1885,10 +1878,7 @@ async fn fifty_sigkills_in_a_stream_of_writes_keep_one_batch_per_key() {
         tokio::time::sleep(moments.next(Duration::from_millis(30), Duration::from_millis(300)))
             .await;
         let dir = kill_in_place(&mut m.server);
-        for worker in workers {
-            worker.abort();
-            let _ = worker.await;
-        }
+        stop_all(workers).await;
         let text = config.clone();
         m.server = Server::start_in(dir, move |_| text, &[]);
         let fresh = acked.lock().unwrap().clone();

@@ -519,8 +519,9 @@ mod tests {
     /// Clock jumps against a confirm token's minute: set back, the token is still good (its
     /// expiry is wall time, as it must be for every instance and restart to judge it alike);
     /// set forward past its minute, it is expired at once.
-    #[tokio::test]
-    async fn a_sealed_token_is_bounded_when_the_wall_clock_jumps() {
+    /// Write safety over a fresh SQLite file, judged by a clock the test moves.
+    async fn writes_on_a_manual_clock() -> (Writes, concierge_core::ManualClock, tempfile::TempDir)
+    {
         let dir = tempfile::tempdir().unwrap();
         let clock = concierge_core::ManualClock::at(chrono::Utc::now());
         let writes = Writes::open(
@@ -531,6 +532,12 @@ mod tests {
         .await
         .unwrap()
         .with_clock(Arc::new(clock.clone()));
+        (writes, clock, dir)
+    }
+
+    #[tokio::test]
+    async fn a_sealed_token_is_bounded_when_the_wall_clock_jumps() {
+        let (writes, clock, _dir) = writes_on_a_manual_clock().await;
         let start = concierge_core::Clock::now(&clock);
         let token = writes
             .seal("binding", Duration::from_secs(60))
@@ -547,16 +554,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_sealed_token_expires_on_the_injected_clock() {
-        let dir = tempfile::tempdir().unwrap();
-        let clock = concierge_core::ManualClock::at(chrono::Utc::now());
-        let writes = Writes::open(
-            &dir.path().join("writes.sqlite"),
-            Duration::from_secs(24 * 3600),
-            Duration::from_secs(300),
-        )
-        .await
-        .unwrap()
-        .with_clock(Arc::new(clock.clone()));
+        let (writes, clock, _dir) = writes_on_a_manual_clock().await;
         let token = writes
             .seal("binding", Duration::from_secs(60))
             .await

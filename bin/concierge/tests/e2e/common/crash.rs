@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use super::Server;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use serde_json::Value;
+
+use super::{Client, Server};
 
 /// A reproducible sequence of kill moments (xorshift64; the seed is printed by the caller).
 pub struct Moments(u64);
@@ -33,4 +36,27 @@ pub fn kill_in_place(server: &mut Server) -> tempfile::TempDir {
     server.child.kill().expect("SIGKILL");
     server.child.wait().expect("reaped");
     std::mem::replace(&mut server.dir, tempfile::tempdir().expect("temp dir"))
+}
+
+/// One call of a storm: `None` once the server is gone (a dead server's client may retry for
+/// long; two seconds bound it).
+pub async fn bounded_call(
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+) -> Option<CallToolResult> {
+    let params = CallToolRequestParams::new(tool)
+        .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+    match tokio::time::timeout(Duration::from_secs(2), client.call_tool(params)).await {
+        Ok(Ok(result)) => Some(result),
+        _ => None,
+    }
+}
+
+/// Stops a storm's workers after a kill: nothing more can be acknowledged by a dead process.
+pub async fn stop_all(workers: Vec<tokio::task::JoinHandle<()>>) {
+    for worker in workers {
+        worker.abort();
+        let _ = worker.await;
+    }
 }
