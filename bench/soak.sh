@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 cargo build --quiet --release -p concierge
 if [ ! -x bench/.venv-soak/bin/python ]; then
   python3 -m venv bench/.venv-soak
-  bench/.venv-soak/bin/pip install --quiet "mcp==2.3.0" "matplotlib==3.10.7"
+  bench/.venv-soak/bin/pip install --quiet "mcp==2.3.0" "matplotlib==3.10.7" "openpyxl==3.1.5"
 fi
 exec bench/.venv-soak/bin/python bench/soak.py --bin target/release "$@"
