@@ -38,8 +38,11 @@ fuzz_target!(|data: &[u8]| {
         Ok(output) => output.to_string(),
         Err(error) => format!("{error:?}"),
     };
+    // libFuzzer learns the key from the comparisons it watches and may write it into an
+    // argument: only a key the arguments did not hold is a leak.
+    let smuggled = written.contains(API_KEY);
     assert!(
-        !shown.contains(API_KEY),
+        smuggled || !shown.contains(API_KEY),
         "the key reached the answer: {shown}"
     );
     assert!(
@@ -49,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
     let received = std::mem::take(&mut *kgqa.received.lock().unwrap_or_else(|p| p.into_inner()));
     for body in received {
         assert!(
-            !contains(&body, API_KEY.as_bytes()),
+            smuggled || !contains(&body, API_KEY.as_bytes()),
             "the key went into a body"
         );
         let body = String::from_utf8_lossy(&body);
