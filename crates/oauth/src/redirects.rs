@@ -151,7 +151,14 @@ fn glob(pattern: &str, text: &str) -> bool {
                 return false;
             };
             let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            (1..=end).any(|n| glob(tail, &rest[n..]))
+            // Every split after one or more whole characters: a byte index inside a character
+            // would panic (found by the `oauth_register` fuzz target: `…/oauth/PPP.ߧlQ…`).
+            rest[..end]
+                .char_indices()
+                .map(|(at, _)| at)
+                .skip(1)
+                .chain((end > 0).then_some(end))
+                .any(|n| glob(tail, &rest[n..]))
         }
     }
 }
@@ -159,6 +166,25 @@ fn glob(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fuzz regression (`oauth_register`): a registration's redirect URI with a character of
+    /// more than one byte where a pattern's `*` stands panicked the registration.
+    #[test]
+    fn a_wildcard_matches_whole_characters() {
+        assert!(glob(
+            "https://chatgpt.com/connector/oauth/*",
+            "https://chatgpt.com/connector/oauth/PPP.\u{7e7}lQ"
+        ));
+        assert!(glob(
+            "https://a.example/*/cb",
+            "https://a.example/\u{e9}t\u{e9}/cb"
+        ));
+        assert!(!glob("https://a.example/*/cb", "https://a.example//cb"));
+        let policy = RedirectsConfig::default();
+        let _ = policy.allows(
+            "https://chatgpt.com/connector/oauth/PPP.\u{7e7}lQPP!P.\u{7e7}lQPUde.ev\u{44b}edirect",
+        );
+    }
 
     #[test]
     fn the_known_clients_and_loopback_are_allowed_by_default_strangers_not() {
