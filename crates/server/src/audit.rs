@@ -187,6 +187,10 @@ fn write_events(mut file: std::fs::File, mut receiver: mpsc::Receiver<Message>, 
             }
         }
         pending.drain(..written);
+        if pending.is_empty() && pending.capacity() > 1 << 20 {
+            // A backlog held through an outage is not kept as idle memory.
+            pending.shrink_to(64 * 1024);
+        }
         if failing && pending.is_empty() {
             tracing::info!(path = %path.display(), "the audit log is written again");
             failing = false;
