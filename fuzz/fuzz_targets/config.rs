@@ -25,6 +25,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // A report may quote the text; libFuzzer learns the secret from the comparisons it watches
+    // and may write it into the text: only a secret the text did not hold is a leak.
+    if text.contains(SECRET) {
+        return;
+    }
     if let Err(problems) = Config::parse(text, &env) {
         for problem in problems {
             assert!(
