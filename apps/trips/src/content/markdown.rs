@@ -17,7 +17,7 @@ pub fn html_to_markdown(html: &str) -> String {
     let converter = HtmlToMarkdown::builder()
         .skip_tags(CHROME.to_vec())
         .add_handler(vec!["a"], |handlers: &dyn Handlers, element: Element| {
-            if attribute(&element, "href").is_none_or(is_plain_url) {
+            if is_plain_reference(&element) {
                 handlers.fallback(element)
             } else {
                 // The link's text without the link.
@@ -25,7 +25,7 @@ pub fn html_to_markdown(html: &str) -> String {
             }
         })
         .add_handler(vec!["img"], |handlers: &dyn Handlers, element: Element| {
-            if attribute(&element, "src").is_none_or(is_plain_url) {
+            if is_plain_reference(&element) {
                 handlers.fallback(element)
             } else {
                 None
@@ -46,12 +46,15 @@ pub fn html_to_markdown(html: &str) -> String {
     tidy(&markdown)
 }
 
-fn attribute<'a>(element: &'a Element, name: &str) -> Option<&'a str> {
-    element
-        .attrs
-        .iter()
-        .find(|attr| &*attr.name.local == name)
-        .map(|attr| &*attr.value)
+/// Whether a link or image can be written as Markdown as it is: every attribute the converter
+/// copies into the Markdown (`href` and `src` as the target, `title` and `alt` as text) holds no
+/// markup, and the target is a plain URL.
+fn is_plain_reference(element: &Element) -> bool {
+    element.attrs.iter().all(|attr| match &*attr.name.local {
+        "href" | "src" => is_plain_url(&attr.value),
+        "title" | "alt" => !attr.value.contains(['<', '>']),
+        _ => true,
+    })
 }
 
 /// Whether a link target can stand in Markdown as it is: a relative path, or an http(s),
@@ -182,7 +185,8 @@ mod tests {
         let markdown = html_to_markdown(
             r#"<p><a href="mailo <script>alert(3)</x">Mail</a> <a href="javascript:alert(1)">JS</a>
                <a href="/impressum/">Impressum</a> <a href="mailto:service@ser.de">service@ser.de</a>
-               <img src="x onerror=<script>" alt="Bild"></p>"#,
+               <img src="x onerror=<script>" alt="Bild">
+               <img src="/ok.png" href="/x <script s0c=>"><a href="/a" title="<script>">Titel</a></p>"#,
         );
         assert!(!markdown.to_lowercase().contains("<script"), "{markdown}");
         assert!(!markdown.contains("javascript:"), "{markdown}");
