@@ -114,6 +114,8 @@ database = "{database}"
 issuer = "{front}"
 scopes = {scopes}
 audit = "mappy"
+# Reuse detection at once: the test reuses a rotated token seconds later, on another instance.
+refresh_rotation_grace = "0s"
 
 [oauth.users]
 url = "{api}/api/mcp/auth/sign-in"
