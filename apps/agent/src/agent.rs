@@ -150,15 +150,9 @@ impl Agent {
         let reply =
             "Извините, не получилось выполнить запрос. Попробуйте сформулировать его иначе."
                 .to_string();
-        history.push(Message::Assistant {
-            content: Some(reply.clone()),
-            tool_calls: Vec::new(),
-        });
-        self.store
-            .append(conversation, &history[first_new..])
-            .await?;
         tracing::warn!(%conversation, rounds = self.settings.max_rounds, "tool-use round bound reached");
-        Ok(reply)
+        self.close_turn(conversation, history, first_new, reply)
+            .await
     }
 
     /// Ends a turn whose model failed after its tools ran: the guest hears what was done (the
@@ -166,7 +160,7 @@ impl Agent {
     async fn interrupted(
         &self,
         conversation: &str,
-        mut history: Vec<Message>,
+        history: Vec<Message>,
         first_new: usize,
     ) -> Result<String, String> {
         let reply = match placed_order(&history[first_new..]) {
@@ -175,6 +169,18 @@ impl Agent {
             ),
             None => APOLOGY.to_string(),
         };
+        self.close_turn(conversation, history, first_new, reply)
+            .await
+    }
+
+    /// Ends a turn with our own text answer and stores it, so the history stays well formed.
+    async fn close_turn(
+        &self,
+        conversation: &str,
+        mut history: Vec<Message>,
+        first_new: usize,
+        reply: String,
+    ) -> Result<String, String> {
         history.push(Message::Assistant {
             content: Some(reply.clone()),
             tool_calls: Vec::new(),
