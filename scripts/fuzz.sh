@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The fuzz targets (fuzz/fuzz_targets/), with cargo-fuzz on the nightly toolchain.
+# The fuzz targets (fuzz/targets/src/targets/), with cargo-fuzz on the nightly toolchain.
 #
 #   scripts/fuzz.sh TARGET SECONDS   fuzz one target for SECONDS (release build with debug
 #                                    assertions; no sanitizer: the code is safe Rust, and the C
 #                                    in the tree, SQLite, is built by cc without instrumentation)
-#   scripts/fuzz.sh --smoke [SECS]   every target for SECS seconds (default 4): the test command's
-#                                    smoke (a debug build without a sanitizer: minutes less to build)
+#   scripts/fuzz.sh --smoke [SECS]   every target for SECS seconds (default 4) under libFuzzer (a debug
+#                                    build without a sanitizer): a check of the cargo-fuzz build
+#                                    after changing fuzz/. The test command's smoke is the stable
+#                                    one, `cargo test -p concierge-fuzz` (fuzz/targets/tests/smoke/).
 #   scripts/fuzz.sh --list           the targets
 #
 # Each run starts from the checked-in seeds (fuzz/corpus/TARGET, read only) and keeps what it
@@ -23,7 +25,7 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked --version 0.13.2
 fi
 
-targets() { sed -n 's/^name = "\(.*\)"/\1/p' fuzz/Cargo.toml | grep -v '^concierge-fuzz$'; }
+targets() { sed -n 's/^name = "\(.*\)"/\1/p' fuzz/Cargo.toml | grep -v '^concierge-'; }
 
 # One target for $2 seconds with the build flags in $BUILD; libFuzzer's log in target/fuzz-logs/.
 run() {
@@ -64,7 +66,7 @@ case "${1:-}" in
     echo "fuzz: smoke passed, $(targets | wc -l) targets"
     ;;
   ""|-*)
-    sed -n '2,12p' "$0" >&2
+    sed -n '2,16p' "$0" >&2
     exit 2
     ;;
   *)

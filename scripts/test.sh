@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every Rust test, a smoke of every fuzz target, real third-party clients against the
+# The whole test suite: formatting, lints, every Rust test (a smoke of every fuzz target among them), real third-party clients against the
 # demo (every tool of every endpoint, with the Python and TypeScript SDKs), the README's first
 # command exactly as printed, a smoke run of the benchmark harness, the official MCP conformance runs (server and
 # authorization server), the OAuth consent page and the ops console in headless Chromium, the
@@ -25,8 +25,6 @@ check_monitoring
 # The disk-full tests mount size-limited tmpfs filesystems of their own, which needs root.
 if [ "$(id -u)" = 0 ]; then export CONCIERGE_TEST_TINY_FS=1; fi
 cargo test --workspace --locked
-# Every fuzz target a few seconds from its seeds (nightly + cargo-fuzz; fuzz/README.md).
-scripts/fuzz.sh --smoke 4
 scripts/interop.sh target/debug/concierge
 # The README's first command as printed (a release build, beside any running demo).
 scripts/readme-demo.sh

@@ -1,33 +1,5 @@
-//! `app.tool\n{arguments}` against each app's input schema, through the platform's validator. Beyond no
-//! panic: every call the schema accepts, the tool's typed input reads too (else the call would
-//! fail as ours, `schema_mismatch`), and every refusal names a field or says why.
+//! libFuzzer's entry to `concierge_fuzz::targets::tool_arguments` (what it feeds and checks is documented
+//! there); the test command's smoke runs the same body on stable.
 #![no_main]
 
-use concierge_fuzz::apps::tools;
-use concierge_fuzz::pick;
-use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
-
-fuzz_target!(|data: &[u8]| {
-    let Some((tool, json)) = pick(tools(), |t| t.name.as_str(), data) else {
-        return;
-    };
-    let Ok(Value::Object(arguments)) = serde_json::from_slice::<Value>(json) else {
-        return;
-    };
-    match tool.validator.check(Some(arguments), tool.messages) {
-        Ok(accepted) => {
-            if let Some(Err(error)) = tool.tool.reads_input(&accepted) {
-                panic!(
-                    "{}: the schema accepts {accepted}, the type does not: {error}",
-                    tool.name
-                );
-            }
-        }
-        Err(refusal) => assert!(
-            !refusal.message.is_empty(),
-            "{}: a refusal without a message",
-            tool.name
-        ),
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| concierge_fuzz::targets::tool_arguments::run(data));

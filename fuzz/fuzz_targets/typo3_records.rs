@@ -1,16 +1,5 @@
-//! The TYPO3 records exchange: each record to the Markdown the mirror indexes.
+//! libFuzzer's entry to `concierge_fuzz::targets::typo3_records` (what it feeds and checks is documented
+//! there); the test command's smoke runs the same body on stable.
 #![no_main]
 
-use concierge_trips::content::feed::RecordsResponse;
-use concierge_trips::content::markdown::{faq_markdown, record_markdown};
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(response) = serde_json::from_slice::<RecordsResponse>(data) else {
-        return;
-    };
-    for record in &response.records {
-        let _ = record_markdown(&record.kind, &record.data);
-        let _ = faq_markdown(&record.data);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| concierge_fuzz::targets::typo3_records::run(data));

@@ -1,7 +1,7 @@
 //! What the fuzz targets share: one runtime, and the deployments they drive in-process.
 //!
-//! Each target lives in `fuzz_targets/` and is a few lines: it hands a stranger's bytes to the
-//! parser they reach in production and checks what must hold beyond "no panic". Deployments are
+//! Each target is a module of `targets`: it hands a stranger's bytes to the parser they reach in
+//! production and checks what must hold beyond "no panic". Deployments are
 //! built once per process (libFuzzer calls a target millions of times) from the same config the
 //! demo serves, with state in a temporary directory.
 
@@ -10,6 +10,7 @@ pub mod jwt;
 pub mod kgqa;
 pub mod mcp;
 pub mod oauth;
+pub mod targets;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -23,10 +24,7 @@ use tower::ServiceExt;
 
 /// The repository root: the demo config and `examples/` are read from there.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("fuzz/ sits in the repository")
-        .to_path_buf()
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 /// One multi-threaded runtime for the process: spawned tasks (audit writers, session workers)

@@ -28,6 +28,9 @@ pub fn deployment() -> &'static Deployment {
             "issuer": ISSUER,
             "database": dir.path().join("oauth.sqlite"),
             "scopes": ["mappy:read", "mappy:write"],
+            // A URL client id would send the fuzzer to DNS (seconds a lookup, here) and the
+            // internet; the document's parser has a target of its own, oauth_client_metadata.
+            "client_id_metadata_documents": false,
         }))
         .expect("the oauth config");
         let server = crate::runtime().block_on(async {
