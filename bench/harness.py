@@ -1,7 +1,12 @@
 """Starts each server, drives the same load at each in turn with wrk, and prints one table.
 
 Every figure is also given as a ratio to concierge (stateless), measured in the same run: absolute
-numbers on a shared 2-core machine drift, ratios hold. Called by bench/run.sh.
+numbers on a shared 2-core machine drift, ratios hold better. On two cores wrk and the server fight
+for the same CPU unless kept apart, so every server runs pinned to core 0 and wrk to core 1
+(`taskset`; `--no-pin` turns it off), and the runs are short and many, taken A B A B so drift hits
+every server alike. The goals are ratios to bare rmcp: each repeat gives one (concierge's run over
+the bare run next to it), and a goal is met only if every repeat's ratio meets it, missed if none
+does, and otherwise undecided. Called by bench/run.sh.
 """
 
 import argparse
@@ -14,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -77,10 +83,11 @@ class Server:
         self.process = None
         self.cold_start_ms = None
 
-    def start(self):
+    def start(self, pin=None):
         env = {**os.environ, **(self.env or {})}
         started = time.monotonic()
-        self.process = subprocess.Popen(self.command, cwd=self.cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = (["taskset", "-c", pin] if pin else []) + self.command
+        self.process = subprocess.Popen(command, cwd=self.cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while time.monotonic() - started < 30:
             if self.process.poll() is not None:
                 raise SystemExit(f"{self.name} exited during start-up")
@@ -99,9 +106,13 @@ class Server:
                 self.process.kill()
 
 
-def wrk(server, tool, args, connections, seconds, session=None):
+# Where the servers and the load generator run when pinned.
+SERVER_CORE, LOAD_CORE = "0", "1"
+
+
+def wrk(server, tool, args, connections, seconds, session=None, pin=False):
     env = {**os.environ, "BENCH_TOOL": tool, "BENCH_ARGS": args, "BENCH_TOKEN": server.headers.get("Authorization", "").removeprefix("Bearer "), "BENCH_SESSION": session or ""}
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", str(WRK_SCRIPT), server.url]
+    command = (["taskset", "-c", LOAD_CORE] if pin else []) + ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", str(WRK_SCRIPT), server.url]
     before = cpu_seconds(server.process.pid)
     out = subprocess.run(command, env=env, capture_output=True, text=True).stdout
     cpu = cpu_seconds(server.process.pid) - before
@@ -118,6 +129,21 @@ def wrk(server, tool, args, connections, seconds, session=None):
     }
 
 
+def oauth_token(bin_dir, port, state):
+    """A client_credentials access token from the built-in authorization server, for /oauth/mcp."""
+    env = {**os.environ, "CONCIERGE_VAR": state, "CONCIERGE_LISTEN": f"127.0.0.1:{port}", "RUST_LOG": "error"}
+    out = subprocess.run([str(bin_dir / "concierge"), "token", "add-client", "--name", "bench", "--scope", "coffee:read",
+                          "--config", "concierge-bench.toml"], cwd=ROOT / "bench", env=env, capture_output=True, text=True, check=True).stdout
+    client_id = re.search(r"^client_id=(\S+)$", out, re.M).group(1)
+    secret = re.search(r"^client_secret=(\S+)$", out, re.M).group(1)
+    form = urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
+                                   "scope": "coffee:read", "resource": f"http://127.0.0.1:{port}/oauth/mcp"}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/token", data=form, method="POST")
+    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.loads(response.read())["access_token"]
+
+
 def open_session(url, headers):
     body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
     _, response_headers, _ = post(url, body, headers)
@@ -130,12 +156,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/release")
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--duration", type=float, default=3)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=1.5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--no-pin", action="store_true", help="let servers and wrk share every core")
     options = parser.parse_args()
     if options.smoke:
         options.duration, options.repeat, options.sessions = 1, 1, 50
+    options.pin = not options.no_pin and os.cpu_count() >= 2
     concurrencies = [1] if options.smoke else [1, 32]
     bin_dir = (ROOT / options.bin).resolve()
     state = tempfile.mkdtemp(prefix="concierge-bench-")
@@ -155,25 +183,29 @@ def main():
         ]
     concierge = servers[0]
     stateful = Server("concierge stateful", None, f"http://127.0.0.1:{ports[0]}/stateful/mcp", auth)
+    oauth = Server("concierge OAuth (JWT)", None, f"http://127.0.0.1:{ports[0]}/oauth/mcp")
 
     try:
         for server in servers:
-            server.start()
+            server.start(SERVER_CORE if options.pin else None)
         stateful.process = concierge.process
+        oauth.process = concierge.process
+        oauth.headers = {"Authorization": f"Bearer {oauth_token(bin_dir, ports[0], state)}"}
         idle = {s.name: rss_kb(s.process.pid) for s in servers}
         session = open_session(stateful.url, auth)
-        rows = {}
-        runs = [(s, None) for s in servers] + [(stateful, session)]
+        rows, samples_of = {}, {}
+        runs = [(s, None) for s in servers] + [(stateful, session), (oauth, None)]
         for connections in concurrencies:
             for tool, args in TOOLS:
                 for server, sess in runs:
-                    wrk(server, tool, args, connections, 1, sess)  # warm-up, not counted
+                    wrk(server, tool, args, connections, 1, sess, options.pin)  # warm-up, not counted
                 results = {s.name: [] for s, _ in runs}
                 for _ in range(options.repeat):
                     for server, sess in runs:  # A B A B …: drift hits every server alike
-                        results[server.name].append(wrk(server, tool, args, connections, options.duration, sess))
+                        results[server.name].append(wrk(server, tool, args, connections, options.duration, sess, options.pin))
                 for name, samples in results.items():
                     rows[(name, tool, connections)] = {k: statistics.median(s[k] for s in samples) for k in samples[0]}
+                    samples_of[(name, tool, connections)] = samples
         peak = {s.name: rss_kb(s.process.pid, "VmHWM") for s in servers}
         sessions_rss = None
         if not options.smoke:
@@ -185,7 +217,8 @@ def main():
         for server in servers:
             server.stop()
 
-    lines = report(rows, servers, stateful, idle, peak, sessions_rss, options, concurrencies)
+    lines = report(rows, servers, [stateful, oauth], idle, peak, sessions_rss, options, concurrencies)
+    lines += goals(samples_of, idle, sessions_rss, options, concurrencies)
     print("\n".join(lines))
     if options.smoke:
         failed = sum(1 for r in rows.values() if r["errors"] > 0 or r["rps"] <= 0)
@@ -205,14 +238,16 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def report(rows, servers, stateful, idle, peak, sessions_rss, options, concurrencies):
+def report(rows, servers, endpoints, idle, peak, sessions_rss, options, concurrencies):
     base_name = servers[0].name
-    names = [s.name for s in servers] + [stateful.name]
+    names = [s.name for s in servers] + [e.name for e in endpoints]
     cpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
     lines = [
         f"# concierge side-by-side benchmark, {datetime.datetime.now():%Y-%m-%d %H:%M}",
         "",
         f"{cpu} cores, loopback, wrk -t1, {options.duration:g} s per run, median of {options.repeat} runs taken A B A B; "
+        + ("servers pinned to core 0, wrk to core 1; " if options.pin else "servers and wrk unpinned; ")
+        + 
         f"ratio = figure ÷ {base_name} (higher is better for req/s, lower for latency, CPU and memory).",
         "",
         "| server | tool | conn | req/s | ×req/s | p50 ms | ×p50 | p99 ms | ×p99 | CPU µs/call | ×CPU | errors |",
@@ -239,6 +274,55 @@ def report(rows, servers, stateful, idle, peak, sessions_rss, options, concurren
         before, after = sessions_rss
         lines += ["", f"concierge stateful with {options.sessions} more open sessions: RSS {before / 1024:.1f} → {after / 1024:.1f} MiB "
                   f"({(after - before) / options.sessions:.1f} KiB per session)."]
+    return lines
+
+
+# The goals for concierge stateless ÷ bare rmcp, as (figure, key, bound, direction), at every tool and concurrency.
+RATIO_GOALS = [
+    ("CPU per call", "cpu_us", 1.10, "max"),
+    ("req/s", "rps", 0.93, "min"),
+]
+OAUTH_GOALS = [("CPU per call", "cpu_us", 1.15, "max")]
+IDLE_RSS_GOAL_MIB = 16
+SESSION_GOAL_KIB = 20
+
+
+def verdict(low, high, bound, direction):
+    """Met only if the whole spread meets the bound; missed if none of it does."""
+    if direction == "max":
+        return "met" if high <= bound else "missed" if low > bound else "undecided"
+    return "met" if low >= bound else "missed" if high < bound else "undecided"
+
+
+def ratio_rows(ours, theirs, goals, tool, connections):
+    rows = []
+    for what, key, bound, direction in goals:
+        ratios = [a[key] / b[key] for a, b in zip(ours, theirs) if b[key]]
+        low, high, middle = min(ratios), max(ratios), statistics.median(ratios)
+        sign = "≤" if direction == "max" else "≥"
+        rows.append(f"| {tool} | {connections} | {what} | {middle:.2f}× | {low:.2f} – {high:.2f} | {sign} {bound:.2f}× | {verdict(low, high, bound, direction)} |")
+    return rows
+
+
+def goals(samples_of, idle, sessions_rss, options, concurrencies):
+    base, peer, oauth = "concierge stateless", "bare rmcp", "concierge OAuth (JWT)"
+    if options.smoke or any((peer, tool, c) not in samples_of for tool, _ in TOOLS for c in concurrencies):
+        return []
+    header = ["| tool | conn | figure | ratio | spread | goal | verdict |", "|---|---:|---|---:|---|---|---|"]
+    lines = ["", f"## Goals: concierge stateless ÷ bare rmcp, one ratio per repeat ({options.repeat}), median [min – max]", ""] + header
+    for connections in concurrencies:
+        for tool, _ in TOOLS:
+            lines += ratio_rows(samples_of[(base, tool, connections)], samples_of[(peer, tool, connections)], RATIO_GOALS, tool, connections)
+    lines += ["", "## Goals: concierge OAuth (JWT) ÷ concierge stateless (static tokens), same tools, same run", ""] + header
+    for connections in concurrencies:
+        for tool, _ in TOOLS:
+            lines += ratio_rows(samples_of[(oauth, tool, connections)], samples_of[(base, tool, connections)], OAUTH_GOALS, tool, connections)
+    mib = idle[base] / 1024
+    lines += ["", f"- idle RSS: {mib:.1f} MiB (goal ≤ {IDLE_RSS_GOAL_MIB} MiB: {'met' if mib <= IDLE_RSS_GOAL_MIB else 'missed'})"]
+    if sessions_rss:
+        before, after = sessions_rss
+        kib = (after - before) / options.sessions
+        lines.append(f"- per open stateful session: {kib:.1f} KiB (goal ≤ {SESSION_GOAL_KIB} KiB: {'met' if kib <= SESSION_GOAL_KIB else 'missed'})")
     return lines
 
 

@@ -8,19 +8,19 @@
 //!    built from the sample feed's own sentences; one client, p50/p99 over realistic queries.
 //!    For scale: the seed's MariaDB engine answered such a corpus at p50 50 ms / p99 347 ms.
 
+mod common;
+
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use chrono::{TimeZone, Utc};
+use common::{MemoryStore, generated};
 use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::document::{Document, Page, PageState};
-use concierge_trips::content::feed::{DocKey, Item};
 use concierge_trips::content::markdown::html_to_markdown;
 use concierge_trips::content::search::ContentIndex;
-use concierge_trips::content::store::{ContentStore, SqliteStore, StoreError, SyncState};
+use concierge_trips::content::store::{ContentStore, SqliteStore};
 use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 
 const QUERIES: &[&str] = &[
@@ -153,7 +153,7 @@ async fn search_bench(feed: &Path, count: usize) {
             .take(5)
             .collect::<Vec<_>>()
             .join(" ");
-        docs.push(generated(kind, uid, title, body));
+        docs.push(generated(kind, uid, title, &["Reisen", "Frankreich"], body));
     }
     let store: Arc<dyn ContentStore> = Arc::new(MemoryStore::new(docs));
     let generated_in = started.elapsed();
@@ -230,68 +230,4 @@ fn sentences(feed: &Path) -> Vec<String> {
     out.sort();
     out.dedup();
     out
-}
-
-fn generated(kind: &str, uid: u64, title: String, body: String) -> Document {
-    let item: Item = serde_json::from_value(serde_json::json!({
-        "type": kind, "uid": uid, "language": "de", "modified": "2026-11-01T10:00:00+01:00",
-        "site": "ser", "url": format!("https://www.ser.de/{kind}/{uid}/"), "title": title,
-        "breadcrumb": ["Reisen", "Frankreich"],
-    }))
-    .expect("item");
-    let mut doc = Document::new(&item);
-    doc.public_url = doc.url.clone();
-    if concierge_trips::content::feed::is_record_type(kind) {
-        doc.data = Some(serde_json::json!({"title": doc.title}));
-    } else {
-        doc.page = Some(Page {
-            state: PageState::Ok,
-            markdown: body.clone(),
-            modified: doc.modified.clone(),
-            fetched_at: Utc::now(),
-        });
-    }
-    doc.body_md = body;
-    doc
-}
-
-/// A store that lives in memory: the benchmark measures search, not SQLite inserts.
-struct MemoryStore {
-    docs: Mutex<Vec<Document>>,
-}
-
-impl MemoryStore {
-    fn new(docs: Vec<Document>) -> Self {
-        Self {
-            docs: Mutex::new(docs),
-        }
-    }
-}
-
-#[async_trait]
-impl ContentStore for MemoryStore {
-    async fn documents(&self) -> Result<Vec<Document>, StoreError> {
-        Ok(self.docs.lock().unwrap().clone())
-    }
-    async fn by_url(&self, url: &str) -> Result<Option<Document>, StoreError> {
-        Ok(self
-            .docs
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|d| d.public_url.as_deref() == Some(url))
-            .cloned())
-    }
-    async fn put(&self, _doc: &Document) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn delete(&self, _key: &DocKey) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn state(&self) -> Result<SyncState, StoreError> {
-        Ok(SyncState::default())
-    }
-    async fn save_state(&self, _state: &SyncState) -> Result<(), StoreError> {
-        Ok(())
-    }
 }

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// PKCS#8 v1 wrapping of a raw Ed25519 seed (RFC 8410): a fixed prefix, then the 32 bytes.
+/// How far a token's `nbf` and `exp` may be off the clock (seconds): clocks of a cluster drift.
+pub const LEEWAY_SECS: i64 = 30;
+
 const PKCS8_ED25519_PREFIX: [u8; 16] = [
     0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ];
@@ -94,7 +97,7 @@ impl SigningKey {
         validation.set_issuer(&[issuer]);
         validation.set_audience(audiences);
         validation.validate_nbf = true;
-        validation.leeway = 30;
+        validation.leeway = LEEWAY_SECS as u64;
         validation.set_required_spec_claims(&["exp", "iss", "aud", "nbf"]);
         jsonwebtoken::decode::<AccessClaims>(token, &self.decoding, &validation)
             .map(|data| data.claims)

@@ -21,6 +21,7 @@ mod pages;
 pub mod redirects;
 pub mod store;
 pub mod util;
+mod verified;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -173,6 +174,8 @@ pub struct AuthServer {
     users: Arc<dyn store::UserDirectory>,
     key: SigningKey,
     revoked: RwLock<(HashSet<String>, Instant)>,
+    /// Tokens whose signature already checked out, so a client's next calls skip that check.
+    verified: verified::VerifiedTokens,
     audit: AuditHook,
     /// `None` when metadata-document clients are turned off.
     cimd: Option<cimd::Resolver>,
@@ -263,6 +266,7 @@ impl AuthServer {
             users,
             key: SigningKey::from_seed(seed),
             revoked: RwLock::new((revoked.into_iter().collect(), Instant::now())),
+            verified: verified::VerifiedTokens::default(),
             audit,
             cimd: config
                 .client_id_metadata_documents
@@ -306,21 +310,31 @@ impl AuthServer {
     }
 
     /// Checks an access token for `resource`: signature, issuer, lifetime, audience, revocation.
+    /// The signature (with issuer and audience) is checked once per token and resource; lifetime
+    /// and revocation on every call.
     pub async fn verify(&self, token: &str, resource: &str) -> Result<TokenOwner, String> {
-        let audiences = vec![
-            resource.to_string(),
-            format!("{}/", resource.trim_end_matches('/')),
-        ];
-        let claims = self.key.verify(token, &self.issuer, &audiences)?;
+        let now = chrono::Utc::now().timestamp();
+        let claims = match self.verified.get(token, resource, now) {
+            Some(claims) => claims,
+            None => {
+                let audiences = vec![
+                    resource.to_string(),
+                    format!("{}/", resource.trim_end_matches('/')),
+                ];
+                let claims = Arc::new(self.key.verify(token, &self.issuer, &audiences)?);
+                self.verified.insert(token, resource, claims.clone(), now);
+                claims
+            }
+        };
         if self.is_revoked(&claims.jti).await {
             return Err("revoked".into());
         }
         Ok(TokenOwner {
             user: (claims.sub != claims.client_id).then(|| claims.sub.clone()),
             scopes: claims.scopes(),
-            client_id: claims.client_id,
-            token_id: claims.jti,
-            role: claims.role,
+            client_id: claims.client_id.clone(),
+            token_id: claims.jti.clone(),
+            role: claims.role.clone(),
         })
     }
 

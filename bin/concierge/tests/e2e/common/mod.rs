@@ -300,8 +300,11 @@ impl Server {
         let path = self.dir.path().join("log").join(name);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let lines: Vec<Value> = std::fs::read_to_string(&path)
-                .unwrap_or_default()
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            // The writer may be mid-line (a write cut short by a full disk is finished later):
+            // only lines it ended are events yet.
+            let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+            let lines: Vec<Value> = whole
                 .lines()
                 .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
                 .collect();
