@@ -4,7 +4,8 @@
 //! Fetching a URL a stranger chose is an SSRF risk, so the fetch only goes to public addresses
 //! (no private, loopback, link-local, shared, multicast or IPv4-mapped ones), connects to the
 //! address it checked, follows no redirects, accepts only a 200 JSON answer of at most 5 KB within
-//! 10 s — name lookup included: a resolver that drops packets makes glibc wait 5 s a try — and caches the document (Cache-Control, clamped to 5 min – 24 h).
+//! 10 s — the name lookup included, since a resolver that drops packets makes glibc wait 5 s a
+//! try — and caches the document (Cache-Control, clamped to 5 min – 24 h).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

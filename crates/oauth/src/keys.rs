@@ -7,10 +7,10 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// PKCS#8 v1 wrapping of a raw Ed25519 seed (RFC 8410): a fixed prefix, then the 32 bytes.
 /// How far a token's `nbf` and `exp` may be off the clock (seconds): clocks of a cluster drift.
 pub const LEEWAY_SECS: i64 = 30;
 
+/// PKCS#8 v1 wrapping of a raw Ed25519 seed (RFC 8410): a fixed prefix, then the 32 bytes.
 const PKCS8_ED25519_PREFIX: [u8; 16] = [
     0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ];
