@@ -164,11 +164,14 @@ impl ServerHandler for EndpointHandler {
             .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))?;
         let record = self.record(&context);
         let rpc_id = context.id.clone().into_json_value();
-        self.endpoint
-            .task_state(&request.task_id, caller, rpc_id, &record)
-            .await
-            .map(task_result)
-            .map_err(task_error)
+        // Boxed for the reason `call_tool` boxes its call.
+        Box::pin(
+            self.endpoint
+                .task_state(&request.task_id, caller, rpc_id, &record),
+        )
+        .await
+        .map(task_result)
+        .map_err(task_error)
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -214,24 +217,20 @@ impl ServerHandler for EndpointHandler {
         let tasks = context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
-        match self
-            .endpoint
-            .call(
-                &request.name,
-                request.arguments,
-                caller.clone(),
-                rpc_id,
-                &record,
-            )
-            .await
-        {
+        // Boxed: the call's state machine (pipeline, writes, the tool's own future) is many
+        // kilobytes, and rmcp spawns a task per request whose future would hold it inline —
+        // tokio then copies it on every spawn and poll setup (measured: most of a call's memcpy).
+        let call = Box::pin(self.endpoint.call(
+            &request.name,
+            request.arguments,
+            caller.clone(),
+            rpc_id,
+            &record,
+        ));
+        match call.await {
             // A write that started a background job, for a client that follows tasks.
             CallAnswer::Result(answer) if tasks => {
-                match self
-                    .endpoint
-                    .task_for(&request.name, &caller, &answer)
-                    .await
-                {
+                match Box::pin(self.endpoint.task_for(&request.name, &caller, &answer)).await {
                     Some(handle) => Ok(CallToolResponse::Task(created(handle))),
                     None => Ok(result_of(answer).into()),
                 }
