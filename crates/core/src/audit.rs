@@ -75,14 +75,19 @@ impl AuditEvent {
 /// Replaces the values of `secret_fields` (top-level argument names) with `"***"`.
 pub fn redact(arguments: &Value, secret_fields: &[String]) -> Value {
     let mut arguments = arguments.clone();
-    if let Value::Object(object) = &mut arguments {
+    redact_in_place(&mut arguments, secret_fields);
+    arguments
+}
+
+/// [`redact`] on arguments the caller already owns (no second copy on every call).
+pub fn redact_in_place(arguments: &mut Value, secret_fields: &[String]) {
+    if let Value::Object(object) = arguments {
         for field in secret_fields {
             if let Some(value) = object.get_mut(field) {
                 *value = Value::String("***".into());
             }
         }
     }
-    arguments
 }
 
 /// The most of an answer the audit keeps, as JSON text: 4 KiB holds every write's answer (batch

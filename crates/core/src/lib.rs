@@ -43,7 +43,9 @@ pub mod sqlite;
 mod tool;
 
 pub use app::{Action, Health, HealthCheck, Readings, ToolSet};
-pub use audit::{AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact};
+pub use audit::{
+    AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact, redact_in_place,
+};
 pub use caller::{CallContext, Caller};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use error::{ErrorKind, ToolError};

@@ -16,7 +16,7 @@ use std::time::Duration;
 use concierge_core::messages::render;
 use concierge_core::{
     CallContext, Caller, ErrorKind, Messages, Outcome, Tool, ToolError, ToolSpec, audit_output,
-    audit_output_of, redact,
+    audit_output_of, redact_in_place,
 };
 use serde_json::{Map, Value, json};
 
@@ -281,10 +281,9 @@ impl Endpoint {
         let spec = mounted.spec();
         let says = mounted.messages;
         if let Some(arguments) = &arguments {
-            record.arguments(redact(
-                &Value::Object(mounted.validator.without_injected(arguments)),
-                &spec.secret_fields,
-            ));
+            let mut kept = Value::Object(mounted.validator.without_injected(arguments));
+            redact_in_place(&mut kept, &spec.secret_fields);
+            record.arguments(kept);
         }
         // An error document refused before the tool ran, recorded with the request's outcome.
         let refuse = |outcome: Outcome, code: &str, document: Value| {
@@ -454,9 +453,12 @@ impl Endpoint {
     ) -> CallAnswer {
         let spec = mounted.spec();
         strip_nulls(&mut output);
+        // `is_valid` first: it stops at the first failure and builds no error, the every-call
+        // path; the error is looked for only when there is one to describe.
         if let Some(broken) = mounted
             .output
             .as_ref()
+            .filter(|schema| !schema.is_valid(&output))
             .and_then(|schema| schema.iter_errors(&output).next())
         {
             // Masked: the message names the place and the rule, never the data.
