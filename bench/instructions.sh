@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Instructions per tools/call under callgrind (valgrind): concierge with static tokens and with
+# OAuth beside bare rmcp, same tool, one connection. Unlike req/s and CPU µs, the counts do not
+# move with whatever else the machine runs, so a change's effect shows on a busy machine too.
+# By hand: bench/instructions.sh  (a release build; valgrind and wrk from Debian if missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in valgrind wrk; do
+  command -v "$tool" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$tool"; } >/dev/null
+done
+cargo build --quiet --release -p concierge -p rmcp-bare
+exec python3 bench/instructions.py "$@"
