@@ -156,7 +156,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/release")
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--duration", type=float, default=1.5)
+    # wrk takes whole seconds.
+    parser.add_argument("--duration", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--no-pin", action="store_true", help="let servers and wrk share every core")
