@@ -229,7 +229,10 @@ mod tests {
             "<p>a <code>x\n\n</p><p>&lt;script&gt;alert(1)</code> b</p><p><code>`tick`</code></p>";
         let markdown = html_to_markdown(html);
         // The parser closes the code at the paragraph's end and reopens it in the next one.
-        assert!(markdown.starts_with("a `x`\n\n`<script>alert(1)` b"), "{markdown}");
+        assert!(
+            markdown.starts_with("a `x`\n\n`<script>alert(1)` b"),
+            "{markdown}"
+        );
         assert!(markdown.contains("`` `tick` ``"), "{markdown}");
         let crash = include_bytes!(
             "../../../../fuzz/corpus/html_markdown/crash-d2446c6c9c6865e0be3a54823822428565c83797"
