@@ -31,6 +31,11 @@ pub fn html_to_markdown(html: &str) -> String {
                 None
             }
         })
+        .add_handler(vec!["pre"], |handlers: &dyn Handlers, element: Element| {
+            let text = handlers.walk_children(element.node).content;
+            let text = escape_markup(text.trim_matches('\n'));
+            (!text.trim().is_empty()).then(|| format!("\n\n{text}\n\n").into())
+        })
         .add_handler(vec!["code"], |handlers: &dyn Handlers, element: Element| {
             let code = handlers.walk_children(element.node).content;
             let code = code.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -84,6 +89,13 @@ fn is_plain_url(url: &str) -> bool {
         }
         _ => true,
     }
+}
+
+/// Preformatted text as text: the converter writes a `<pre>` without `<code>` unfenced and
+/// unescaped, so its `<script>` was markup (found by the `html_markdown` fuzz target). Every `<`
+/// is escaped; the line breaks stay.
+fn escape_markup(text: &str) -> String {
+    text.replace('<', "\\<")
 }
 
 /// `code` as one inline code span on one line. The converter's own spans keep the code's line
@@ -251,6 +263,14 @@ mod tests {
                 "a script tag outside a code span: {markdown}"
             );
         }
+    }
+
+    #[test]
+    fn preformatted_text_never_carries_markup() {
+        let markdown = html_to_markdown("<p>a</p><pre>x\n<b>y</b> &lt;script&gt;alert(1)</pre>");
+        assert!(markdown.contains("x\n"), "{markdown}");
+        assert!(markdown.contains("\\<script>"), "{markdown}");
+        assert!(!markdown.replace("\\<", "").contains('<'), "{markdown}");
     }
 
     #[test]
