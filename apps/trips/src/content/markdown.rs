@@ -111,7 +111,8 @@ fn code_span(code: &str) -> String {
     } else {
         ""
     };
-    format!("{fence}{pad}{code}{pad}{fence}")
+    // A space outside too: a backtick just before or after would join the fence and unclose it.
+    format!(" {fence}{pad}{code}{pad}{fence} ")
 }
 
 fn is_banner(element: &Element) -> bool {
@@ -242,7 +243,7 @@ mod tests {
         let markdown = html_to_markdown(html);
         // The parser closes the code at the paragraph's end and reopens it in the next one.
         assert!(
-            markdown.starts_with("a `x`\n\n`<script>alert(1)` b"),
+            markdown.starts_with("a `x`\n\n `<script>alert(1)` b"),
             "{markdown}"
         );
         assert!(markdown.contains("`` `tick` ``"), "{markdown}");
