@@ -10,15 +10,12 @@ Called by bench/instructions.sh; prints a table and the functions that cost most
 
 import argparse
 import collections
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

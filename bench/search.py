@@ -258,11 +258,9 @@ def report(options, items, stopwords, version, load_s, maria_top, breadth, maria
         "| clients | engine | searches | p50 ms | p95 ms | p99 ms | QPS | p50 × | p95 × | p99 × | QPS × | goal p99 ≥ 20× |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    verdicts = []
     for maria, mine in zip(maria_runs, ours_report["runs"]):
         m, o = stats(maria), stats(mine)
         p99 = m["p99"] / o["p99"]
-        verdicts.append(p99 >= 20)
         lines.append(f"| {maria['clients']} | MariaDB | {m['n']} | {m['p50']:.2f} | {m['p95']:.2f} | {m['p99']:.2f} | {m['qps']:.0f} | | | | | |")
         lines.append(f"| {mine['clients']} | concierge | {o['n']} | {o['p50']:.2f} | {o['p95']:.2f} | {o['p99']:.2f} | {o['qps']:.0f} | "
                      f"{m['p50'] / o['p50']:.1f} | {m['p95'] / o['p95']:.1f} | {p99:.1f} | {o['qps'] / m['qps']:.1f} | {'met' if p99 >= 20 else 'missed'} |")
@@ -305,7 +303,7 @@ def report(options, items, stopwords, version, load_s, maria_top, breadth, maria
         "| id | category | query | matching (MariaDB) | MariaDB top | our top | shared | differs on purpose |",
         "|---:|---|---|---:|---:|---:|---:|---|",
     ] + rows
-    return lines, all(verdicts)
+    return lines
 
 
 def main():
@@ -327,7 +325,7 @@ def main():
         maria_top, breadth, maria_runs = mariadb_runs(mariadb, items, stopwords, client_counts, opts.mariadb_rounds)
     finally:
         mariadb.stop()
-    lines, met = report(opts, items, stopwords, version, load_s, maria_top, breadth, maria_runs, ours_report)
+    lines = report(opts, items, stopwords, version, load_s, maria_top, breadth, maria_runs, ours_report)
     print("\n".join(lines[:12]))
     results = ROOT / "bench/results"
     path = results / f"{datetime.datetime.now():%Y-%m-%d-%H%M}-search.md"

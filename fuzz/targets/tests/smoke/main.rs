@@ -78,9 +78,9 @@ fn smoke(target: &str) {
     }
     let mut rng = Rng::with_seed(seed);
     let mut pool: Vec<Vec<u8>> = Vec::new();
-    let started = Instant::now();
+    let (started, budget) = (Instant::now(), budget());
     let mut runs = 0u64;
-    while started.elapsed() < budget() {
+    while started.elapsed() < budget {
         let from_pool = !pool.is_empty() && rng.bool();
         let mut input = match (from_pool, seeds.is_empty()) {
             (true, _) => pool[rng.usize(0..pool.len())].clone(),
