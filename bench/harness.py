@@ -110,21 +110,25 @@ class Server:
 SERVER_CORE, LOAD_CORE = "0", "1"
 
 
-def wrk(server, tool, args, connections, seconds, session=None, pin=False):
-    env = {**os.environ, "BENCH_TOOL": tool, "BENCH_ARGS": args, "BENCH_TOKEN": server.headers.get("Authorization", "").removeprefix("Bearer "), "BENCH_SESSION": session or ""}
+def wrk(server, tool, args, connections, seconds, session=None, pin=False, args_file=None):
+    env = {**os.environ, "BENCH_TOOL": tool, "BENCH_ARGS": args, "BENCH_ARGS_FILE": str(args_file or ""),
+           "BENCH_TOKEN": server.headers.get("Authorization", "").removeprefix("Bearer "), "BENCH_SESSION": session or ""}
     command = (["taskset", "-c", LOAD_CORE] if pin else []) + ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", str(WRK_SCRIPT), server.url]
     before = cpu_seconds(server.process.pid)
     out = subprocess.run(command, env=env, capture_output=True, text=True).stdout
     cpu = cpu_seconds(server.process.pid) - before
-    match = re.search(r"BENCH requests=(\d+) duration_us=(\d+) p50_us=(\d+) p99_us=(\d+) socket_errors=(\d+) non2xx=(\d+)", out)
+    # tool_errors: answers that are no successful tool result (scripts other than tools-call.lua
+    # may not count them).
+    match = re.search(r"BENCH requests=(\d+) duration_us=(\d+) p50_us=(\d+) p99_us=(\d+) socket_errors=(\d+) non2xx=(\d+)(?: tool_errors=(\d+))?", out)
     if not match:
         raise SystemExit(f"wrk gave no figures for {server.name}:\n{out}")
-    requests, duration, p50, p99, socket_errors, non2xx = map(int, match.groups())
+    requests, duration, p50, p99, socket_errors, non2xx = map(int, match.groups()[:6])
+    tool_errors = int(match.group(7) or 0)
     return {
         "rps": requests / (duration / 1e6),
         "p50_ms": p50 / 1000,
         "p99_ms": p99 / 1000,
-        "errors": socket_errors + non2xx,
+        "errors": socket_errors + non2xx + tool_errors,
         "cpu_us": cpu * 1e6 / max(requests, 1),
     }
 
@@ -220,10 +224,14 @@ def main():
 
     lines = report(rows, servers, [stateful, oauth], idle, peak, sessions_rss, options, concurrencies)
     lines += goals(samples_of, idle, sessions_rss, options, concurrencies)
+    import catalog  # the ski catalog's rows; it uses this module's helpers
+
+    at_size, at_size_errors = catalog.run(bin_dir, options)
+    lines += at_size
     print("\n".join(lines))
     if options.smoke:
-        failed = sum(1 for r in rows.values() if r["errors"] > 0 or r["rps"] <= 0)
-        print(f"bench-smoke: {len(rows) - failed} passed, {failed} failed")
+        failed = sum(1 for r in rows.values() if r["errors"] > 0 or r["rps"] <= 0) + (1 if at_size_errors else 0)
+        print(f"bench-smoke: {len(rows) + 1 - failed} passed, {failed} failed")
         sys.exit(1 if failed else 0)
     results = ROOT / "bench/results"
     results.mkdir(exist_ok=True)

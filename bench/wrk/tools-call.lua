@@ -1,10 +1,19 @@
 -- POSTs one MCP tools/call per request with a fresh JSON-RPC id (rmcp drops a second in-flight
 -- request with the same id in one session). Settings come from the environment:
---   BENCH_TOOL, BENCH_ARGS (JSON), BENCH_TOKEN, BENCH_SESSION (stateful only).
+--   BENCH_TOOL, BENCH_ARGS (JSON), BENCH_TOKEN, BENCH_SESSION (stateful only);
+--   BENCH_ARGS_FILE instead of BENCH_ARGS: a mix, one JSON object per line, taken in turn.
 local tool = os.getenv("BENCH_TOOL") or "get_menu"
-local args = os.getenv("BENCH_ARGS") or "{}"
 local token = os.getenv("BENCH_TOKEN")
 local session = os.getenv("BENCH_SESSION")
+local mix = {}
+local file = os.getenv("BENCH_ARGS_FILE")
+if file and file ~= "" then
+  for line in io.lines(file) do
+    if line ~= "" then mix[#mix + 1] = line end
+  end
+else
+  mix[1] = os.getenv("BENCH_ARGS") or "{}"
+end
 local counter = 0
 
 wrk.method = "POST"
@@ -16,21 +25,32 @@ if session and session ~= "" then wrk.headers["Mcp-Session-Id"] = session end
 
 request = function()
   counter = counter + 1
+  local args = mix[(counter % #mix) + 1]
   local body = '{"jsonrpc":"2.0","id":' .. counter .. ',"method":"tools/call","params":{"name":"' .. tool .. '","arguments":' .. args .. '}}'
   return wrk.format(nil, nil, nil, body)
 end
 
--- Counts answers that are not a successful tool result, so a run that "succeeds" with errors shows.
-local bad = 0
+-- Answers that are not a successful tool result, so a run that "succeeds" with errors shows. A
+-- global of each thread's own Lua state: done() reads it through the threads kept at setup.
+bad = 0
 response = function(status, headers, body)
   if status ~= 200 or not string.find(body, '"result"', 1, true) or string.find(body, '"isError":true', 1, true) then
     bad = bad + 1
   end
 end
 
+local threads = {}
+setup = function(thread)
+  threads[#threads + 1] = thread
+end
+
 done = function(summary, latency, requests)
-  io.write(string.format("BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d socket_errors=%d non2xx=%d\n",
+  local tool_errors = 0
+  for _, thread in ipairs(threads) do
+    tool_errors = tool_errors + thread:get("bad")
+  end
+  io.write(string.format("BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d socket_errors=%d non2xx=%d tool_errors=%d\n",
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.errors.status))
+    summary.errors.status, tool_errors))
 end

@@ -6,11 +6,13 @@
 //! called as the endpoint calls it (arguments in, JSON result out) for a mix of queries, one
 //! client, p50/p99.
 
-use std::collections::HashSet;
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{NaiveDate, TimeZone, Utc};
+use chrono::{TimeZone, Utc};
+use common::repeat;
 use concierge_core::{CallContext, Caller};
 use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::catalog::TripCatalog;
@@ -174,39 +176,4 @@ async fn main() {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// The sample's products with every date repeated `copies` times, half a year apart (the sample
-/// season is shorter, so no copy repeats a date code); date codes follow the new start dates.
-fn repeat(sample: &Value, copies: i64) -> Value {
-    let mut products = Vec::new();
-    for product in sample["products"].as_array().expect("products") {
-        let code = product["code"].as_str().expect("code");
-        let mut seen = HashSet::new();
-        let mut dates = Vec::new();
-        for copy in 0..copies {
-            for date in product["dates"].as_array().expect("dates") {
-                let shift = chrono::Duration::weeks(26 * copy);
-                let day = |key: &str| {
-                    NaiveDate::parse_from_str(date[key].as_str().expect("date"), "%Y-%m-%d")
-                        .expect("date")
-                        + shift
-                };
-                let (start, end) = (day("start"), day("end"));
-                let date_code = format!("{code}{}", start.format("%d%m%y"));
-                if !seen.insert(date_code.clone()) {
-                    continue;
-                }
-                let mut date = date.clone();
-                date["dateCode"] = json!(date_code);
-                date["start"] = json!(start.to_string());
-                date["end"] = json!(end.to_string());
-                dates.push(date);
-            }
-        }
-        let mut product = product.clone();
-        product["dates"] = json!(dates);
-        products.push(product);
-    }
-    json!({"generatedAt": sample["generatedAt"], "products": products})
 }

@@ -15,10 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
-use common::{MemoryStore, generated};
+use common::{MemoryStore, corpus};
 use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::markdown::html_to_markdown;
 use concierge_trips::content::search::ContentIndex;
 use concierge_trips::content::store::{ContentStore, SqliteStore};
 use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
@@ -115,46 +114,8 @@ async fn sync_bench(feed: &Path) {
 }
 
 async fn search_bench(feed: &Path, count: usize) {
-    let sentences = sentences(feed);
-    assert!(
-        !sentences.is_empty(),
-        "no sample sentences in {}",
-        feed.display()
-    );
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
     let started = Instant::now();
-    let mut docs = Vec::with_capacity(count);
-    let mut words = 0usize;
-    for uid in 1..=count as u64 {
-        let kind = match next() % 20 {
-            0..=1 => "product",
-            2..=3 => "hotel",
-            4..=6 => "city",
-            7..=14 => "page",
-            _ => "blog",
-        };
-        let mut body = String::new();
-        let mut body_words = 0;
-        while body_words < 700 {
-            let sentence = &sentences[(next() % sentences.len() as u64) as usize];
-            body_words += sentence.split_whitespace().count();
-            body.push_str(sentence);
-            body.push(if next() % 6 == 0 { '\n' } else { ' ' });
-        }
-        words += body_words;
-        let title: String = sentences[(next() % sentences.len() as u64) as usize]
-            .split_whitespace()
-            .take(5)
-            .collect::<Vec<_>>()
-            .join(" ");
-        docs.push(generated(kind, uid, title, &["Reisen", "Frankreich"], body));
-    }
+    let (docs, words) = corpus(feed, count, 1);
     let store: Arc<dyn ContentStore> = Arc::new(MemoryStore::new(docs));
     let generated_in = started.elapsed();
     let started = Instant::now();
@@ -200,34 +161,4 @@ async fn search_bench(feed: &Path, count: usize) {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// The sentences of every sample page, as the sync would convert them.
-fn sentences(feed: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![feed.join("pages")];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "html") {
-                let markdown =
-                    html_to_markdown(&std::fs::read_to_string(&path).unwrap_or_default());
-                out.extend(
-                    markdown
-                        .split(['.', '\n'])
-                        .map(|s| s.trim().trim_start_matches(['#', '-', '*', ' ']))
-                        .filter(|s| s.split_whitespace().count() >= 4)
-                        .map(|s| format!("{s}.")),
-                );
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
 }

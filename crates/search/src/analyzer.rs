@@ -91,15 +91,17 @@ pub struct QueryTerm {
 impl QueryTerm {
     /// One-letter words ("d" of "d'Isère") are matched whole: as a prefix they match everything.
     pub fn is_prefix(&self) -> bool {
-        self.forms[0].chars().count() > 1
+        self.forms[0].chars().nth(1).is_some()
     }
 
     /// Whether a document token matches this term as the search does.
     pub fn matches(&self, token: &Token) -> bool {
+        // Asked once: the trip catalog calls this for every word of every name per query.
+        let prefix = self.is_prefix();
         let candidates = std::iter::once(&token.term).chain(token.alternative.as_ref());
         candidates.into_iter().any(|t| {
             self.forms.iter().any(|form| {
-                if self.is_prefix() {
+                if prefix {
                     t.starts_with(form.as_str())
                 } else {
                     t == form

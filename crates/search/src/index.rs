@@ -1,9 +1,11 @@
 //! A full-text index over titled documents: every query term required (then any), each term a
 //! prefix, relevance weighted per document.
 
+use std::ops::Bound;
+
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RegexQuery, TermQuery,
+    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
 };
 use tantivy::schema::{
     FAST, Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
@@ -193,18 +195,29 @@ impl TextIndex {
                     Box::new(BoostQuery::new(Box::new(whole), boost)),
                 ));
                 if term.is_prefix() {
-                    // Forms hold letters and digits only, none of which a regex treats specially.
-                    if let Ok(prefix) = RegexQuery::from_pattern(&format!("{form}.*"), field) {
-                        alternatives.push((
-                            Occur::Should,
-                            Box::new(ConstScoreQuery::new(Box::new(prefix), boost * PREFIX_SHARE)),
-                        ));
-                    }
+                    alternatives.push((
+                        Occur::Should,
+                        Box::new(ConstScoreQuery::new(
+                            Box::new(prefix_query(field, form)),
+                            boost * PREFIX_SHARE,
+                        )),
+                    ));
                 }
             }
         }
         Box::new(BooleanQuery::new(alternatives))
     }
+}
+
+/// Every term of `field` that starts with `prefix`: the term dictionary's range from `prefix` up
+/// to `prefix` followed by 0xFF, a byte no UTF-8 text holds. A range is read straight off the
+/// dictionary; the regex `prefix.*` it replaces compiled an automaton per term and search (a
+/// tenth of `search_trips`' CPU under load).
+fn prefix_query(field: Field, prefix: &str) -> RangeQuery {
+    let lower = Term::from_field_text(field, prefix);
+    let mut upper = lower.clone();
+    upper.append_bytes(&[0xFF]);
+    RangeQuery::new(Bound::Included(lower), Bound::Excluded(upper))
 }
 
 /// Top documents by relevance × the document's weight.

@@ -1,12 +1,19 @@
-//! What the content benches share: generated documents and a store in memory.
+//! What the trips benches share: generated documents, a store in memory, the export at size.
 
+// Each bench compiles its own copy and uses a part of it.
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::path::Path;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 use concierge_trips::content::document::{Document, Page, PageState};
 use concierge_trips::content::feed::{DocKey, Item};
+use concierge_trips::content::markdown::html_to_markdown;
 use concierge_trips::content::store::{ContentStore, StoreError, SyncState};
+use serde_json::{Value, json};
 
 /// A mirrored document as a sync would leave it: a record type with its data, a page type with
 /// its page, `body` as the indexed text either way.
@@ -78,4 +85,115 @@ impl ContentStore for MemoryStore {
     async fn save_state(&self, _state: &SyncState) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// `count` German documents of ~700 words (uids from `first_uid`), built from the sample feed's own
+/// sentences in a fixed order (same corpus every run): products and hotels 20 %, destinations
+/// 15 %, pages 40 %, blog posts 25 %. Also the total word count.
+pub fn corpus(feed: &Path, count: usize, first_uid: u64) -> (Vec<Document>, usize) {
+    let sentences = sentences(feed);
+    assert!(
+        !sentences.is_empty(),
+        "no sample sentences in {}",
+        feed.display()
+    );
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut docs = Vec::with_capacity(count);
+    let mut words = 0usize;
+    for uid in first_uid..first_uid + count as u64 {
+        let kind = match next() % 20 {
+            0..=1 => "product",
+            2..=3 => "hotel",
+            4..=6 => "city",
+            7..=14 => "page",
+            _ => "blog",
+        };
+        let mut body = String::new();
+        let mut body_words = 0;
+        while body_words < 700 {
+            let sentence = &sentences[(next() % sentences.len() as u64) as usize];
+            body_words += sentence.split_whitespace().count();
+            body.push_str(sentence);
+            body.push(if next() % 6 == 0 { '\n' } else { ' ' });
+        }
+        words += body_words;
+        let title: String = sentences[(next() % sentences.len() as u64) as usize]
+            .split_whitespace()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" ");
+        docs.push(generated(kind, uid, title, &["Reisen", "Frankreich"], body));
+    }
+    (docs, words)
+}
+
+/// The sentences of every sample page, as the sync would convert them.
+fn sentences(feed: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![feed.join("pages")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                let markdown =
+                    html_to_markdown(&std::fs::read_to_string(&path).unwrap_or_default());
+                out.extend(
+                    markdown
+                        .split(['.', '\n'])
+                        .map(|s| s.trim().trim_start_matches(['#', '-', '*', ' ']))
+                        .filter(|s| s.split_whitespace().count() >= 4)
+                        .map(|s| format!("{s}.")),
+                );
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The sample's products with every date repeated `copies` times, half a year apart (the sample
+/// season is shorter, so no copy repeats a date code); date codes follow the new start dates.
+pub fn repeat(sample: &Value, copies: i64) -> Value {
+    let mut products = Vec::new();
+    for product in sample["products"].as_array().expect("products") {
+        let code = product["code"].as_str().expect("code");
+        let mut seen = HashSet::new();
+        let mut dates = Vec::new();
+        for copy in 0..copies {
+            for date in product["dates"].as_array().expect("dates") {
+                let shift = chrono::Duration::weeks(26 * copy);
+                let day = |key: &str| {
+                    NaiveDate::parse_from_str(date[key].as_str().expect("date"), "%Y-%m-%d")
+                        .expect("date")
+                        + shift
+                };
+                let (start, end) = (day("start"), day("end"));
+                let date_code = format!("{code}{}", start.format("%d%m%y"));
+                if !seen.insert(date_code.clone()) {
+                    continue;
+                }
+                let mut date = date.clone();
+                date["dateCode"] = json!(date_code);
+                date["start"] = json!(start.to_string());
+                date["end"] = json!(end.to_string());
+                dates.push(date);
+            }
+        }
+        let mut product = product.clone();
+        product["dates"] = json!(dates);
+        products.push(product);
+    }
+    json!({"generatedAt": sample["generatedAt"], "products": products})
 }

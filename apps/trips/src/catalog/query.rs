@@ -95,14 +95,14 @@ impl Selection {
     }
 }
 
+/// Whether two words are one in any of their forms (without allocating: this runs for every word
+/// of every name per query).
 fn same_word(a: &Token, b: &Token) -> bool {
-    let forms = |t: &Token| {
-        let mut forms = vec![t.term.clone()];
-        forms.extend(t.alternative.clone());
-        forms
-    };
-    let (a, b) = (forms(a), forms(b));
-    a.iter().any(|x| b.contains(x))
+    forms(a).any(|x| forms(b).any(|y| x == y))
+}
+
+fn forms(token: &Token) -> impl Iterator<Item = &str> {
+    std::iter::once(token.term.as_str()).chain(token.alternative.as_deref())
 }
 
 impl TripCatalog {

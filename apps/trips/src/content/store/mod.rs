@@ -94,7 +94,17 @@ pub trait ContentStore: Send + Sync {
     async fn run_lock(&self) -> Result<Option<RunLock>, StoreError> {
         Ok(None)
     }
+
+    /// A stamp that moves whenever a write to the store may have happened, read without a query:
+    /// a reader that finds it where it was need not read [`state`](Self::state) again. `None`: no
+    /// such stamp; read the state.
+    fn change_stamp(&self) -> Option<ChangeStamp> {
+        None
+    }
 }
+
+/// The size and modification time of each of a store's files.
+pub type ChangeStamp = Vec<(u64, Option<std::time::SystemTime>)>;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS content_document (
@@ -115,6 +125,9 @@ CREATE TABLE IF NOT EXISTS content_sync_state (
 
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// The database and its write-ahead log: every commit, from any process, changes the log
+    /// (or, after a checkpoint, the database) and so their sizes or times.
+    files: [std::path::PathBuf; 2],
 }
 
 impl SqliteStore {
@@ -123,12 +136,29 @@ impl SqliteStore {
             .open(&[SCHEMA])
             .await
             .map_err(|e| StoreError(e.to_string()))?;
-        Ok(Self { pool })
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        Ok(Self {
+            pool,
+            files: [path.to_owned(), wal.into()],
+        })
     }
 }
 
 #[async_trait]
 impl ContentStore for SqliteStore {
+    fn change_stamp(&self) -> Option<ChangeStamp> {
+        Some(
+            self.files
+                .iter()
+                .map(|file| match std::fs::metadata(file) {
+                    Ok(meta) => (meta.len(), meta.modified().ok()),
+                    Err(_) => (0, None),
+                })
+                .collect(),
+        )
+    }
+
     async fn documents(&self) -> Result<Vec<Document>, StoreError> {
         let rows = sqlx::query("SELECT doc FROM content_document ORDER BY type, uid, language")
             .fetch_all(&self.pool)
