@@ -106,7 +106,7 @@ fn escape_stray_markup(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len() + markdown.len() / 64);
     let mut backslashes = 0usize;
     for c in markdown.chars() {
-        if c == '<' && backslashes % 2 == 0 {
+        if c == '<' && backslashes.is_multiple_of(2) {
             out.push('\\');
         }
         backslashes = if c == '\\' { backslashes + 1 } else { 0 };
