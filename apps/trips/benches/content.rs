@@ -119,7 +119,7 @@ async fn search_bench(feed: &Path, count: usize) {
     let store: Arc<dyn ContentStore> = Arc::new(MemoryStore::new(docs));
     let generated_in = started.elapsed();
     let started = Instant::now();
-    let index = ContentIndex::open(store).await.expect("index");
+    let index = ContentIndex::open(store, None).await.expect("index");
     println!(
         "corpus: {} documents, {:.0} words each on average (generated in {generated_in:?}); index built in {:?}",
         index.len(),

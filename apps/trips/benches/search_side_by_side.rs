@@ -105,7 +105,7 @@ fn main() {
     let started = Instant::now();
     let index = Arc::new(
         runtime
-            .block_on(ContentIndex::open(Arc::new(MemoryStore::new(docs))))
+            .block_on(ContentIndex::open(Arc::new(MemoryStore::new(docs)), None))
             .expect("the index"),
     );
     let build_s = started.elapsed().as_secs_f64();

@@ -79,6 +79,12 @@ impl TripsConfig {
         })
     }
 
+    /// Where a mirror on this host keeps its search index, one directory per generation; a
+    /// shared mirror's instances build theirs in memory.
+    fn index_dir(&self) -> Option<std::path::PathBuf> {
+        (!self.is_shared()).then(|| format!("{}.index", self.database).into())
+    }
+
     fn is_shared(&self) -> bool {
         concierge_core::postgres::is_url(&self.database)
     }
@@ -100,23 +106,33 @@ impl TripsConfig {
 pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
     config.feed_settings()?;
     config.schedule.check()?;
+    for period in &config.periods {
+        if period.to < period.from {
+            return Err(format!("periods: `{}` ends before it starts", period.name));
+        }
+    }
     let store = config.store().await?;
-    let index = Arc::new(
-        ContentIndex::open(store.clone())
+    // The index and the catalog load side by side: start-up waits for the slower, not the sum.
+    let catalog = async {
+        match &config.export {
+            Some(export) => catalog::load::CatalogHandle::open(export.clone(), store.clone())
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    };
+    let index = async {
+        ContentIndex::open(store.clone(), config.index_dir())
             .await
-            .map_err(|e| e.to_string())?,
-    );
+            .map_err(|e| e.to_string())
+    };
+    let (index, catalog) = tokio::join!(index, catalog);
+    let (index, catalog) = (Arc::new(index?), catalog?);
     let mut tools = tools::content_tools(index.clone(), store.clone());
     let mut health = None;
     let store_for_readings = store.clone();
     let mut catalog_for_readings = None;
-    if let Some(export) = &config.export {
-        for period in &config.periods {
-            if period.to < period.from {
-                return Err(format!("periods: `{}` ends before it starts", period.name));
-            }
-        }
-        let catalog = catalog::load::CatalogHandle::open(export.clone(), store).await?;
+    if let Some(catalog) = catalog {
         health = Some(catalog_health(&catalog));
         catalog_for_readings = Some(Arc::downgrade(&catalog));
         let settings = Arc::new(trip_tools::TripSettings {

@@ -79,7 +79,7 @@ async fn one_sync_for_the_deployment_one_pause_for_all_and_every_instance_search
     let dir = tempfile::tempdir().unwrap();
     let instances: Vec<Instance> = (0..3).map(|_| instance(&url, &typo3, dir.path())).collect();
     // The second instance's search, open before anything was synced.
-    let index = ContentIndex::open(instances[1].store.clone())
+    let index = ContentIndex::open(instances[1].store.clone(), None)
         .await
         .unwrap();
     assert!(index.is_empty());

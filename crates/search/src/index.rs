@@ -56,9 +56,16 @@ struct Fields {
     weight: Field,
 }
 
-/// An in-memory index, built whole from a set of documents. Rebuilding is cheap at the sizes we
-/// serve (tens of thousands of documents in seconds), and a rebuilt index is swapped in whole,
-/// so a search never sees half a sync.
+/// The version of what an index holds: bumped whenever the analyzer or the schema changes, so an
+/// index persisted by another version is built again, never read with the wrong analyzer.
+pub const FORMAT: u32 = 1;
+
+/// The keys of a persisted index, in ordinal order, one per line.
+const KEYS_FILE: &str = "keys.txt";
+
+/// An index built whole from a set of documents, in memory or in a directory (which
+/// [`TextIndex::open`] reads again in milliseconds: no document is analyzed twice). A rebuilt
+/// index is swapped in whole, so a search never sees half a sync.
 pub struct TextIndex {
     reader: IndexReader,
     fields: Fields,
@@ -66,21 +73,72 @@ pub struct TextIndex {
 }
 
 impl TextIndex {
+    /// An index in memory.
     pub fn build(docs: impl IntoIterator<Item = IndexDoc>) -> tantivy::Result<Self> {
-        let mut schema = Schema::builder();
-        let indexed = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(TOKENIZER)
-                .set_index_option(IndexRecordOption::WithFreqs),
-        );
+        Self::write(Index::create_in_ram(schema().0), docs)
+    }
+
+    /// An index written to `dir` (existing and empty), read again with [`TextIndex::open`]. The
+    /// files are synced before this returns.
+    pub fn build_in(
+        dir: &std::path::Path,
+        docs: impl IntoIterator<Item = IndexDoc>,
+    ) -> tantivy::Result<Self> {
+        let index = Self::write(Index::create_in_dir(dir, schema().0)?, docs)?;
+        let mut keys = String::new();
+        for key in &index.keys {
+            if key.contains('\n') {
+                return Err(tantivy::TantivyError::InvalidArgument(format!(
+                    "a key holds a line break: {key:?}"
+                )));
+            }
+            keys.push_str(key);
+            keys.push('\n');
+        }
+        let path = dir.join(KEYS_FILE);
+        std::fs::write(&path, keys)?;
+        std::fs::File::open(&path)?.sync_all()?;
+        Ok(index)
+    }
+
+    /// The index [`TextIndex::build_in`] wrote to `dir`.
+    pub fn open(dir: &std::path::Path) -> tantivy::Result<Self> {
+        let index = Index::open_in_dir(dir)?;
+        let schema = index.schema();
+        let field = |name: &str| schema.get_field(name);
         let fields = Fields {
-            ordinal: schema.add_u64_field("ordinal", FAST),
-            title: schema.add_text_field("title", indexed.clone()),
-            breadcrumb: schema.add_text_field("breadcrumb", indexed.clone()),
-            body: schema.add_text_field("body", indexed | STORED),
-            weight: schema.add_f64_field("weight", FAST),
+            ordinal: field("ordinal")?,
+            title: field("title")?,
+            breadcrumb: field("breadcrumb")?,
+            body: field("body")?,
+            weight: field("weight")?,
         };
-        let index = Index::create_in_ram(schema.build());
+        let keys: Vec<String> = std::fs::read_to_string(dir.join(KEYS_FILE))?
+            .lines()
+            .map(str::to_string)
+            .collect();
+        index.tokenizers().register(TOKENIZER, GermanTokenizer);
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let documents = reader.searcher().num_docs();
+        if documents != keys.len() as u64 {
+            return Err(tantivy::TantivyError::InvalidArgument(format!(
+                "{} documents but {} keys",
+                documents,
+                keys.len()
+            )));
+        }
+        Ok(Self {
+            reader,
+            fields,
+            keys,
+        })
+    }
+
+    fn write(index: Index, docs: impl IntoIterator<Item = IndexDoc>) -> tantivy::Result<Self> {
+        let fields = schema().1;
         index.tokenizers().register(TOKENIZER, GermanTokenizer);
         // One thread: the machine's other core serves requests while we index.
         let mut writer = index.writer_with_num_threads(1, 100_000_000)?;
@@ -218,6 +276,24 @@ fn prefix_query(field: Field, prefix: &str) -> RangeQuery {
     let mut upper = lower.clone();
     upper.append_bytes(&[0xFF]);
     RangeQuery::new(Bound::Included(lower), Bound::Excluded(upper))
+}
+
+/// The index's fields; the same every time, so a persisted index finds them by name.
+fn schema() -> (Schema, Fields) {
+    let mut schema = Schema::builder();
+    let indexed = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        ordinal: schema.add_u64_field("ordinal", FAST),
+        title: schema.add_text_field("title", indexed.clone()),
+        breadcrumb: schema.add_text_field("breadcrumb", indexed.clone()),
+        body: schema.add_text_field("body", indexed | STORED),
+        weight: schema.add_f64_field("weight", FAST),
+    };
+    (schema.build(), fields)
 }
 
 /// Top documents by relevance × the document's weight.

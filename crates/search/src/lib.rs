@@ -10,4 +10,4 @@ mod excerpt;
 mod index;
 
 pub use excerpt::excerpt;
-pub use index::{Hit, IndexDoc, TextIndex};
+pub use index::{FORMAT, Hit, IndexDoc, TextIndex};

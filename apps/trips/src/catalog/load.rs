@@ -145,8 +145,14 @@ impl CatalogHandle {
                 generation: None,
             }),
         });
-        handle.read_export().await;
-        handle.rebuild(true).await;
+        // The export and the mirror's records are read side by side: start-up waits for the slower.
+        let mirror = async {
+            let state = handle.store.state().await.ok()?;
+            let records = handle.store.records().await.ok()?;
+            Some((state, records))
+        };
+        let ((), mirror) = tokio::join!(handle.read_export(), mirror);
+        handle.rebuild_from(true, mirror).await;
         let watched = Arc::downgrade(&handle);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(RECHECK);
@@ -245,7 +251,12 @@ impl CatalogHandle {
     /// Reads the export and BusPro's hotels, without holding the build lock; a failure keeps the
     /// last good inputs.
     async fn read_export(&self) {
+        let started = Instant::now();
         let read = self.inputs().await;
+        tracing::debug!(
+            ms = started.elapsed().as_millis() as u64,
+            "trip catalog: export read"
+        );
         let mut progress = self.progress.lock().await;
         match read {
             Ok(inputs) => {
@@ -263,8 +274,24 @@ impl CatalogHandle {
     /// change, also a mirror that was reset), or always when `inputs_changed`. The generation is
     /// read under the lock, so callers that queued behind a rebuild find it done.
     async fn rebuild(&self, inputs_changed: bool) {
+        self.rebuild_from(inputs_changed, None).await;
+    }
+
+    /// [`rebuild`](Self::rebuild), from the mirror's state and records when already read.
+    async fn rebuild_from(
+        &self,
+        inputs_changed: bool,
+        mut read: Option<(
+            crate::content::store::SyncState,
+            Vec<crate::content::document::Document>,
+        )>,
+    ) {
         let mut progress = self.progress.lock().await;
-        let state = match self.store.state().await {
+        let state = match read.as_ref().map(|(state, _)| Ok(state.clone())) {
+            Some(state) => state,
+            None => self.store.state().await,
+        };
+        let state = match state {
             Ok(state) => state,
             Err(error) => {
                 tracing::error!(%error, "trip catalog: cannot read the content mirror");
@@ -278,7 +305,12 @@ impl CatalogHandle {
         let Some(inputs) = progress.inputs.clone() else {
             return; // no export read yet: nothing to build from
         };
-        let docs = match self.store.documents().await {
+        let started = Instant::now();
+        let records = match read.take() {
+            Some((_, records)) => Ok(records),
+            None => self.store.records().await,
+        };
+        let docs = match records {
             Ok(docs) => docs,
             Err(error) => {
                 tracing::error!(%error, "trip catalog: cannot read the content mirror");
@@ -289,6 +321,11 @@ impl CatalogHandle {
         let report_unmatched = state.completed_generation == Some(generation)
             && progress.generation != Some(generation);
         progress.generation = Some(generation);
+        tracing::debug!(
+            records = docs.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "trip catalog: records read"
+        );
         let built = tokio::task::spawn_blocking(move || {
             TripCatalog::build(&inputs.export, &inputs.hotels, &docs)
         })
@@ -298,7 +335,7 @@ impl CatalogHandle {
                 if report_unmatched && !catalog.unmatched.is_empty() {
                     tracing::warn!(codes = %catalog.unmatched.join(", "), "Content feed: unmatched codes");
                 }
-                tracing::info!(rows = catalog.rows.len(), generation, data_as_of = %catalog.data_as_of, "trip catalog loaded");
+                tracing::info!(rows = catalog.rows.len(), generation, data_as_of = %catalog.data_as_of, ms = started.elapsed().as_millis() as u64, "trip catalog loaded");
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Built {
                     catalog: Arc::new(catalog),
                     generation,

@@ -1,11 +1,17 @@
 //! `ContentSearch`: the mirror's searchable documents in a [`TextIndex`], rebuilt whole when a
 //! sync (in this process or in `concierge sync`) bumps the store's generation.
+//!
+//! A mirror on this host keeps its index on disk too, one directory per generation beside the
+//! database (`content.sqlite.index/v1-g42/`): a restart opens it in milliseconds instead of
+//! analyzing every document again (50,000 documents took 13 s).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use concierge_search::{IndexDoc, TextIndex};
+use std::path::{Path, PathBuf};
+
+use concierge_search::{FORMAT, IndexDoc, TextIndex};
 
 use super::document::Document;
 use super::store::{ContentStore, StoreError};
@@ -35,6 +41,7 @@ pub struct ContentHit {
     pub excerpt: String,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Listing {
     key: crate::content::feed::DocKey,
     url: String,
@@ -51,16 +58,30 @@ struct Snapshot {
 
 pub struct ContentIndex {
     store: Arc<dyn ContentStore>,
+    /// Where the index of each generation is kept; `None`: in memory only.
+    persisted: Option<PathBuf>,
     current: RwLock<Arc<Snapshot>>,
     /// When the store was last asked; held while a rebuild runs, so only one runs.
     checked: tokio::sync::Mutex<Instant>,
 }
 
 impl ContentIndex {
-    pub async fn open(store: Arc<dyn ContentStore>) -> Result<Self, StoreError> {
-        let snapshot = build(store.as_ref()).await?;
+    /// The index of the mirror's current generation: opened from `persisted` when it holds one,
+    /// built (and kept there) otherwise. `None`: built in memory.
+    pub async fn open(
+        store: Arc<dyn ContentStore>,
+        persisted: Option<PathBuf>,
+    ) -> Result<Self, StoreError> {
+        let started = Instant::now();
+        let snapshot = build(store.as_ref(), persisted.as_deref()).await?;
+        tracing::info!(
+            documents = snapshot.index.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "content index ready"
+        );
         Ok(Self {
             store,
+            persisted,
             current: RwLock::new(Arc::new(snapshot)),
             checked: tokio::sync::Mutex::new(Instant::now()),
         })
@@ -142,7 +163,7 @@ impl ContentIndex {
         if generation == self.snapshot().generation {
             return Ok(());
         }
-        let snapshot = build(self.store.as_ref()).await?;
+        let snapshot = build(self.store.as_ref(), self.persisted.as_deref()).await?;
         tracing::info!(
             documents = snapshot.index.len(),
             generation = snapshot.generation,
@@ -153,15 +174,130 @@ impl ContentIndex {
     }
 }
 
-async fn build(store: &dyn ContentStore) -> Result<Snapshot, StoreError> {
+async fn build(store: &dyn ContentStore, persisted: Option<&Path>) -> Result<Snapshot, StoreError> {
     let generation = store.state().await?.generation;
-    let docs = store.documents().await?;
-    tokio::task::spawn_blocking(move || snapshot(generation, docs))
+    let dir = persisted.map(|root| root.join(format!("v{FORMAT}-g{generation}")));
+    if let Some(kept) = dir.clone().filter(|dir| dir.join(READY).exists()) {
+        let opened = tokio::task::spawn_blocking(move || {
+            let opened = open_persisted(&kept, generation);
+            if opened.is_err() {
+                // Damaged (a disk fault, a hand edit): out of the way of the build below.
+                let _ = std::fs::remove_dir_all(&kept);
+            }
+            opened
+        })
         .await
-        .map_err(|e| StoreError::new(format!("index build failed: {e}")))?
+        .map_err(|e| StoreError::new(format!("index open failed: {e}")))?;
+        match opened {
+            Ok(snapshot) => return Ok(snapshot),
+            Err(error) => {
+                tracing::warn!(%error, "content index: the kept index is unreadable; rebuilding")
+            }
+        }
+    }
+    let docs = store.documents().await?;
+    tokio::task::spawn_blocking(move || match dir {
+        Some(dir) => build_persisted(&dir, generation, docs),
+        None => snapshot(generation, docs, None),
+    })
+    .await
+    .map_err(|e| StoreError::new(format!("index build failed: {e}")))?
 }
 
-fn snapshot(generation: u64, docs: Vec<Document>) -> Result<Snapshot, StoreError> {
+/// Marks a generation's directory complete: written last, after every file is synced.
+const READY: &str = "ready";
+const LISTINGS: &str = "listings.json";
+
+fn open_persisted(dir: &Path, generation: u64) -> Result<Snapshot, StoreError> {
+    let failed = |e: &dyn std::fmt::Display| StoreError::new(format!("{}: {e}", dir.display()));
+    let index = TextIndex::open(dir).map_err(|e| failed(&e))?;
+    let listings = std::fs::read(dir.join(LISTINGS)).map_err(|e| failed(&e))?;
+    let listings = serde_json::from_slice(&listings).map_err(|e| failed(&e))?;
+    Ok(Snapshot {
+        generation,
+        index,
+        listings,
+    })
+}
+
+/// Builds into a fresh directory beside `dir`, then renames it into place, so a crash leaves no
+/// half-written generation behind a `ready` mark. Older generations are removed, but the one
+/// before stays: a search may still be reading it.
+fn build_persisted(
+    dir: &Path,
+    generation: u64,
+    docs: Vec<Document>,
+) -> Result<Snapshot, StoreError> {
+    let root = dir.parent().expect("a generation's directory has a parent");
+    let failed = |e: &dyn std::fmt::Display| StoreError::new(format!("{}: {e}", root.display()));
+    let building = root.join(format!(
+        ".building-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+    ));
+    std::fs::create_dir_all(&building).map_err(|e| failed(&e))?;
+    let built = snapshot(generation, docs, Some(&building)).and_then(|snapshot| {
+        let listings = serde_json::to_vec(&snapshot.listings).map_err(|e| failed(&e))?;
+        write_synced(&building.join(LISTINGS), &listings).map_err(|e| failed(&e))?;
+        write_synced(&building.join(READY), b"").map_err(|e| failed(&e))?;
+        Ok(snapshot)
+    });
+    let snapshot = match built {
+        Ok(snapshot) => snapshot,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&building);
+            return Err(error);
+        }
+    };
+    if std::fs::rename(&building, dir).is_err() {
+        // Another process kept this generation first: read its copy, drop ours.
+        drop(snapshot);
+        let _ = std::fs::remove_dir_all(&building);
+        return open_persisted(dir, generation);
+    }
+    if let Ok(root_dir) = std::fs::File::open(root) {
+        let _ = root_dir.sync_all();
+    }
+    prune(root, generation);
+    Ok(snapshot)
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, bytes)?;
+    std::fs::File::open(path)?.sync_all()
+}
+
+/// Removes generations older than the one before `generation`, other formats' indexes, and
+/// builds that a crash left over an hour ago.
+fn prune(root: &Path, generation: u64) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let keep = match name.strip_prefix(&format!("v{FORMAT}-g")) {
+            Some(kept) => kept
+                .parse::<u64>()
+                .is_ok_and(|g| g + 1 >= generation && g <= generation),
+            None if name.starts_with(".building-") => {
+                entry.metadata().and_then(|m| m.modified()).is_ok_and(|at| {
+                    at.elapsed()
+                        .is_ok_and(|age| age < Duration::from_secs(3600))
+                })
+            }
+            None => false,
+        };
+        if !keep {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn snapshot(
+    generation: u64,
+    docs: Vec<Document>,
+    dir: Option<&Path>,
+) -> Result<Snapshot, StoreError> {
     let mut listings = HashMap::new();
     let mut index_docs = Vec::new();
     for doc in docs.into_iter().filter(Document::is_searchable) {
@@ -184,8 +320,11 @@ fn snapshot(generation: u64, docs: Vec<Document>) -> Result<Snapshot, StoreError
             },
         );
     }
-    let index = TextIndex::build(index_docs)
-        .map_err(|e| StoreError::new(format!("index build failed: {e}")))?;
+    let index = match dir {
+        Some(dir) => TextIndex::build_in(dir, index_docs),
+        None => TextIndex::build(index_docs),
+    }
+    .map_err(|e| StoreError::new(format!("index build failed: {e}")))?;
     Ok(Snapshot {
         generation,
         index,

@@ -17,7 +17,7 @@ use sqlx::Row;
 use sqlx::sqlite::SqlitePool;
 
 use super::document::Document;
-use super::feed::DocKey;
+use super::feed::{DocKey, RECORD_TYPES};
 
 /// `content_sync_state`: what outlives a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -83,6 +83,17 @@ impl From<serde_json::Error> for StoreError {
 #[async_trait]
 pub trait ContentStore: Send + Sync {
     async fn documents(&self) -> Result<Vec<Document>, StoreError>;
+    /// The documents of the record types ([`RECORD_TYPES`]) without their texts (`page` none,
+    /// `body_md` empty): what the trip catalog joins, without holding every page's text.
+    async fn records(&self) -> Result<Vec<Document>, StoreError> {
+        let mut docs = self.documents().await?;
+        docs.retain(|doc| RECORD_TYPES.contains(&doc.key.kind.as_str()));
+        for doc in &mut docs {
+            doc.page = None;
+            doc.body_md = String::new();
+        }
+        Ok(docs)
+    }
     /// The unmerged document a hit links to.
     async fn by_url(&self, url: &str) -> Result<Option<Document>, StoreError>;
     async fn put(&self, doc: &Document) -> Result<(), StoreError>;
@@ -165,6 +176,27 @@ impl ContentStore for SqliteStore {
             .await?;
         rows.iter()
             .map(|row| Ok(serde_json::from_str(row.get::<&str, _>(0))?))
+            .collect()
+    }
+
+    async fn records(&self) -> Result<Vec<Document>, StoreError> {
+        let kinds = serde_json::to_string(&RECORD_TYPES)?;
+        let rows = sqlx::query(
+            "SELECT doc FROM content_document WHERE type IN (SELECT value FROM json_each(?)) \
+             ORDER BY type, uid, language",
+        )
+        .bind(kinds)
+        .fetch_all(&self.pool)
+        .await?;
+        // Stripped here, not in SQL: SQLite's JSON functions rewrite each document twice and
+        // took longer than parsing it whole.
+        rows.iter()
+            .map(|row| {
+                let mut doc: Document = serde_json::from_str(row.get::<&str, _>(0))?;
+                doc.page = None;
+                doc.body_md = String::new();
+                Ok(doc)
+            })
             .collect()
     }
 

@@ -13,7 +13,7 @@ use sqlx::Row;
 use sqlx::postgres::PgPool;
 
 use super::{ContentStore, Document, HeldRun, RunLock, StoreError, SyncState};
-use crate::content::feed::DocKey;
+use crate::content::feed::{DocKey, RECORD_TYPES};
 
 static SCHEMA: Schema = Schema {
     table: "concierge_trips_migrations",
@@ -70,6 +70,20 @@ impl ContentStore for PgContentStore {
         let rows = sqlx::query("SELECT doc FROM content_document ORDER BY type, uid, language")
             .fetch_all(self.pool().await?)
             .await?;
+        rows.iter()
+            .map(|row| Ok(serde_json::from_str(row.get::<&str, _>(0))?))
+            .collect()
+    }
+
+    async fn records(&self) -> Result<Vec<Document>, StoreError> {
+        let kinds: Vec<&str> = RECORD_TYPES.to_vec();
+        let rows = sqlx::query(
+            "SELECT ((doc::jsonb - 'page') || '{\"body_md\": \"\"}')::text FROM content_document \
+             WHERE type = ANY($1) ORDER BY type, uid, language",
+        )
+        .bind(kinds)
+        .fetch_all(self.pool().await?)
+        .await?;
         rows.iter()
             .map(|row| Ok(serde_json::from_str(row.get::<&str, _>(0))?))
             .collect()
