@@ -7,13 +7,16 @@ export repeated to 111,000 trip × date × hotel rows) and reused by later runs.
 
 - Start-up: from starting `concierge serve` on that state to every tool answering with data
   (`search_trips` with trips, `search_content` with hits); a fresh process each time.
-- Catalog: `search_trips` over a mix of the catalog bench's queries, 32 connections, pinned like
-  the other rows. p99 at the client (wrk) and at the server: the `duration_ms` the audit log
-  records for each call (validation, the search, shaping; not HTTP or JSON-RPC framing).
+- Catalog: `search_trips` over a mix of the catalog bench's queries, at 32 connections (the goal's)
+  and at one (the time a call takes when it waits for no other), pinned like the other rows. p99
+  at the client (wrk) and at the server: the `duration_ms` the audit log records for each call,
+  from its request's arrival to its answer (so at 32 connections it includes the wait for the
+  core behind the other calls).
 """
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -117,8 +120,10 @@ def run(bin_dir, options):
     mix = Path(state) / "search_trips.jsonl"
     mix.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in TRIP_QUERIES))
 
+    # The first start builds the content index the later ones open (a restart's case).
+    shutil.rmtree(fixture_dir / "content.sqlite.index", ignore_errors=True)
     startups = []
-    for _ in range(1 if options.smoke else 3):
+    for _ in range(2 if options.smoke else 4):
         server = TripsServer(bin_dir, fixture_dir, state)
         try:
             server.start(harness.SERVER_CORE if options.pin else None)
@@ -127,44 +132,58 @@ def run(bin_dir, options):
             server.stop()
 
     server = TripsServer(bin_dir, fixture_dir, state)
-    samples = []
+    samples = {32: [], 1: []}
     try:
         server.start(harness.SERVER_CORE if options.pin else None)
-        harness.wrk(server, "search_trips", "", 32, 1, None, options.pin, mix)  # warm-up
-        for _ in range(1 if options.smoke else options.repeat):
-            skip = len(server.audit.read_text().splitlines())
-            figures = harness.wrk(server, "search_trips", "", 32, options.duration, None, options.pin, mix)
-            figures["server_p50_ms"], figures["server_p99_ms"], figures["calls"] = server_side_p99(server.audit, skip)
-            samples.append(figures)
+        for connections, runs in samples.items():
+            harness.wrk(server, "search_trips", "", connections, 1, None, options.pin, mix)  # warm-up
+            for _ in range(1 if options.smoke else options.repeat):
+                skip = len(server.audit.read_text().splitlines())
+                figures = harness.wrk(server, "search_trips", "", connections, options.duration, None, options.pin, mix)
+                figures["server_p50_ms"], figures["server_p99_ms"], figures["calls"] = server_side_p99(server.audit, skip)
+                runs.append(figures)
     finally:
         server.stop()
     return report(samples, startups, docs, copies, options)
 
 
 def report(samples, startups, docs, copies, options):
-    median = lambda key: statistics.median(s[key] for s in samples if s[key] is not None)
-    spread = lambda key: f"{min(s[key] for s in samples):.2f} – {max(s[key] for s in samples):.2f}"
-    server_p99s = [s["server_p99_ms"] for s in samples if s["server_p99_ms"] is not None]
-    p99_verdict = harness.verdict(min(server_p99s), max(server_p99s), GOAL_P99_MS, "max") if server_p99s else "no figures"
-    startup_verdict = harness.verdict(min(startups), max(startups), GOAL_STARTUP_S, "max")
-    errors = sum(s["errors"] for s in samples)
-    return [
+    runs = len(samples[32])
+    lines = [
         "",
         f"## The ski catalog at size: {docs:,} generated documents beside the synced sample, the sample export × {copies}",
         "",
-        f"`search_trips` over HTTP (stateless, tokens, limiter, audit), {len(TRIP_QUERIES)} queries in turn, 32 connections, "
-        f"{len(samples)} runs of {options.duration} s; median [min – max]. Server: the audit's `duration_ms` per call.",
+        f"`search_trips` over HTTP (stateless, tokens, limiter, audit), {len(TRIP_QUERIES)} queries in turn, {runs} runs of "
+        f"{options.duration} s per connection count; median [min – max]. At the server: the audit's `duration_ms`, from a "
+        "request's arrival to its answer.",
         "",
-        "| figure | median | spread | goal | verdict |",
-        "|---|---:|---|---|---|",
-        f"| req/s | {median('rps'):.0f} | {spread('rps')} | | |",
-        f"| p50 at the client, ms | {median('p50_ms'):.2f} | {spread('p50_ms')} | | |",
-        f"| p99 at the client, ms | {median('p99_ms'):.2f} | {spread('p99_ms')} | | |",
-        f"| p50 at the server, ms | {median('server_p50_ms'):.2f} | {spread('server_p50_ms')} | | |",
-        f"| p99 at the server, ms | {median('server_p99_ms'):.2f} | {spread('server_p99_ms')} | ≤ {GOAL_P99_MS:g} ms | {p99_verdict} |",
-        f"| CPU per call, µs | {median('cpu_us'):.0f} | {spread('cpu_us')} | | |",
-        f"| start-up to data, s ({len(startups)} starts) | {statistics.median(startups):.2f} | {min(startups):.2f} – {max(startups):.2f} "
-        f"| ≤ {GOAL_STARTUP_S:g} s | {startup_verdict} |",
+        "| figure | conn | median | spread | goal | verdict |",
+        "|---|---:|---:|---|---|---|",
+    ]
+    for connections, runs_of in samples.items():
+        median = lambda key: statistics.median(s[key] for s in runs_of if s[key] is not None)
+        spread = lambda key: f"{min(s[key] for s in runs_of):.2f} – {max(s[key] for s in runs_of):.2f}"
+        goal, verdict = "", ""
+        if connections == 32:
+            p99s = [s["server_p99_ms"] for s in runs_of if s["server_p99_ms"] is not None]
+            goal = f"≤ {GOAL_P99_MS:g} ms"
+            verdict = harness.verdict(min(p99s), max(p99s), GOAL_P99_MS, "max") if p99s else "no figures"
+        lines += [
+            f"| req/s | {connections} | {median('rps'):.0f} | {spread('rps')} | | |",
+            f"| p99 at the client, ms | {connections} | {median('p99_ms'):.2f} | {spread('p99_ms')} | | |",
+            f"| p50 at the server, ms | {connections} | {median('server_p50_ms'):.2f} | {spread('server_p50_ms')} | | |",
+            f"| p99 at the server, ms | {connections} | {median('server_p99_ms'):.2f} | {spread('server_p99_ms')} | {goal} | {verdict} |",
+            f"| CPU per call, µs | {connections} | {median('cpu_us'):.0f} | {spread('cpu_us')} | | |",
+        ]
+    restarts = startups[1:]
+    startup_verdict = harness.verdict(min(restarts), max(restarts), GOAL_STARTUP_S, "max")
+    lines += [
         "",
-        f"errors (HTTP, socket or tool): {errors}",
-    ], errors
+        f"Start-up to data (`serve` started until `search_trips` and `search_content` both answer with something found): "
+        f"the first start, which builds the content index, {startups[0]:.2f} s; {len(restarts)} restarts, which open it, "
+        f"median {statistics.median(restarts):.2f} s [{min(restarts):.2f} – {max(restarts):.2f}]; goal ≤ {GOAL_STARTUP_S:g} s "
+        f"(restarts): {startup_verdict}.",
+    ]
+    errors = sum(s["errors"] for runs_of in samples.values() for s in runs_of)
+    lines += ["", f"errors (HTTP, socket or tool): {errors}"]
+    return lines, errors

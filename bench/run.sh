@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: concierge (stateless and stateful) against bare rmcp, FastMCP and the
-# TypeScript SDK, serving the same two coffee tools over the same menu.xlsx, on loopback.
-#   bench/run.sh            full run: c1 and c32, 3 repeats, table to bench/results/<date>.md
+# Side-by-side benchmark: concierge (stateless, stateful and behind OAuth) against bare rmcp,
+# FastMCP and the TypeScript SDK, serving the same two coffee tools over the same menu.xlsx, on
+# loopback; then the ski catalog at size over HTTP and the start-up time (bench/catalog.py).
+#   bench/run.sh            full run: c1 and c32, 7 repeats, table to bench/results/<date>.md
 #   bench/run.sh --smoke    CI smoke: concierge and bare rmcp only, c1, one short run
 #   bench/run.sh --cluster  the price of shared state: one instance in-process, one on Redis and
 #                           PostgreSQL, three behind nginx (bench/cluster.py), table to

@@ -10,7 +10,8 @@ use serde::Deserialize;
 
 use super::TripCatalog;
 use super::export::{BusproHotels, Export};
-use crate::content::store::{ChangeStamp, ContentStore};
+use crate::content::document::Document;
+use crate::content::store::{ChangeStamp, ContentStore, SyncState};
 
 /// How often the watcher looks whether the mirror or the export is due for a rebuild.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -281,10 +282,7 @@ impl CatalogHandle {
     async fn rebuild_from(
         &self,
         inputs_changed: bool,
-        mut read: Option<(
-            crate::content::store::SyncState,
-            Vec<crate::content::document::Document>,
-        )>,
+        mut read: Option<(SyncState, Vec<Document>)>,
     ) {
         let mut progress = self.progress.lock().await;
         let state = match read.as_ref().map(|(state, _)| Ok(state.clone())) {
