@@ -6,10 +6,15 @@
 //! address it checked, follows no redirects, accepts only a 200 JSON answer of at most 5 KB within
 //! 10 s — the name lookup included, since a resolver that drops packets makes glibc wait 5 s a
 //! try — and caches the document (Cache-Control, clamped to 5 min – 24 h).
+//!
+//! A name lookup holds a thread until the resolver gives up, whatever deadline the fetch has, so
+//! at most [`MAX_LOOKUPS`] run at once: a stranger sending URL client ids to `/authorize` and
+//! `/token` cannot fill the blocking pool (512 threads) with hung lookups. Beyond that a client
+//! id is refused at once ("try again"), never queued.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -22,11 +27,16 @@ const MAX_CACHE: Duration = Duration::from_secs(24 * 3600);
 const MAX_CACHED: usize = 1000;
 /// The whole fetch, from the name lookup to the last byte.
 const DEADLINE: Duration = Duration::from_secs(10);
+/// Name lookups under way at once, each on a thread of its own until the resolver answers.
+pub const MAX_LOOKUPS: usize = 8;
 
 pub struct Resolver {
     /// For tests only: accept `http://127.0.0.1…` client ids and loopback addresses.
     allow_loopback: bool,
     cache: Mutex<HashMap<String, (Client, Instant)>>,
+    /// One permit per lookup thread, held by the thread itself (a timed-out fetch leaves its
+    /// lookup running).
+    lookups: Arc<tokio::sync::Semaphore>,
 }
 
 /// Whether a `client_id` names a metadata document rather than a registered client.
@@ -39,6 +49,7 @@ impl Resolver {
         Self {
             allow_loopback,
             cache: Mutex::default(),
+            lookups: Arc::new(tokio::sync::Semaphore::new(MAX_LOOKUPS)),
         }
     }
 
@@ -57,6 +68,24 @@ impl Resolver {
             .unwrap_or_else(|_| Err("its metadata document cannot be fetched in time".into()))
     }
 
+    /// The addresses of `host`, looked up on a thread that holds one of the lookup permits until
+    /// the resolver answers.
+    async fn lookup(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+        let permit = self.lookups.clone().try_acquire_owned().map_err(|_| {
+            "too many client metadata documents are being fetched; try again shortly".to_string()
+        })?;
+        let host = host.to_string();
+        tokio::task::spawn_blocking(move || {
+            let _held = permit;
+            std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+                .map(Iterator::collect::<Vec<_>>)
+        })
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .ok_or_else(|| "the client id's host does not resolve".to_string())
+    }
+
     async fn fetch(&self, client_id: &str) -> Result<Client, String> {
         let url =
             url::Url::parse(client_id).map_err(|_| "the client id is not a URL".to_string())?;
@@ -72,10 +101,7 @@ impl Resolver {
             .ok_or("the client id URL has no host")?
             .to_string();
         let port = url.port_or_known_default().unwrap_or(443);
-        let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map_err(|_| "the client id's host does not resolve".to_string())?
-            .collect();
+        let addresses = self.lookup(&host, port).await?;
         let address = addresses
             .iter()
             .find(|a| self.allow_loopback && a.ip().is_loopback() || is_public(a.ip()))
@@ -256,6 +282,34 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// With every lookup permit held (lookups hung on a resolver that drops packets), the next
+    /// URL client id is refused at once instead of taking another thread.
+    #[tokio::test]
+    async fn lookups_beyond_the_bound_are_refused_at_once() {
+        // Loopback allowed, so the lookup after the bound is a numeric one: no resolver involved.
+        let resolver = Resolver::new(true);
+        let held = resolver
+            .lookups
+            .clone()
+            .try_acquire_many_owned(MAX_LOOKUPS as u32)
+            .unwrap();
+        let started = Instant::now();
+        let refused = resolver
+            .client("http://127.0.0.1:9/oauth/metadata.json")
+            .await
+            .unwrap_err();
+        assert!(refused.contains("try again"), "{refused}");
+        assert!(started.elapsed() < Duration::from_secs(1));
+        drop(held);
+        // A permit free again: the lookup runs (and the fetch fails on the closed port).
+        let failed = resolver
+            .client("http://127.0.0.1:9/oauth/metadata.json")
+            .await
+            .unwrap_err();
+        assert!(!failed.contains("try again"), "{failed}");
+        assert_eq!(resolver.lookups.available_permits(), MAX_LOOKUPS);
+    }
 
     #[test]
     fn only_public_addresses_are_fetched() {
