@@ -50,11 +50,14 @@ TRIP_QUERIES = [
 ]
 
 
-def fixture(docs, copies):
-    """The trips' state at size on disk (written once per size)."""
+def fixture(docs, copies, smoke):
+    """The trips' state at size on disk (written once per size). The smoke's small state is written
+    by a debug build of the writer, which the test command's own build already holds; the full
+    size needs the optimized one."""
     out = ROOT / f"target/bench-fixture/trips-{docs}-{copies}"
-    subprocess.run(["cargo", "bench", "--quiet", "-p", "concierge-trips", "--bench", "at_size", "--",
-                    "--out", str(out), "--docs", str(docs), "--copies", str(copies)],
+    build = ["cargo", "test", "--quiet"] if smoke else ["cargo", "bench", "--quiet"]
+    subprocess.run(build + ["-p", "concierge-trips", "--bench", "at_size", "--",
+                            "--out", str(out), "--docs", str(docs), "--copies", str(copies)],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     return out
 
@@ -115,7 +118,7 @@ def server_side_p99(audit, skip_lines):
 def run(bin_dir, options):
     """Both rows, as report lines."""
     docs, copies = (500, 10) if options.smoke else (50_000, 150)
-    fixture_dir = fixture(docs, copies)
+    fixture_dir = fixture(docs, copies, options.smoke)
     state = tempfile.mkdtemp(prefix="concierge-trips-bench-")
     mix = Path(state) / "search_trips.jsonl"
     mix.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in TRIP_QUERIES))
