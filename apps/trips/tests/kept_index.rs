@@ -126,3 +126,25 @@ async fn a_damaged_kept_index_is_built_again() {
     let listings = std::fs::read_to_string(root.join("v1-g1/listings.json")).unwrap();
     assert!(listings.contains("Anreise"), "{listings}");
 }
+
+#[tokio::test]
+async fn an_index_that_cannot_be_kept_is_built_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(
+        SqliteStore::open(&dir.path().join("content.sqlite"))
+            .await
+            .unwrap(),
+    );
+    store
+        .put(&page(1, "Anreise", "Der Bus hält in Zürich."))
+        .await
+        .unwrap();
+    bump(&store).await;
+    // Where the index would go is a file: no directory can be made there.
+    let root = dir.path().join("content.sqlite.index");
+    std::fs::write(&root, b"not a directory").unwrap();
+    let index = ContentIndex::open(store.clone(), Some(root.clone()))
+        .await
+        .unwrap();
+    assert_eq!(titles(&index, "Zürich").await, ["Anreise"]);
+}

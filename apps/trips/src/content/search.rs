@@ -196,12 +196,24 @@ async fn build(store: &dyn ContentStore, persisted: Option<&Path>) -> Result<Sna
         }
     }
     let docs = store.documents().await?;
-    tokio::task::spawn_blocking(move || match dir {
+    let kept = dir.is_some();
+    let built = tokio::task::spawn_blocking(move || match dir {
         Some(dir) => build_persisted(&dir, generation, docs),
         None => snapshot(generation, docs, None),
     })
     .await
-    .map_err(|e| StoreError::new(format!("index build failed: {e}")))?
+    .map_err(|e| StoreError::new(format!("index build failed: {e}")))?;
+    match built {
+        // A full disk or a read-only directory costs the next start its time, not its search.
+        Err(error) if kept => {
+            tracing::warn!(%error, "content index: cannot keep it on disk; building it in memory");
+            let docs = store.documents().await?;
+            tokio::task::spawn_blocking(move || snapshot(generation, docs, None))
+                .await
+                .map_err(|e| StoreError::new(format!("index build failed: {e}")))?
+        }
+        built => built,
+    }
 }
 
 /// Marks a generation's directory complete: written last, after every file is synced.
