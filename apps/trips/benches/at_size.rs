@@ -12,14 +12,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use chrono::{TimeZone, Utc};
-use concierge_sim_typo3::SimulatorConfig;
-use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::store::{ContentStore, SqliteStore};
-use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 use serde_json::{Value, json};
 
 /// Generated documents get uids above the sample feed's.
@@ -46,32 +40,7 @@ async fn main() {
     std::fs::create_dir_all(&out).expect("the output directory");
     let started = Instant::now();
 
-    let store: Arc<dyn ContentStore> =
-        Arc::new(SqliteStore::open(&database).await.expect("the store"));
-    let (addr, serving) = concierge_sim_typo3::start(&SimulatorConfig {
-        listen: "127.0.0.1:0".into(),
-        feed: examples.join("feed"),
-        api_key: "bench".into(),
-    })
-    .await
-    .expect("the simulator");
-    tokio::spawn(serving);
-    Syncer::new(
-        FeedSettings {
-            base_url: format!("http://{addr}"),
-            api_key: "bench".into(),
-            timeout: Duration::from_secs(10),
-            lock_path: out.join("sync.lock"),
-        },
-        store.clone(),
-        Arc::new(ManualClock::at(
-            Utc.with_ymd_and_hms(2026, 12, 1, 1, 0, 0).unwrap(),
-        )),
-    )
-    .expect("the syncer")
-    .run(RunOptions::default())
-    .await
-    .expect("the sample sync");
+    let (_, store) = common::sample_mirror(&out).await;
 
     let (generated, words) = common::corpus(&examples.join("feed"), docs, FIRST_GENERATED_UID);
     for doc in &generated {

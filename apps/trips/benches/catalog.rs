@@ -8,18 +8,12 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{TimeZone, Utc};
 use common::repeat;
 use concierge_core::{CallContext, Caller};
-use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::catalog::TripCatalog;
 use concierge_trips::catalog::export::{BusproHotels, Export};
-use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::store::{ContentStore, SqliteStore};
-use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -33,32 +27,8 @@ async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
 
     // The sample mirror, synced through the simulator on a manual clock.
-    let (addr, serving) = concierge_sim_typo3::start(&SimulatorConfig {
-        listen: "127.0.0.1:0".into(),
-        feed: examples.join("feed"),
-        api_key: "bench".into(),
-    })
-    .await
-    .expect("simulator");
-    tokio::spawn(serving);
+    let (addr, store) = common::sample_mirror(dir.path()).await;
     let database = dir.path().join("content.sqlite");
-    let store: Arc<dyn ContentStore> = Arc::new(SqliteStore::open(&database).await.expect("store"));
-    Syncer::new(
-        FeedSettings {
-            base_url: format!("http://{addr}"),
-            api_key: "bench".into(),
-            timeout: Duration::from_secs(10),
-            lock_path: dir.path().join("sync.lock"),
-        },
-        store.clone(),
-        Arc::new(ManualClock::at(
-            Utc.with_ymd_and_hms(2026, 12, 1, 1, 0, 0).unwrap(),
-        )),
-    )
-    .expect("syncer")
-    .run(RunOptions::default())
-    .await
-    .expect("sync");
 
     // The big export: the sample's dates repeated, a week later each copy.
     let sample: Value = serde_json::from_str(

@@ -44,6 +44,21 @@ fn generations(root: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// A mirror of one page about Zürich at generation 1, and where its index is to be kept.
+async fn one_page_mirror(dir: &std::path::Path) -> (Arc<SqliteStore>, std::path::PathBuf) {
+    let store = Arc::new(
+        SqliteStore::open(&dir.join("content.sqlite"))
+            .await
+            .unwrap(),
+    );
+    store
+        .put(&page(1, "Anreise", "Der Bus hält in Zürich."))
+        .await
+        .unwrap();
+    bump(&store).await;
+    (store, dir.join("content.sqlite.index"))
+}
+
 async fn titles(index: &ContentIndex, query: &str) -> Vec<String> {
     index
         .search(query)
@@ -57,17 +72,7 @@ async fn titles(index: &ContentIndex, query: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_restart_opens_the_kept_index_and_a_new_generation_gets_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(
-        SqliteStore::open(&dir.path().join("content.sqlite"))
-            .await
-            .unwrap(),
-    );
-    let root = dir.path().join("content.sqlite.index");
-    store
-        .put(&page(1, "Anreise", "Der Bus hält in Zürich."))
-        .await
-        .unwrap();
-    bump(&store).await;
+    let (store, root) = one_page_mirror(dir.path()).await;
 
     let first = ContentIndex::open(store.clone(), Some(root.clone()))
         .await
@@ -101,17 +106,7 @@ async fn a_restart_opens_the_kept_index_and_a_new_generation_gets_its_own() {
 #[tokio::test]
 async fn a_damaged_kept_index_is_built_again() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(
-        SqliteStore::open(&dir.path().join("content.sqlite"))
-            .await
-            .unwrap(),
-    );
-    let root = dir.path().join("content.sqlite.index");
-    store
-        .put(&page(1, "Anreise", "Der Bus hält in Zürich."))
-        .await
-        .unwrap();
-    bump(&store).await;
+    let (store, root) = one_page_mirror(dir.path()).await;
     drop(
         ContentIndex::open(store.clone(), Some(root.clone()))
             .await
@@ -130,18 +125,8 @@ async fn a_damaged_kept_index_is_built_again() {
 #[tokio::test]
 async fn an_index_that_cannot_be_kept_is_built_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(
-        SqliteStore::open(&dir.path().join("content.sqlite"))
-            .await
-            .unwrap(),
-    );
-    store
-        .put(&page(1, "Anreise", "Der Bus hält in Zürich."))
-        .await
-        .unwrap();
-    bump(&store).await;
+    let (store, root) = one_page_mirror(dir.path()).await;
     // Where the index would go is a file: no directory can be made there.
-    let root = dir.path().join("content.sqlite.index");
     std::fs::write(&root, b"not a directory").unwrap();
     let index = ContentIndex::open(store.clone(), Some(root.clone()))
         .await

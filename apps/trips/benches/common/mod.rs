@@ -4,15 +4,20 @@
 #![allow(dead_code)]
 
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{NaiveDate, Utc};
+use chrono::{NaiveDate, TimeZone, Utc};
+use concierge_sim_typo3::SimulatorConfig;
+use concierge_trips::content::clock::ManualClock;
 use concierge_trips::content::document::{Document, Page, PageState};
 use concierge_trips::content::feed::{DocKey, Item};
 use concierge_trips::content::markdown::html_to_markdown;
-use concierge_trips::content::store::{ContentStore, StoreError, SyncState};
+use concierge_trips::content::store::{ContentStore, SqliteStore, StoreError, SyncState};
+use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 use serde_json::{Value, json};
 
 /// A mirrored document as a sync would leave it: a record type with its data, a page type with
@@ -196,4 +201,41 @@ pub fn repeat(sample: &Value, copies: i64) -> Value {
         products.push(product);
     }
     json!({"generatedAt": sample["generatedAt"], "products": products})
+}
+
+/// The sample feed (`examples/ski/feed`) served by the TYPO3 simulator and synced into
+/// `dir/content.sqlite` on a manual clock (the load rules' waits cost no time). The simulator
+/// keeps serving at the address returned.
+pub async fn sample_mirror(dir: &Path) -> (SocketAddr, Arc<dyn ContentStore>) {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ski");
+    let (addr, serving) = concierge_sim_typo3::start(&SimulatorConfig {
+        listen: "127.0.0.1:0".into(),
+        feed: examples.join("feed"),
+        api_key: "bench".into(),
+    })
+    .await
+    .expect("the simulator");
+    tokio::spawn(serving);
+    let store: Arc<dyn ContentStore> = Arc::new(
+        SqliteStore::open(&dir.join("content.sqlite"))
+            .await
+            .expect("the store"),
+    );
+    Syncer::new(
+        FeedSettings {
+            base_url: format!("http://{addr}"),
+            api_key: "bench".into(),
+            timeout: Duration::from_secs(10),
+            lock_path: dir.join("sync.lock"),
+        },
+        store.clone(),
+        Arc::new(ManualClock::at(
+            Utc.with_ymd_and_hms(2026, 12, 1, 1, 0, 0).unwrap(),
+        )),
+    )
+    .expect("the syncer")
+    .run(RunOptions::default())
+    .await
+    .expect("the sample sync");
+    (addr, store)
 }
