@@ -285,8 +285,8 @@ impl CatalogHandle {
         mut read: Option<(SyncState, Vec<Document>)>,
     ) {
         let mut progress = self.progress.lock().await;
-        let state = match read.as_ref().map(|(state, _)| Ok(state.clone())) {
-            Some(state) => state,
+        let state = match &read {
+            Some((state, _)) => Ok(state.clone()),
             None => self.store.state().await,
         };
         let state = match state {

@@ -86,6 +86,7 @@ impl Names {
     /// The entries with a word that `term` matches (a superset is fine: callers check), in
     /// entry order.
     fn matching(&self, term: &QueryTerm) -> Vec<usize> {
+        let prefix = term.is_prefix();
         let mut found = Vec::new();
         for form in &term.forms {
             let start = self
@@ -95,7 +96,7 @@ impl Names {
                 self.words[start..]
                     .iter()
                     .take_while(|(word, _)| {
-                        if term.is_prefix() {
+                        if prefix {
                             word.starts_with(form.as_str())
                         } else {
                             word == form
