@@ -3,6 +3,7 @@
 //! id) are read because they are there, and go no further than this module's types.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use chrono::NaiveDate;
 use serde::Deserialize;
@@ -17,8 +18,14 @@ pub struct Export {
 #[derive(Debug, Clone, Deserialize)]
 pub struct ExportProduct {
     pub code: String,
-    #[serde(default)]
-    pub dates: Vec<ExportDate>,
+    /// Shared with the catalog's [`TravelDate`](super::TravelDate)s, which keep them whole.
+    #[serde(default, deserialize_with = "shared")]
+    pub dates: Vec<Arc<ExportDate>>,
+}
+
+fn shared<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Arc<ExportDate>>, D::Error> {
+    let dates: Vec<ExportDate> = Deserialize::deserialize(d)?;
+    Ok(dates.into_iter().map(Arc::new).collect())
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -11,16 +11,19 @@ pub mod export;
 pub mod facts;
 pub mod load;
 pub mod query;
+mod row_index;
+mod row_set;
 pub mod search;
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use chrono::NaiveDate;
 use serde_json::Value;
 
 use crate::content::document::Document;
 use crate::content::markdown::html_to_markdown;
-use export::{BusproHotels, Export, ExportDate, Pickup};
+use export::{BusproHotels, Export, ExportDate};
 use facts::TravelDateFacts;
 
 /// A TYPO3 product: a trip.
@@ -75,8 +78,8 @@ pub struct TravelDate {
     pub code: String,
     pub start: NaiveDate,
     pub end: NaiveDate,
-    pub pickups: Vec<Pickup>,
-    pub export: ExportDate,
+    /// The export's date: its hotels, selections, buses and pickups.
+    pub export: Arc<ExportDate>,
 }
 
 /// One trip × date × hotel.
@@ -87,7 +90,8 @@ pub struct Row {
     pub hotel: usize,
     /// The code BusPro books the hotel under for this date.
     pub hotel_code: String,
-    pub facts: TravelDateFacts,
+    /// Shared by the trips that share the date's product code.
+    pub facts: Arc<TravelDateFacts>,
 }
 
 #[derive(Debug, Default)]
@@ -100,11 +104,10 @@ pub struct TripCatalog {
     pub dates: Vec<TravelDate>,
     /// Sorted by start date, then "ab" price.
     pub rows: Vec<Row>,
-    /// What the search filters on, one per row and in the same order, packed small so a scan of
-    /// a hundred thousand rows stays in cache.
-    pub(crate) keys: Vec<search::RowKey>,
     /// The distinct board offers (group 71 labels, folded), which rows point into.
     pub(crate) boards: Vec<Vec<Vec<concierge_search::analyzer::Token>>>,
+    /// The rows by what the search filters on.
+    pub(crate) index: row_index::RowIndex,
     /// Every code (own or alias) to its hotel; an owner's own code wins.
     pub hotel_by_code: HashMap<String, usize>,
     pub trips_by_code: HashMap<String, Vec<usize>>,
@@ -288,12 +291,11 @@ impl TripCatalog {
                     code: product.code.clone(),
                     start: date.start,
                     end: date.end,
-                    pickups: date.pickups.clone(),
                     export: date.clone(),
                 });
                 for hotel in &date.hotels {
                     let index = catalog.hotel_for(&hotel.hotel_code, hotel.buspro_hotel_id, buspro);
-                    let facts = TravelDateFacts::derive(date, hotel);
+                    let facts = Arc::new(TravelDateFacts::derive(date, hotel));
                     for &trip in &trips {
                         catalog.rows.push(Row {
                             trip,
@@ -313,24 +315,30 @@ impl TripCatalog {
         }
         catalog.unmatched.sort();
         catalog.unmatched.dedup();
-        catalog.rows.sort_by(|a, b| {
+        catalog.order_rows();
+        catalog.index_rows();
+        catalog.names = query::Names::of(&catalog);
+        catalog
+    }
+
+    /// The catalog's order, which results are listed in: start date, then "ab" price (a row
+    /// without one last).
+    pub(crate) fn order_rows(&mut self) {
+        self.rows.sort_by(|a, b| {
             (a.facts.start, a.facts.price_from.unwrap_or(f64::MAX))
                 .partial_cmp(&(b.facts.start, b.facts.price_from.unwrap_or(f64::MAX)))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
-        catalog.index_rows();
-        catalog.names = query::Names::of(&catalog);
-        catalog
     }
 
     /// The hotel a booking code means: TYPO3's (own code before alias), else BusPro's, added once.
     fn hotel_for(&mut self, code: &str, buspro_id: Option<u64>, buspro: &BusproHotels) -> usize {
         let buspro_hotel = buspro_id.and_then(|id| buspro.by_id.get(&id));
         if let Some(&index) = self.hotel_by_code.get(code) {
-            if let Some(name) = buspro_hotel.map(|h| h.name.clone())
-                && !self.hotels[index].buspro_names.contains(&name)
+            if let Some(hotel) = buspro_hotel
+                && !self.hotels[index].buspro_names.contains(&hotel.name)
             {
-                self.hotels[index].buspro_names.push(name);
+                self.hotels[index].buspro_names.push(hotel.name.clone());
             }
             return index;
         }

@@ -35,6 +35,8 @@ pub(crate) struct Names {
     /// The entries by every form of their first word: a name spelled out in a query has its
     /// first word there.
     by_first_word: HashMap<String, Vec<usize>>,
+    /// Trips, hotels and places by their record's uid (of any type: callers check the type).
+    by_uid: HashMap<u64, Vec<Target>>,
 }
 
 impl Names {
@@ -76,38 +78,65 @@ impl Names {
         }
         words.sort_unstable();
         words.dedup();
+        let mut by_uid: HashMap<u64, Vec<Target>> = HashMap::new();
+        let trips = (catalog.trips.iter().enumerate()).map(|(i, t)| (t.uid, Target::Trip(i)));
+        let hotels = (catalog.hotels.iter().enumerate())
+            .filter_map(|(i, h)| Some((h.uid?, Target::Hotel(i))));
+        let places = (catalog.places.iter().enumerate()).map(|(i, p)| (p.uid, Target::Place(i)));
+        for (uid, target) in trips.chain(hotels).chain(places) {
+            by_uid.entry(uid).or_default().push(target);
+        }
         Self {
             entries,
             words,
             by_first_word,
+            by_uid,
         }
     }
 
     /// The entries with a word that `term` matches (a superset is fine: callers check), in
     /// entry order.
     fn matching(&self, term: &QueryTerm) -> Vec<usize> {
-        let prefix = term.is_prefix();
-        let mut found = Vec::new();
-        for form in &term.forms {
-            let start = self
-                .words
-                .partition_point(|(word, _)| word.as_str() < form.as_str());
-            found.extend(
-                self.words[start..]
-                    .iter()
-                    .take_while(|(word, _)| {
-                        if prefix {
-                            word.starts_with(form.as_str())
-                        } else {
-                            word == form
-                        }
-                    })
-                    .map(|(_, entry)| *entry),
-            );
-        }
+        let mut found: Vec<usize> = self
+            .ranges(term)
+            .flat_map(|range| &self.words[range])
+            .map(|(_, entry)| *entry)
+            .collect();
         found.sort_unstable();
         found.dedup();
         found
+    }
+
+    /// Where the words `term` matches stand in `words`, one range per form: sorted, the words
+    /// an exact form or a prefix matches are side by side.
+    fn ranges<'a>(
+        &'a self,
+        term: &'a QueryTerm,
+    ) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
+        let prefix = term.is_prefix();
+        term.forms.iter().map(move |form| {
+            let start = self
+                .words
+                .partition_point(|(word, _)| word.as_str() < form.as_str());
+            let len = self.words[start..].partition_point(|(word, _)| {
+                if prefix {
+                    word.starts_with(form.as_str())
+                } else {
+                    word == form
+                }
+            });
+            start..start + len
+        })
+    }
+
+    /// The entries that can hold every term: those of the term that matches the fewest words
+    /// ("val" starts many words, "thorens" few; checking the few is the work).
+    fn candidates(&self, terms: &[QueryTerm]) -> Vec<usize> {
+        terms
+            .iter()
+            .min_by_key(|term| self.ranges(term).map(|r| r.len()).sum::<usize>())
+            .map(|term| self.matching(term))
+            .unwrap_or_default()
     }
 }
 
@@ -197,8 +226,7 @@ impl TripCatalog {
         if terms.is_empty() {
             return selection;
         }
-        // Only names the first term matches can hold every term.
-        for entry in self.names.matching(&terms[0]) {
+        for entry in self.names.candidates(&terms) {
             let (target, words) = &self.names.entries[entry];
             if terms.iter().all(|t| words.iter().any(|w| t.matches(w))) {
                 selection.add(*target);
@@ -252,28 +280,15 @@ impl TripCatalog {
     pub fn selection_of_records(&self, keys: &[DocKey]) -> Selection {
         let mut selection = Selection::default();
         for key in keys {
-            match key.kind.as_str() {
-                "product" => selection.trips.extend(
-                    self.trips
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, t)| t.uid == key.uid)
-                        .map(|(i, _)| i),
-                ),
-                "hotel" => selection.hotels.extend(
-                    self.hotels
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, h)| h.uid == Some(key.uid))
-                        .map(|(i, _)| i),
-                ),
-                kind => selection.places.extend(
-                    self.places
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| p.kind == kind && p.uid == key.uid)
-                        .map(|(i, _)| i),
-                ),
+            for &target in self.names.by_uid.get(&key.uid).into_iter().flatten() {
+                let kind = match target {
+                    Target::Trip(_) => "product",
+                    Target::Hotel(_) => "hotel",
+                    Target::Place(i) => self.places[i].kind.as_str(),
+                };
+                if kind == key.kind {
+                    selection.add(target);
+                }
             }
         }
         selection
@@ -283,16 +298,17 @@ impl TripCatalog {
     pub fn places_named(&self, kind: &str, name: &str) -> BTreeSet<usize> {
         let terms = query_terms(name);
         self.names
-            .entries
-            .iter()
-            .filter_map(|(target, words)| match target {
-                Target::Place(i) if self.places[*i].kind == kind => Some((*i, words)),
+            .candidates(&terms)
+            .into_iter()
+            .filter_map(|entry| match &self.names.entries[entry] {
+                (Target::Place(i), words)
+                    if self.places[*i].kind == kind
+                        && terms.iter().all(|t| words.iter().any(|w| t.matches(w))) =>
+                {
+                    Some(*i)
+                }
                 _ => None,
             })
-            .filter(|(_, words)| {
-                !terms.is_empty() && terms.iter().all(|t| words.iter().any(|w| t.matches(w)))
-            })
-            .map(|(i, _)| i)
             .collect()
     }
 }

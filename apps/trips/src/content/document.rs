@@ -28,6 +28,7 @@ pub struct Page {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "Stored<Page, String>")]
 pub struct Document {
     #[serde(flatten)]
     pub key: DocKey,
@@ -52,6 +53,76 @@ pub struct Document {
     pub public_url: Option<String>,
     /// Everything searchable about the item, in Markdown.
     pub body_md: String,
+}
+
+/// A document as stored: [`Document`]'s fields with its key's inline. Documents are read
+/// through this, not through `#[serde(flatten)]`, which buffers a whole document (page text and
+/// all) before reading it; `P` and `B` are the page's and the body's types, so that a reader
+/// that needs neither skips them as [`serde::de::IgnoredAny`] without holding them.
+#[derive(Deserialize)]
+pub(crate) struct Stored<P, B> {
+    #[serde(rename = "type")]
+    kind: String,
+    uid: u64,
+    language: String,
+    site: Option<String>,
+    url: Option<String>,
+    title: String,
+    breadcrumb: Vec<String>,
+    modified: String,
+    content_url: Option<String>,
+    detail_of: Option<ItemRef>,
+    data: Option<Value>,
+    record_modified: Option<String>,
+    record_fetched_at: Option<DateTime<Utc>>,
+    page: Option<P>,
+    merged_into: Option<ItemRef>,
+    public_url: Option<String>,
+    body_md: B,
+}
+
+/// A stored document without its page and body: what the trip catalog reads.
+pub(crate) type StoredRecord = Stored<serde::de::IgnoredAny, serde::de::IgnoredAny>;
+
+impl<P, B> Stored<P, B> {
+    fn into_document(self, page: Option<Page>, body_md: String) -> Document {
+        Document {
+            key: DocKey {
+                kind: self.kind,
+                uid: self.uid,
+                language: self.language,
+            },
+            site: self.site,
+            url: self.url,
+            title: self.title,
+            breadcrumb: self.breadcrumb,
+            modified: self.modified,
+            content_url: self.content_url,
+            detail_of: self.detail_of,
+            data: self.data,
+            record_modified: self.record_modified,
+            record_fetched_at: self.record_fetched_at,
+            page,
+            merged_into: self.merged_into,
+            public_url: self.public_url,
+            body_md,
+        }
+    }
+}
+
+impl StoredRecord {
+    /// The document with no page and an empty body.
+    pub(crate) fn into_record(self) -> Document {
+        self.into_document(None, String::new())
+    }
+}
+
+impl From<Stored<Page, String>> for Document {
+    fn from(mut stored: Stored<Page, String>) -> Self {
+        let page = stored.page.take();
+        let body = std::mem::take(&mut stored.body_md);
+        stored.into_document(page, body)
+    }
 }
 
 impl Document {

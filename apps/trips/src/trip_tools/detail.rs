@@ -124,7 +124,7 @@ fn trip_detail(
         .map(|(n, &d)| {
             let date = &catalog.dates[d];
             let date_rows: Vec<_> = rows.iter().filter(|r| r.date == d).collect();
-            let facts: Option<&TravelDateFacts> = date_rows.first().map(|r| &r.facts);
+            let facts: Option<&TravelDateFacts> = date_rows.first().map(|r| &*r.facts);
             DateDetail {
                 date_code: date.date_code.clone(),
                 start: date.start,
@@ -136,7 +136,8 @@ fn trip_detail(
                     .collect(),
                 inclusions: facts.map(|f| f.inclusions.clone()).unwrap_or_default(),
                 bus: facts.is_some_and(|f| f.bus),
-                pickups: (n < PICKUP_DATES).then(|| date.pickups.iter().map(pickup).collect()),
+                pickups: (n < PICKUP_DATES)
+                    .then(|| date.export.pickups.iter().map(pickup).collect()),
             }
         })
         .collect();

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::sqlite::SqlitePool;
 
-use super::document::Document;
+use super::document::{Document, StoredRecord};
 use super::feed::{DocKey, RECORD_TYPES};
 
 /// `content_sync_state`: what outlives a run.
@@ -188,14 +188,12 @@ impl ContentStore for SqliteStore {
         .bind(kinds)
         .fetch_all(&self.pool)
         .await?;
-        // Stripped here, not in SQL: SQLite's JSON functions rewrite each document twice and
-        // took longer than parsing it whole.
+        // Skipped while parsing, not stripped in SQL: SQLite's JSON functions rewrite each
+        // document twice and took longer than parsing it whole.
         rows.iter()
             .map(|row| {
-                let mut doc: Document = serde_json::from_str(row.get::<&str, _>(0))?;
-                doc.page = None;
-                doc.body_md = String::new();
-                Ok(doc)
+                let stored: StoredRecord = serde_json::from_str(row.get::<&str, _>(0))?;
+                Ok(stored.into_record())
             })
             .collect()
     }
