@@ -58,11 +58,16 @@ pub struct ExportHotel {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Room {
-    pub code: String,
+    /// `code` is [`BABY`]: the infant row, a surcharge line rather than a room. The code is read
+    /// for this alone, so it is compared while parsing instead of kept (a string less for each
+    /// of the export's rooms: a million and a half in a large one).
+    #[serde(rename = "code", deserialize_with = "is_baby")]
+    pub infant: bool,
     #[serde(default)]
     pub label: String,
-    #[serde(default)]
-    pub status: String,
+    /// `status` is [`BUCHUNGSSTOP`].
+    #[serde(default, rename = "status", deserialize_with = "is_buchungsstop")]
+    pub stopped: bool,
     #[serde(default)]
     pub available: u32,
     #[serde(default)]
@@ -76,14 +81,37 @@ pub struct Room {
 pub const BUCHUNGSSTOP: &str = "Buchungsstop";
 pub const BABY: &str = "Baby";
 
+fn is_baby<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    d.deserialize_str(TextIs(BABY))
+}
+
+fn is_buchungsstop<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    d.deserialize_str(TextIs(BUCHUNGSSTOP))
+}
+
+/// Whether a string is the one given, read without keeping it.
+struct TextIs(&'static str);
+
+impl serde::de::Visitor<'_> for TextIs {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<bool, E> {
+        Ok(value == self.0)
+    }
+}
+
 impl Room {
     /// The infant row is a surcharge line, not a room.
     pub fn is_room(&self) -> bool {
-        self.code != BABY
+        !self.infant
     }
 
     pub fn is_bookable(&self) -> bool {
-        self.is_room() && self.status != BUCHUNGSSTOP
+        self.is_room() && !self.stopped
     }
 
     /// `available` counts rooms; a room sleeps `maxPax`.
@@ -221,9 +249,9 @@ mod tests {
     #[test]
     fn rooms_places_and_bookability() {
         let room = |code: &str, status: &str| Room {
-            code: code.into(),
+            infant: code == BABY,
             label: String::new(),
-            status: status.into(),
+            stopped: status == BUCHUNGSSTOP,
             available: 3,
             min_pax: 1,
             max_pax: 4,

@@ -49,8 +49,8 @@ pub fn accommodation(hotel_type: u64) -> Option<&'static str> {
 }
 
 pub fn room_type(room: &Room) -> &'static str {
-    let label = room.label.to_lowercase();
-    if label.contains("bett im") || label.contains("mit ander") {
+    let label = room.label.as_bytes();
+    if contains_ignoring_case(label, b"bett im") || contains_ignoring_case(label, b"mit ander") {
         return "mit anderen";
     }
     match room.max_pax {
@@ -58,6 +58,13 @@ pub fn room_type(room: &Room) -> &'static str {
         9.. => "9er+",
         n => ROOM_TYPES[n as usize - 1],
     }
+}
+
+/// Whether `text` holds `word` (lowercase ASCII) in any case: for each of the export's rooms,
+/// so without the lowercased copy of its label.
+fn contains_ignoring_case(text: &[u8], word: &[u8]) -> bool {
+    text.windows(word.len())
+        .any(|window| window.eq_ignore_ascii_case(word))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -193,9 +200,9 @@ mod tests {
         price: f64,
     ) -> Room {
         Room {
-            code: code.into(),
+            infant: code == crate::catalog::export::BABY,
             label: label.into(),
-            status: status.into(),
+            stopped: status == crate::catalog::export::BUCHUNGSSTOP,
             available,
             min_pax: pax.0,
             max_pax: pax.1,

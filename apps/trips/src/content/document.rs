@@ -78,6 +78,8 @@ pub(crate) struct Stored<P, B> {
     page: Option<P>,
     merged_into: Option<ItemRef>,
     public_url: Option<String>,
+    /// Absent from a store's record text, which leaves page and body out.
+    #[serde(default)]
     body_md: B,
 }
 

@@ -125,6 +125,7 @@ CREATE TABLE IF NOT EXISTS content_document (
     public_url TEXT,
     merged INTEGER NOT NULL,
     doc TEXT NOT NULL,
+    record TEXT,
     PRIMARY KEY (type, uid, language)
 );
 CREATE INDEX IF NOT EXISTS content_document_url ON content_document (public_url);
@@ -147,6 +148,7 @@ impl SqliteStore {
             .open(&[SCHEMA])
             .await
             .map_err(|e| StoreError(e.to_string()))?;
+        add_record_column(&pool).await?;
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         Ok(Self {
@@ -154,6 +156,52 @@ impl SqliteStore {
             files: [path.to_owned(), wal.into()],
         })
     }
+}
+
+/// A mirror from before `record` existed gets the column, filled from its documents once: the
+/// catalog reads records on every start and every mirror change, and without the column it would
+/// read (and check as UTF-8) every record's page text too.
+async fn add_record_column(pool: &SqlitePool) -> Result<(), StoreError> {
+    let has_it: bool = sqlx::query_scalar(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('content_document') WHERE name = 'record'",
+    )
+    .fetch_one(pool)
+    .await?;
+    if has_it {
+        return Ok(());
+    }
+    let mut tx = pool.begin().await?;
+    match sqlx::query("ALTER TABLE content_document ADD COLUMN record TEXT")
+        .execute(&mut *tx)
+        .await
+    {
+        Ok(_) => {}
+        // Another process (a sync beside the server) added it first.
+        Err(error) if error.to_string().contains("duplicate column") => return Ok(()),
+        Err(error) => return Err(error.into()),
+    }
+    sqlx::query(
+        "UPDATE content_document SET record = json_remove(doc, '$.page', '$.body_md') \
+         WHERE type IN (SELECT value FROM json_each(?))",
+    )
+    .bind(serde_json::to_string(&RECORD_TYPES)?)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// What [`ContentStore::records`] reads of a record type's document: all but its page and body.
+fn record_text(doc: &Document) -> Result<Option<String>, StoreError> {
+    if !RECORD_TYPES.contains(&doc.key.kind.as_str()) {
+        return Ok(None);
+    }
+    let mut value = serde_json::to_value(doc)?;
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("page");
+        fields.remove("body_md");
+    }
+    Ok(Some(value.to_string()))
 }
 
 #[async_trait]
@@ -182,14 +230,14 @@ impl ContentStore for SqliteStore {
     async fn records(&self) -> Result<Vec<Document>, StoreError> {
         let kinds = serde_json::to_string(&RECORD_TYPES)?;
         let rows = sqlx::query(
-            "SELECT doc FROM content_document WHERE type IN (SELECT value FROM json_each(?)) \
-             ORDER BY type, uid, language",
+            "SELECT COALESCE(record, doc) FROM content_document \
+             WHERE type IN (SELECT value FROM json_each(?)) ORDER BY type, uid, language",
         )
         .bind(kinds)
         .fetch_all(&self.pool)
         .await?;
-        // Skipped while parsing, not stripped in SQL: SQLite's JSON functions rewrite each
-        // document twice and took longer than parsing it whole.
+        // `record` is the document without page and body, written with it (and given once to a
+        // mirror from before it existed); a `doc` read instead has them skipped while parsing.
         rows.iter()
             .map(|row| {
                 let stored: StoredRecord = serde_json::from_str(row.get::<&str, _>(0))?;
@@ -212,10 +260,11 @@ impl ContentStore for SqliteStore {
 
     async fn put(&self, doc: &Document) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO content_document (type, uid, language, public_url, merged, doc) \
-             VALUES (?, ?, ?, ?, ?, ?) \
+            "INSERT INTO content_document (type, uid, language, public_url, merged, doc, record) \
+             VALUES (?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (type, uid, language) DO UPDATE SET \
-             public_url = excluded.public_url, merged = excluded.merged, doc = excluded.doc",
+             public_url = excluded.public_url, merged = excluded.merged, doc = excluded.doc, \
+             record = excluded.record",
         )
         .bind(&doc.key.kind)
         .bind(doc.key.uid as i64)
@@ -223,6 +272,7 @@ impl ContentStore for SqliteStore {
         .bind(&doc.public_url)
         .bind(doc.merged_into.is_some())
         .bind(serde_json::to_string(doc)?)
+        .bind(record_text(doc)?)
         .execute(&self.pool)
         .await?;
         Ok(())
