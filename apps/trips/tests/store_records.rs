@@ -40,7 +40,11 @@ async fn a_mirror_from_before_the_record_column_gets_it_and_records_come_without
         .await
         .expect("old schema");
         for (kind, uid, data) in [
-            ("product", 1, Some(json!({"code": "SSLMP", "title": "Skiopening"}))),
+            (
+                "product",
+                1,
+                Some(json!({"code": "SSLMP", "title": "Skiopening"})),
+            ),
             ("page", 2, None),
         ] {
             sqlx::query("INSERT INTO content_document VALUES (?, ?, 'de', NULL, 0, ?)")
@@ -64,7 +68,11 @@ async fn a_mirror_from_before_the_record_column_gets_it_and_records_come_without
     assert!(product.page.is_none() && product.body_md.is_empty());
     // The documents themselves keep their pages.
     let documents = store.documents().await.expect("documents");
-    assert!(documents.iter().all(|d| d.page.is_some() && !d.body_md.is_empty()));
+    assert!(
+        documents
+            .iter()
+            .all(|d| d.page.is_some() && !d.body_md.is_empty())
+    );
 
     // The column was filled for records only, without the page text.
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
@@ -77,7 +85,10 @@ async fn a_mirror_from_before_the_record_column_gets_it_and_records_come_without
     let record: Option<String> = rows[0].get(1);
     let record = record.expect("the product's record");
     assert!(!record.contains("Seitentext"), "{record}");
-    assert!(rows[1].get::<Option<String>, _>(1).is_none(), "a page has no record");
+    assert!(
+        rows[1].get::<Option<String>, _>(1).is_none(),
+        "a page has no record"
+    );
 
     // A document written now carries its record, and opening again changes nothing.
     let mut changed = documents

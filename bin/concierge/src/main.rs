@@ -405,9 +405,3 @@ fn report(path: &std::path::Path, errors: &[ConfigError]) -> ExitCode {
     }
     ExitCode::FAILURE
 }
-
-/// mimalloc: the allocator behind the JSON of every call and the catalog's start-up (against
-/// glibc's malloc: 35 % less time reading a 141 MB product export, 10–20 % less CPU per
-/// `search_trips` call; bench/results/).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -14,7 +14,18 @@ const CHROME: [&str; 14] = [
 /// The text of a page as Markdown: chrome and cookie/consent banners dropped, blank runs
 /// collapsed. An empty string means the page had no text.
 pub fn html_to_markdown(html: &str) -> String {
-    let converter = HtmlToMarkdown::builder()
+    let markdown = CONVERTER.with(|converter| converter.convert(html).unwrap_or_default());
+    escape_stray_markup(&tidy(&markdown))
+}
+
+thread_local! {
+    /// Built once per thread: building it took longer than converting a typical record's
+    /// description, and the catalog converts every hotel's and product's at each start.
+    static CONVERTER: HtmlToMarkdown = converter();
+}
+
+fn converter() -> HtmlToMarkdown {
+    HtmlToMarkdown::builder()
         .skip_tags(CHROME.to_vec())
         .add_handler(vec!["a"], |handlers: &dyn Handlers, element: Element| {
             if is_plain_reference(&element) {
@@ -53,9 +64,7 @@ pub fn html_to_markdown(html: &str) -> String {
                 }
             },
         )
-        .build();
-    let markdown = converter.convert(html).unwrap_or_default();
-    escape_stray_markup(&tidy(&markdown))
+        .build()
 }
 
 /// Whether a link or image can be written as Markdown as it is: every attribute the converter
