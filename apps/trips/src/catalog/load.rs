@@ -351,7 +351,11 @@ impl CatalogHandle {
                 .map_err(|e| format!("{}: {e}", file.display()))?,
             (None, None) => return Err("no export configured".into()),
         };
-        let export = Export::parse(&export)?;
+        // Off the runtime's workers: a large export takes a good part of a second to parse, and
+        // calls on the same worker would wait for it at every refresh.
+        let export = tokio::task::spawn_blocking(move || Export::parse(&export))
+            .await
+            .map_err(|e| format!("parsing the export: {e}"))??;
         let hotels = if self.config.hotels.starts_with("http://")
             || self.config.hotels.starts_with("https://")
         {
