@@ -107,4 +107,39 @@ async fn a_mirror_from_before_the_record_column_gets_it_and_records_come_without
         .await
         .expect("read");
     assert!(record.contains("Skiopening neu") && !record.contains("Seitentext"));
+
+    // A binary from before the column writes `doc` alone (a rollback, an old `sync`): the
+    // record follows, and a new document it inserts is read from `doc`.
+    let older = stored(
+        "product",
+        1,
+        Some(json!({"code": "SSLMP", "title": "Von der alten Version"})),
+    );
+    sqlx::query(
+        "INSERT INTO content_document (type, uid, language, public_url, merged, doc) \
+         VALUES ('product', 1, 'de', NULL, 0, ?) \
+         ON CONFLICT (type, uid, language) DO UPDATE SET doc = excluded.doc",
+    )
+    .bind(older.to_string())
+    .execute(&pool)
+    .await
+    .expect("an old binary's write");
+    sqlx::query(
+        "INSERT INTO content_document (type, uid, language, public_url, merged, doc) \
+         VALUES ('hotel', 3, 'de', NULL, 0, ?)",
+    )
+    .bind(stored("hotel", 3, Some(json!({"codes": ["EDELW"]}))).to_string())
+    .execute(&pool)
+    .await
+    .expect("an old binary's insert");
+    let records = store.records().await.expect("records");
+    let product = records.iter().find(|r| r.key.kind == "product").unwrap();
+    assert_eq!(
+        product.data.as_ref().unwrap()["title"],
+        "Von der alten Version"
+    );
+    assert!(product.page.is_none() && product.body_md.is_empty());
+    let hotel = records.iter().find(|r| r.key.kind == "hotel").unwrap();
+    assert_eq!(hotel.data.as_ref().unwrap()["codes"][0], "EDELW");
+    assert!(hotel.page.is_none() && hotel.body_md.is_empty());
 }

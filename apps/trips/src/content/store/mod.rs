@@ -167,29 +167,41 @@ async fn add_record_column(pool: &SqlitePool) -> Result<(), StoreError> {
     )
     .fetch_one(pool)
     .await?;
-    if has_it {
-        return Ok(());
+    if !has_it {
+        let mut tx = pool.begin().await?;
+        match sqlx::query("ALTER TABLE content_document ADD COLUMN record TEXT")
+            .execute(&mut *tx)
+            .await
+        {
+            Ok(_) => {
+                sqlx::query(
+                    "UPDATE content_document SET record = json_remove(doc, '$.page', '$.body_md') \
+                     WHERE type IN (SELECT value FROM json_each(?))",
+                )
+                .bind(serde_json::to_string(&RECORD_TYPES)?)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+            }
+            // Another process (a sync beside the server) added it first.
+            Err(error) if error.to_string().contains("duplicate column") => {}
+            Err(error) => return Err(error.into()),
+        }
     }
-    let mut tx = pool.begin().await?;
-    match sqlx::query("ALTER TABLE content_document ADD COLUMN record TEXT")
-        .execute(&mut *tx)
-        .await
-    {
-        Ok(_) => {}
-        // Another process (a sync beside the server) added it first.
-        Err(error) if error.to_string().contains("duplicate column") => return Ok(()),
-        Err(error) => return Err(error.into()),
-    }
-    sqlx::query(
-        "UPDATE content_document SET record = json_remove(doc, '$.page', '$.body_md') \
-         WHERE type IN (SELECT value FROM json_each(?))",
-    )
-    .bind(serde_json::to_string(&RECORD_TYPES)?)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
+    sqlx::query(RECORD_TRIGGER).execute(pool).await?;
     Ok(())
 }
+
+/// A binary from before the column (a rollback, an old `concierge sync` beside the server)
+/// writes `doc` without `record`: the database itself derives `record` again whenever a write of
+/// a record type leaves it as it was, so no record is read stale. (A write that sets it to the
+/// same text gets it derived again: harmless.) The types are [`RECORD_TYPES`].
+const RECORD_TRIGGER: &str = "CREATE TRIGGER IF NOT EXISTS content_document_record \
+    AFTER UPDATE OF doc ON content_document \
+    WHEN NEW.record IS OLD.record \
+    AND NEW.type IN ('product', 'hotel', 'city', 'region', 'country', 'concept') \
+    BEGIN UPDATE content_document SET record = json_remove(NEW.doc, '$.page', '$.body_md') \
+    WHERE rowid = NEW.rowid; END";
 
 /// What [`ContentStore::records`] reads of a record type's document: all but its page and body.
 fn record_text(doc: &Document) -> Result<Option<String>, StoreError> {
@@ -307,5 +319,20 @@ impl ContentStore for SqliteStore {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_trigger_names_every_record_type() {
+        let (_, list) = RECORD_TRIGGER
+            .split_once("NEW.type IN (")
+            .expect("the list");
+        let (list, _) = list.split_once(')').expect("its end");
+        let listed: Vec<&str> = list.split(", ").map(|t| t.trim_matches('\'')).collect();
+        assert_eq!(listed, RECORD_TYPES);
     }
 }
