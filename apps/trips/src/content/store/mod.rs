@@ -158,9 +158,10 @@ impl SqliteStore {
     }
 }
 
-/// A mirror from before `record` existed gets the column, filled from its documents once: the
-/// catalog reads records on every start and every mirror change, and without the column it would
-/// read (and check as UTF-8) every record's page text too.
+/// A mirror from before `record` existed gets the column, filled from its documents once, and
+/// every mirror the triggers that keep it current ([`RECORD_TRIGGERS`]): the catalog reads
+/// records on every start and every mirror change, and without the column it would read (and
+/// check as UTF-8) every record's page text too.
 async fn add_record_column(pool: &SqlitePool) -> Result<(), StoreError> {
     let has_it: bool = sqlx::query_scalar(
         "SELECT COUNT(*) > 0 FROM pragma_table_info('content_document') WHERE name = 'record'",
@@ -188,33 +189,27 @@ async fn add_record_column(pool: &SqlitePool) -> Result<(), StoreError> {
             Err(error) => return Err(error.into()),
         }
     }
-    sqlx::query(RECORD_TRIGGER).execute(pool).await?;
+    for trigger in RECORD_TRIGGERS {
+        sqlx::query(trigger).execute(pool).await?;
+    }
     Ok(())
 }
 
-/// A binary from before the column (a rollback, an old `concierge sync` beside the server)
-/// writes `doc` without `record`: the database itself derives `record` again whenever a write of
-/// a record type leaves it as it was, so no record is read stale. (A write that sets it to the
-/// same text gets it derived again: harmless.) The types are [`RECORD_TYPES`].
-const RECORD_TRIGGER: &str = "CREATE TRIGGER IF NOT EXISTS content_document_record \
-    AFTER UPDATE OF doc ON content_document \
-    WHEN NEW.record IS OLD.record \
-    AND NEW.type IN ('product', 'hotel', 'city', 'region', 'country', 'concept') \
-    BEGIN UPDATE content_document SET record = json_remove(NEW.doc, '$.page', '$.body_md') \
-    WHERE rowid = NEW.rowid; END";
-
-/// What [`ContentStore::records`] reads of a record type's document: all but its page and body.
-fn record_text(doc: &Document) -> Result<Option<String>, StoreError> {
-    if !RECORD_TYPES.contains(&doc.key.kind.as_str()) {
-        return Ok(None);
-    }
-    let mut value = serde_json::to_value(doc)?;
-    if let Some(fields) = value.as_object_mut() {
-        fields.remove("page");
-        fields.remove("body_md");
-    }
-    Ok(Some(value.to_string()))
-}
+/// The database derives `record` from `doc` on every write of a record type's document, so
+/// every writer keeps it current, also a binary from before the column (a rollback, an old
+/// `concierge sync` beside the server) that writes `doc` alone. The types are [`RECORD_TYPES`].
+const RECORD_TRIGGERS: [&str; 2] = [
+    "CREATE TRIGGER IF NOT EXISTS content_document_record_inserted \
+     AFTER INSERT ON content_document \
+     WHEN NEW.type IN ('product', 'hotel', 'city', 'region', 'country', 'concept') \
+     BEGIN UPDATE content_document SET record = json_remove(NEW.doc, '$.page', '$.body_md') \
+     WHERE rowid = NEW.rowid; END",
+    "CREATE TRIGGER IF NOT EXISTS content_document_record_updated \
+     AFTER UPDATE OF doc ON content_document \
+     WHEN NEW.type IN ('product', 'hotel', 'city', 'region', 'country', 'concept') \
+     BEGIN UPDATE content_document SET record = json_remove(NEW.doc, '$.page', '$.body_md') \
+     WHERE rowid = NEW.rowid; END",
+];
 
 #[async_trait]
 impl ContentStore for SqliteStore {
@@ -248,8 +243,8 @@ impl ContentStore for SqliteStore {
         .bind(kinds)
         .fetch_all(&self.pool)
         .await?;
-        // `record` is the document without page and body, written with it (and given once to a
-        // mirror from before it existed); a `doc` read instead has them skipped while parsing.
+        // `record` is the document without page and body, derived by the database on every
+        // write ([`RECORD_TRIGGERS`]); a `doc` read instead has them skipped while parsing.
         rows.iter()
             .map(|row| {
                 let stored: StoredRecord = serde_json::from_str(row.get::<&str, _>(0))?;
@@ -272,11 +267,10 @@ impl ContentStore for SqliteStore {
 
     async fn put(&self, doc: &Document) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO content_document (type, uid, language, public_url, merged, doc, record) \
-             VALUES (?, ?, ?, ?, ?, ?, ?) \
+            "INSERT INTO content_document (type, uid, language, public_url, merged, doc) \
+             VALUES (?, ?, ?, ?, ?, ?) \
              ON CONFLICT (type, uid, language) DO UPDATE SET \
-             public_url = excluded.public_url, merged = excluded.merged, doc = excluded.doc, \
-             record = excluded.record",
+             public_url = excluded.public_url, merged = excluded.merged, doc = excluded.doc",
         )
         .bind(&doc.key.kind)
         .bind(doc.key.uid as i64)
@@ -284,7 +278,6 @@ impl ContentStore for SqliteStore {
         .bind(&doc.public_url)
         .bind(doc.merged_into.is_some())
         .bind(serde_json::to_string(doc)?)
-        .bind(record_text(doc)?)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -327,12 +320,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_record_trigger_names_every_record_type() {
-        let (_, list) = RECORD_TRIGGER
-            .split_once("NEW.type IN (")
-            .expect("the list");
-        let (list, _) = list.split_once(')').expect("its end");
-        let listed: Vec<&str> = list.split(", ").map(|t| t.trim_matches('\'')).collect();
-        assert_eq!(listed, RECORD_TYPES);
+    fn the_record_triggers_name_every_record_type() {
+        for trigger in RECORD_TRIGGERS {
+            let (_, list) = trigger.split_once("NEW.type IN (").expect("the list");
+            let (list, _) = list.split_once(')').expect("its end");
+            let listed: Vec<&str> = list.split(", ").map(|t| t.trim_matches('\'')).collect();
+            assert_eq!(listed, RECORD_TYPES);
+        }
     }
 }
