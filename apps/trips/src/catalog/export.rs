@@ -2,7 +2,8 @@
 //! `docs/contracts/ski-product-export.md` defines them. Internal fields (the guide, every BusPro
 //! id) are read because they are there, and go no further than this module's types.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use chrono::NaiveDate;
@@ -63,8 +64,10 @@ pub struct Room {
     /// of the export's rooms: a million and a half in a large one).
     #[serde(rename = "code", deserialize_with = "is_baby")]
     pub infant: bool,
-    #[serde(default)]
-    pub label: String,
+    /// Shared with every room of the same label: a large export has a million and a half rooms
+    /// and a few hundred labels ("Doppelzimmer", …), so one allocation each, not one a room.
+    #[serde(default, deserialize_with = "interned")]
+    pub label: Arc<str>,
     /// `status` is [`BUCHUNGSSTOP`].
     #[serde(default, rename = "status", deserialize_with = "is_buchungsstop")]
     pub stopped: bool,
@@ -87,6 +90,40 @@ fn is_baby<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 
 fn is_buchungsstop<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     d.deserialize_str(TextIs(BUCHUNGSSTOP))
+}
+
+thread_local! {
+    /// The room labels met during one [`Export::parse`] on this thread; emptied when it ends.
+    static LABELS: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
+}
+
+fn interned<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+    d.deserialize_str(Interned)
+}
+
+/// A string, as the one copy of it this parse keeps.
+struct Interned;
+
+impl serde::de::Visitor<'_> for Interned {
+    type Value = Arc<str>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Arc<str>, E> {
+        Ok(LABELS.with(|labels| {
+            let mut labels = labels.borrow_mut();
+            match labels.get(value) {
+                Some(label) => label.clone(),
+                None => {
+                    let label: Arc<str> = value.into();
+                    labels.insert(label.clone());
+                    label
+                }
+            }
+        }))
+    }
 }
 
 /// Whether a string is the one given, read without keeping it.
@@ -171,8 +208,11 @@ pub struct Leg {
 
 impl Export {
     pub fn parse(body: &[u8]) -> Result<Self, String> {
-        let export: Export = serde_json::from_slice(body)
-            .map_err(|e| format!("the product export is not the contract's: {e}"))?;
+        let parsed = serde_json::from_slice::<Export>(body);
+        // The labels stay with the rooms that hold them; the table of them is this parse's only.
+        LABELS.with(|labels| *labels.borrow_mut() = HashSet::new());
+        let export =
+            parsed.map_err(|e| format!("the product export is not the contract's: {e}"))?;
         if export.products.is_empty() {
             return Err("the product export lists no products".into());
         }
@@ -247,10 +287,40 @@ mod tests {
     }
 
     #[test]
+    fn rooms_of_one_label_share_it_and_the_table_ends_with_the_parse() {
+        let export = Export::parse(
+            br#"{"generatedAt":"2026-11-30T21:55:00+01:00","products":[{"code":"VT","dates":[
+                {"dateCode":"VT1","start":"2027-01-02","end":"2027-01-09","hotels":[
+                  {"hotelCode":"A","rooms":[
+                    {"code":"DZ","label":"Doppelzimmer","status":"frei"},
+                    {"code":"DZ2","label":"Doppelzimmer","status":"frei"},
+                    {"code":"EZ","label":"Einzelzimmer","status":"frei"}]},
+                  {"hotelCode":"B","rooms":[{"code":"DZ","label":"Doppelzimmer","status":"frei"}]}]}]}]}"#,
+        )
+        .unwrap();
+        let date = &export.products[0].dates[0];
+        let labels: Vec<&Arc<str>> = date
+            .hotels
+            .iter()
+            .flat_map(|h| &h.rooms)
+            .map(|r| &r.label)
+            .collect();
+        assert_eq!(labels[0].as_ref(), "Doppelzimmer");
+        // Escaped or not, in this hotel or another: one allocation.
+        assert!(Arc::ptr_eq(labels[0], labels[1]));
+        assert!(Arc::ptr_eq(labels[0], labels[3]));
+        assert!(!Arc::ptr_eq(labels[0], labels[2]));
+        LABELS.with(|table| assert!(table.borrow().is_empty()));
+        // A failed parse leaves nothing behind either.
+        assert!(Export::parse(br#"{"generatedAt":"x","products":[{"code":"VT","dates":[{"dateCode":"V","start":"2027-01-02","end":"2027-01-09","hotels":[{"hotelCode":"A","rooms":[{"code":"DZ","label":"Mehrbett","status":"frei"},{"code":1}]}]}]}]}"#).is_err());
+        LABELS.with(|table| assert!(table.borrow().is_empty()));
+    }
+
+    #[test]
     fn rooms_places_and_bookability() {
         let room = |code: &str, status: &str| Room {
             infant: code == BABY,
-            label: String::new(),
+            label: "".into(),
             stopped: status == BUCHUNGSSTOP,
             available: 3,
             min_pax: 1,

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::content::document::Document;
 use crate::content::markdown::html_to_markdown;
 use export::{BusproHotels, Export, ExportDate};
-use facts::TravelDateFacts;
+use facts::{DateInclusions, TravelDateFacts};
 
 /// A TYPO3 product: a trip.
 #[derive(Debug, Clone)]
@@ -293,9 +293,10 @@ impl TripCatalog {
                     end: date.end,
                     export: date.clone(),
                 });
+                let included = DateInclusions::of(date);
                 for hotel in &date.hotels {
                     let index = catalog.hotel_for(&hotel.hotel_code, hotel.buspro_hotel_id, buspro);
-                    let facts = Arc::new(TravelDateFacts::derive(date, hotel));
+                    let facts = Arc::new(TravelDateFacts::for_hotel(date, &included, hotel));
                     for &trip in &trips {
                         catalog.rows.push(Row {
                             trip,

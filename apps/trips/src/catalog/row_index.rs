@@ -87,7 +87,7 @@ impl TripCatalog {
         for (at, row) in self.rows.iter().enumerate() {
             let facts = &row.facts;
             let next = boards.len() as u32;
-            let board = *boards.entry(facts.board.as_slice()).or_insert(next);
+            let board = *boards.entry(&facts.board[..]).or_insert(next);
             if board == next {
                 index.by_board.push(Vec::new());
             }

@@ -422,8 +422,8 @@ mod tests {
                         .then(|| board.to_string())
                         .into_iter()
                         .collect(),
-                    inclusion_kinds,
-                    inclusions: Vec::new(),
+                    inclusion_kinds: inclusion_kinds.into(),
+                    inclusions: Arc::from([]),
                     bus: dice.chance(5),
                 }),
             });

@@ -134,7 +134,7 @@ fn trip_detail(
                     .iter()
                     .map(|r| date_hotel(catalog, date, r))
                     .collect(),
-                inclusions: facts.map(|f| f.inclusions.clone()).unwrap_or_default(),
+                inclusions: facts.map(|f| f.inclusions.to_vec()).unwrap_or_default(),
                 bus: facts.is_some_and(|f| f.bus),
                 pickups: (n < PICKUP_DATES)
                     .then(|| date.export.pickups.iter().map(pickup).collect()),
@@ -172,7 +172,7 @@ fn date_hotel(
                 .iter()
                 .filter(|r| r.is_bookable())
                 .map(|r| RoomDetail {
-                    label: r.label.clone(),
+                    label: r.label.to_string(),
                     room_type: room_type(r),
                     price: r.price,
                     availability: if r.places() > 0 {
