@@ -48,7 +48,8 @@ pub struct ExportDate {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportHotel {
-    pub hotel_code: String,
+    #[serde(deserialize_with = "interned")]
+    pub hotel_code: Arc<str>,
     /// Joins BusPro's `hotel.xml`; never output.
     #[serde(default)]
     pub buspro_hotel_id: Option<u64>,
@@ -64,8 +65,9 @@ pub struct Room {
     /// of the export's rooms: a million and a half in a large one).
     #[serde(rename = "code", deserialize_with = "is_baby")]
     pub infant: bool,
-    /// Shared with every room of the same label: a large export has a million and a half rooms
-    /// and a few hundred labels ("Doppelzimmer", …), so one allocation each, not one a room.
+    /// Shared with every room of the same label, as are the export's other repeated texts
+    /// (hotel codes, selections, buses, pickup places): a large export holds a million and a
+    /// half of them and a few hundred distinct ones, so one allocation each.
     #[serde(default, deserialize_with = "interned")]
     pub label: Arc<str>,
     /// `status` is [`BUCHUNGSSTOP`].
@@ -93,7 +95,7 @@ fn is_buchungsstop<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Er
 }
 
 thread_local! {
-    /// The room labels met during one [`Export::parse`] on this thread; emptied when it ends.
+    /// The repeated texts met during one [`Export::parse`] on this thread; emptied when it ends.
     static LABELS: RefCell<HashSet<Arc<str>>> = RefCell::new(HashSet::new());
 }
 
@@ -160,24 +162,26 @@ impl Room {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Selection {
     pub group: u32,
-    #[serde(default)]
-    pub label: String,
+    #[serde(default, deserialize_with = "interned")]
+    pub label: Arc<str>,
     #[serde(default)]
     pub items: Vec<SelectionItem>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct SelectionItem {
-    pub label: String,
+    #[serde(deserialize_with = "interned")]
+    pub label: Arc<str>,
     #[serde(default)]
     pub price: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Bus {
-    pub direction: String,
-    #[serde(default)]
-    pub label: String,
+    #[serde(deserialize_with = "interned")]
+    pub direction: Arc<str>,
+    #[serde(default, deserialize_with = "interned")]
+    pub label: Arc<str>,
     #[serde(default = "yes")]
     pub bookable: bool,
     #[serde(default)]
@@ -190,7 +194,8 @@ fn yes() -> bool {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Pickup {
-    pub place: String,
+    #[serde(deserialize_with = "interned")]
+    pub place: Arc<str>,
     #[serde(default)]
     pub time: Option<String>,
     #[serde(default)]

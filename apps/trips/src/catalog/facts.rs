@@ -120,11 +120,11 @@ impl DateInclusions {
             for item in items {
                 inclusions.push(format!("{name}: {}", item.label));
                 if group == BOARD_GROUP {
-                    board.push(item.label.clone());
+                    board.push(item.label.to_string());
                 }
             }
         }
-        let outbound = date.buses.iter().filter(|b| b.direction == "outbound");
+        let outbound = date.buses.iter().filter(|b| &*b.direction == "outbound");
         let bus = outbound.clone().any(|b| b.bookable);
         if outbound.into_iter().any(|b| b.bookable && b.price == 0.0) {
             inclusion_kinds.push(BUS_INCLUSION);
@@ -270,7 +270,7 @@ mod tests {
             ],
             buses: vec![Bus {
                 direction: "outbound".into(),
-                label: String::new(),
+                label: "".into(),
                 bookable: true,
                 price: 0.0,
             }],

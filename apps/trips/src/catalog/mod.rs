@@ -89,7 +89,7 @@ pub struct Row {
     pub date: usize,
     pub hotel: usize,
     /// The code BusPro books the hotel under for this date.
-    pub hotel_code: String,
+    pub hotel_code: Arc<str>,
     /// Shared by the trips that share the date's product code.
     pub facts: Arc<TravelDateFacts>,
 }

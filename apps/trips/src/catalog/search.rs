@@ -409,7 +409,7 @@ mod tests {
                 trip: dice.below(catalog.trips.len()),
                 date,
                 hotel: dice.below(catalog.hotels.len()),
-                hotel_code: String::new(),
+                hotel_code: "".into(),
                 facts: Arc::new(TravelDateFacts {
                     start,
                     end,

@@ -185,7 +185,7 @@ fn date_hotel(
         })
         .unwrap_or_default();
     DateHotel {
-        hotel_code: row.hotel_code.clone(),
+        hotel_code: row.hotel_code.to_string(),
         hotel: catalog.hotels[row.hotel].name.clone(),
         price_from: row.facts.price_from,
         availability: row.facts.availability(),
@@ -200,7 +200,7 @@ fn pickup(pickup: &Pickup) -> PickupDetail {
     let outbound = leg(&pickup.outbound);
     let back = leg(&pickup.back);
     PickupDetail {
-        place: pickup.place.clone(),
+        place: pickup.place.to_string(),
         time: pickup.time.clone(),
         surcharge_outbound: outbound,
         surcharge_return: back,

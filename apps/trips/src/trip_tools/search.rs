@@ -101,7 +101,7 @@ pub(super) async fn search_trips(
                     start: row.facts.start,
                     end: row.facts.end,
                     nights: row.facts.nights,
-                    hotel_code: row.hotel_code.clone(),
+                    hotel_code: row.hotel_code.to_string(),
                     hotel: hotel.name.clone(),
                     accommodation: hotel.hotel_type.and_then(accommodation),
                     price_from: row.facts.price_from,
