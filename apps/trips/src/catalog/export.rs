@@ -298,7 +298,7 @@ mod tests {
                 {"dateCode":"VT1","start":"2027-01-02","end":"2027-01-09","hotels":[
                   {"hotelCode":"A","rooms":[
                     {"code":"DZ","label":"Doppelzimmer","status":"frei"},
-                    {"code":"DZ2","label":"Doppelzimmer","status":"frei"},
+                    {"code":"DZ2","label":"Doppel\u007aimmer","status":"frei"},
                     {"code":"EZ","label":"Einzelzimmer","status":"frei"}]},
                   {"hotelCode":"B","rooms":[{"code":"DZ","label":"Doppelzimmer","status":"frei"}]}]}]}]}"#,
         )
