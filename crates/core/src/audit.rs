@@ -1,5 +1,6 @@
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// How a call (or a refused request) ended. The stable names are what dashboards count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -48,9 +49,11 @@ pub struct AuditEvent {
     pub result_count: Option<usize>,
     /// What the call answered (seed §10: input, output, duration, result code): the result, or
     /// the error document on a failure or refusal; secret fields redacted at any depth and the
-    /// whole capped by [`audit_output`].
+    /// whole capped by [`audit_output`]. Kept as JSON text: the answer's text is already
+    /// written once for the client, and the audit line embeds it as it is instead of copying the
+    /// tree and writing it again.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Value>,
+    pub output: Option<Box<RawValue>>,
     pub outcome: Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -102,33 +105,46 @@ pub const AUDIT_OUTPUT_CAP: usize = 4096;
 /// [`AUDIT_OUTPUT_CAP`] bytes, `{"truncated": true, "bytes": <full length>, "head": <the first
 /// bytes of the JSON text, cut on a character boundary>}` instead, so a reader can never take a
 /// cut answer for a whole one.
-pub fn audit_output(output: &Value, secret_fields: &[String]) -> Value {
+pub fn audit_output(output: &Value, secret_fields: &[String]) -> Box<RawValue> {
     let mut output = output.clone();
     redact_deep(&mut output, secret_fields);
     let text = output.to_string();
     if text.len() <= AUDIT_OUTPUT_CAP {
-        return output;
+        return raw(text);
     }
     truncated(&text)
 }
 
-/// [`audit_output`] of `output` whose JSON text is `text` (the answer's own), so a large answer
-/// is neither cloned nor serialized again when nothing in it needs redacting.
-pub fn audit_output_of(output: &Value, text: &str, secret_fields: &[String]) -> Value {
+/// [`audit_output`] of `output` whose JSON text is `text` (the answer's own), so an answer is
+/// neither cloned nor serialized again when nothing in it needs redacting.
+pub fn audit_output_of(output: &Value, text: &str, secret_fields: &[String]) -> Box<RawValue> {
     match (secret_fields.is_empty(), text.len() <= AUDIT_OUTPUT_CAP) {
-        (true, true) => output.clone(),
+        (true, true) => raw(text.to_owned()),
         (true, false) => truncated(text),
         (false, _) => audit_output(output, secret_fields),
     }
 }
 
-fn truncated(text: &str) -> Value {
+/// A JSON document as the audit keeps it.
+pub fn audit_document(document: &Value) -> Box<RawValue> {
+    raw(document.to_string())
+}
+
+/// `text` is JSON written by serde_json here, so it is valid; the fallback never runs.
+fn raw(text: String) -> Box<RawValue> {
+    RawValue::from_string(text).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+fn truncated(text: &str) -> Box<RawValue> {
     // Room for the marker itself, so the stored row stays near the cap.
     let mut end = AUDIT_OUTPUT_CAP - 128;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    serde_json::json!({"truncated": true, "bytes": text.len(), "head": &text[..end]})
+    raw(
+        serde_json::json!({"truncated": true, "bytes": text.len(), "head": &text[..end]})
+            .to_string(),
+    )
 }
 
 fn redact_deep(value: &mut Value, secret_fields: &[String]) {
@@ -169,11 +185,11 @@ mod tests {
             &secret,
         );
         assert_eq!(
-            kept,
+            parsed(&kept),
             json!({"results": [{"name": "Anna", "phone": "***"}], "phone": "***"})
         );
         let long = json!({"results": ["ä".repeat(5000)]});
-        let cut = audit_output(&long, &[]);
+        let cut = parsed(&audit_output(&long, &[]));
         assert_eq!(cut["truncated"], true);
         assert_eq!(cut["bytes"], long.to_string().len());
         let head = cut["head"].as_str().unwrap();
@@ -183,5 +199,26 @@ mod tests {
             "{}",
             cut.to_string().len()
         );
+    }
+
+    fn parsed(raw: &RawValue) -> Value {
+        serde_json::from_str(raw.get()).unwrap()
+    }
+
+    #[test]
+    fn an_answer_without_secrets_is_kept_as_its_own_text() {
+        let answer = json!({"results": [{"name": "Латте", "note": "a \"quoted\" word"}]});
+        let text = answer.to_string();
+        let kept = audit_output_of(&answer, &text, &[]);
+        assert_eq!(kept.get(), text);
+        let line = serde_json::to_string(&AuditEvent {
+            output: Some(kept),
+            ..AuditEvent::now("/coffee/mcp", "t")
+        })
+        .unwrap();
+        let read: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(read["output"], answer);
+        let secret = audit_output_of(&answer, &text, &["note".to_string()]);
+        assert_eq!(parsed(&secret)["results"][0]["note"], "***");
     }
 }

@@ -44,7 +44,8 @@ mod tool;
 
 pub use app::{Action, Health, HealthCheck, Readings, ToolSet};
 pub use audit::{
-    AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_output, audit_output_of, redact, redact_in_place,
+    AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_document, audit_output, audit_output_of, redact,
+    redact_in_place,
 };
 pub use caller::{CallContext, Caller};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};

@@ -206,7 +206,7 @@ impl<'a> Row<'a> {
                 .notes
                 .as_ref()
                 .map(|v| serde_json::Value::Object(v.clone()).to_string()),
-            output: event.output.as_ref().map(|v| v.to_string()),
+            output: event.output.as_ref().map(|raw| raw.get().to_owned()),
         }
     }
 }
@@ -457,7 +457,7 @@ mod tests {
             trace_id: "t1".into(),
             arguments: Some(json!({"review_id": 1})),
             result_count: Some(1),
-            output,
+            output: output.map(|v| concierge_core::audit_document(&v)),
             outcome: Outcome::Ok,
             code: None,
             duration_ms: 1.0,

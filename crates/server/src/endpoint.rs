@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use concierge_core::messages::render;
 use concierge_core::{
-    CallContext, Caller, ErrorKind, Messages, Outcome, Tool, ToolError, ToolSpec, audit_output,
-    audit_output_of, redact_in_place,
+    CallContext, Caller, ErrorKind, Messages, Outcome, Tool, ToolError, ToolSpec, audit_document,
+    audit_output, audit_output_of, redact_in_place,
 };
 use serde_json::{Map, Value, json};
 
@@ -472,7 +472,9 @@ impl Endpoint {
             record.outcome(
                 Outcome::InternalError,
                 Some("output_schema_violation"),
-                Some(json!({"error": {"code": "output_schema_violation", "message": &message}})),
+                Some(audit_document(
+                    &json!({"error": {"code": "output_schema_violation", "message": &message}}),
+                )),
             );
             return CallAnswer::BrokenOutput(message);
         }

@@ -212,7 +212,12 @@ impl RequestRecord {
 
     /// How the request ended: the outcome, its code and what was answered (an error document
     /// for a refusal; secrets already redacted).
-    pub fn outcome(&self, outcome: Outcome, code: Option<&str>, output: Option<Value>) {
+    pub fn outcome(
+        &self,
+        outcome: Outcome,
+        code: Option<&str>,
+        output: Option<Box<serde_json::value::RawValue>>,
+    ) {
         self.with(|s| {
             s.event.outcome = outcome;
             s.event.code = code.map(str::to_string);

@@ -58,7 +58,11 @@ impl Refusal {
 
     /// Records the refusal as the request's outcome, and answers it.
     pub fn answer(self, record: &RequestRecord) -> Response {
-        record.outcome(self.outcome, Some(self.code), Some(self.body.clone()));
+        record.outcome(
+            self.outcome,
+            Some(self.code),
+            Some(concierge_core::audit_document(&self.body)),
+        );
         let mut response = json_response(self.status, &self.body);
         for (name, value) in self.headers {
             response.headers_mut().insert(name, value);
