@@ -16,7 +16,7 @@ use std::time::Duration;
 use concierge_core::messages::render;
 use concierge_core::{
     CallContext, Caller, ErrorKind, Messages, Outcome, Tool, ToolError, ToolSpec, audit_document,
-    audit_output, audit_output_of, redact_in_place,
+    audit_output_of, redact_in_place,
 };
 use serde_json::{Map, Value, json};
 
@@ -287,12 +287,17 @@ impl Endpoint {
         }
         // An error document refused before the tool ran, recorded with the request's outcome.
         let refuse = |outcome: Outcome, code: &str, document: Value| {
+            let answer = ToolAnswer::error(&document);
             record.outcome(
                 outcome,
                 Some(code),
-                Some(audit_output(&document, &spec.secret_fields)),
+                Some(audit_output_of(
+                    &document,
+                    &answer.text,
+                    &spec.secret_fields,
+                )),
             );
-            CallAnswer::Result(ToolAnswer::error(&document))
+            CallAnswer::Result(answer)
         };
 
         let missing = self.missing_scopes(mounted, &caller);
@@ -390,12 +395,17 @@ impl Endpoint {
                     Some(ref envelope) => (**envelope).clone(),
                     None => json!({ "error": error_body(&error, &trace) }),
                 };
+                let answer = ToolAnswer::error(&document);
                 record.outcome(
                     outcome_of(&error),
                     Some(error.code),
-                    Some(audit_output(&document, &spec.secret_fields)),
+                    Some(audit_output_of(
+                        &document,
+                        &answer.text,
+                        &spec.secret_fields,
+                    )),
                 );
-                CallAnswer::Result(ToolAnswer::error(&document))
+                CallAnswer::Result(answer)
             }
         }
     }
