@@ -103,7 +103,7 @@ pub fn server_identity() -> Implementation {
     Implementation::new("concierge", env!("CARGO_PKG_VERSION"))
 }
 
-fn result_of(answer: ToolAnswer) -> CallToolResult {
+pub(crate) fn result_of(answer: ToolAnswer) -> CallToolResult {
     let content = vec![ContentBlock::text(answer.text)];
     let mut result = if answer.is_error {
         CallToolResult::error(content)

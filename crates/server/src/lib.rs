@@ -8,6 +8,7 @@ pub mod audit;
 mod audit_sql;
 pub mod config;
 mod connections;
+mod direct_call;
 mod endpoint;
 mod handler;
 mod interpolate;

@@ -350,6 +350,116 @@ async fn every_refusal_of_streamable_http_is_answered_and_recorded_once() {
     assert_eq!(records[before + 4]["client"], "bob");
 }
 
+/// A stateless endpoint answers a plain `tools/call` itself (`direct_call.rs`) and leaves every
+/// other request to rmcp. A weighted `Accept` sends the very same call to rmcp: each pair of
+/// answers must be the same JSON, with the same status, type and audit record.
+#[tokio::test]
+async fn a_plain_call_is_answered_as_rmcp_answers_it() {
+    let d = deploy("5m").await;
+    let cases = [
+        (
+            "a result",
+            call_body("echo", json!({"text": "grüß dich"})),
+            Some("2025-06-18"),
+        ),
+        (
+            "no version header",
+            call_body("echo", json!({"text": "x"})),
+            None,
+        ),
+        (
+            "an older revision",
+            call_body("echo", json!({"text": "x"})),
+            Some("2024-11-05"),
+        ),
+        (
+            "invalid arguments",
+            call_body("echo", json!({"text": 1})),
+            Some("2025-06-18"),
+        ),
+        (
+            "an unknown tool",
+            call_body("nope", json!({})),
+            Some("2025-06-18"),
+        ),
+        (
+            "a panic",
+            call_body("panic", json!({"text": "x"})),
+            Some("2025-06-18"),
+        ),
+        (
+            "no arguments, a string id",
+            json!({"jsonrpc": "2.0", "id": "a-1", "method": "tools/call",
+                   "params": {"name": "echo"}})
+            .to_string(),
+            Some("2025-06-18"),
+        ),
+    ];
+    for (case, body, version) in cases {
+        let mut answers = Vec::new();
+        for accept in [
+            "application/json, text/event-stream",
+            "application/json;q=1, text/event-stream",
+        ] {
+            let mut request = Request::post("/fake/mcp")
+                .header("host", "127.0.0.1:8080")
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .header("authorization", "Bearer token-a");
+            if let Some(version) = version {
+                request = request.header("mcp-protocol-version", version);
+            }
+            let before = d.records().len();
+            let (status, headers, text) = d
+                .send(request.body(Body::from(body.clone())).unwrap())
+                .await;
+            let records = d.records();
+            assert_eq!(records.len(), before + 1, "{case}: one record");
+            let record = &records[before];
+            answers.push((
+                status,
+                headers.get("content-type").cloned(),
+                serde_json::from_str::<Value>(&without_trace_ids(&text))
+                    .unwrap_or_else(|e| panic!("{case}: {e}: {text}")),
+                (
+                    record["outcome"].clone(),
+                    record["code"].clone(),
+                    record["tool"].clone(),
+                ),
+            ));
+        }
+        assert_eq!(answers[0], answers[1], "{case}: direct, then rmcp");
+        assert!(
+            answers[0].2.get("resultType").is_none() && answers[0].2["jsonrpc"] == "2.0",
+            "{case}: {:?}",
+            answers[0].2
+        );
+    }
+}
+
+/// `text` with every trace id (each request has its own) written as zeros.
+fn without_trace_ids(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("traceId") {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let id_start = tail
+            .char_indices()
+            .skip("traceId".len())
+            .find(|(_, c)| c.is_ascii_hexdigit())
+            .map_or(tail.len(), |(i, _)| i);
+        let id_end = tail[id_start..]
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .map_or(tail.len(), |n| id_start + n);
+        out.push_str(&tail[..id_start]);
+        out.push_str(&"0".repeat(id_end - id_start));
+        rest = &tail[id_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[tokio::test]
 async fn a_request_that_is_no_call_and_no_refusal_leaves_no_record() {
     let d = deploy("5m").await;

@@ -12,7 +12,8 @@
 //!        5. framing::decide          one JSON-RPC message                 400
 //!        6. session::open            an `initialize`: budget and caps     429 / 503
 //!        7. scope::step_up           OAuth scopes of the tool             403 + challenge
-//!   └─ the transport: rmcp's Streamable HTTP service, or legacy_sse.rs
+//!   └─ the transport: rmcp's Streamable HTTP service, or legacy_sse.rs; a stateless
+//!      endpoint's plain `tools/call` goes straight to the dispatcher (direct_call.rs)
 //!   └─ handler.rs, the rmcp edge: JSON-RPC ⇄ our types
 //!   └─ endpoint.rs, the dispatcher, for every transport (stdio too):
 //!        8. the tool                 known on this endpoint?
@@ -72,6 +73,9 @@ pub struct Guard {
     pub body: body::BodyLimits,
     /// The deployment's session ids: minted for their opener, readable on every instance.
     pub ids: Arc<crate::session_id::SessionIds>,
+    /// A stateless tool endpoint: a plain `tools/call` is answered by the dispatcher without
+    /// rmcp's per-request service (see `direct_call.rs`).
+    pub answers_calls: bool,
 }
 
 /// axum middleware: steps 1–7, then the transport; the record goes with the request.
@@ -112,10 +116,20 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         record.session(session);
     }
     let is_delete = request.method() == http::Method::DELETE;
-    let (request, opening) = match admit(&guard, request, &record, session.as_deref()).await {
+    let (mut parts, body, opening) = match admit(&guard, request, &record, session.as_deref()).await
+    {
         Ok(admitted) => admitted,
         Err(refusal) => return refusal.answer(&record),
     };
+    if guard.answers_calls
+        && legacy.is_none()
+        && parts.method == http::Method::POST
+        && let Some(call) = crate::direct_call::plain_call(&parts.headers, &body)
+        && let Some(caller) = parts.extensions.remove::<concierge_core::Caller>()
+    {
+        return crate::direct_call::answer(&guard.endpoint, call, caller, &record).await;
+    }
+    let request = Request::from_parts(parts, Body::from(body));
     // The session an `initialize` opens gets an id minted for its opener.
     let opener = opening
         .as_ref()
@@ -162,7 +176,7 @@ async fn admit(
     request: Request,
     record: &RequestRecord,
     session: Option<&str>,
-) -> Result<(Request, Option<Opening>), Refusal> {
+) -> Result<(http::request::Parts, bytes::Bytes, Option<Opening>), Refusal> {
     origin::decide(&guard.browser, request.headers())?;
     let caller = authentication::decide(&guard.auth, request.headers()).await?;
     record.caller(&caller);
@@ -210,7 +224,7 @@ async fn admit(
     }
     parts.extensions.insert(caller);
     parts.extensions.insert(record.clone());
-    Ok((Request::from_parts(parts, Body::from(bytes)), opening))
+    Ok((parts, bytes, opening))
 }
 
 fn is_json(headers: &http::HeaderMap) -> bool {

@@ -466,6 +466,8 @@ impl Shared<'_> {
             browser: self.browser.clone(),
             ids: self.session_ids.clone(),
             stateful: section.session == crate::config::SessionMode::Stateful,
+            answers_calls: section.session == crate::config::SessionMode::Stateless
+                && matches!(mounted, Mounted::Tools),
             body: crate::pipeline::body::BodyLimits {
                 max_bytes: server.max_body_bytes,
                 read_timeout: server.body_read_timeout,
