@@ -25,7 +25,14 @@ enum Behaviour {
     Echo,
     Hang,
     Panic,
+    /// A write that says when it starts, then waits for the test to let it finish.
+    SlowWrite,
 }
+
+/// [`Behaviour::SlowWrite`]'s signals: started, may finish, finished.
+static WRITE_STARTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+static WRITE_RELEASED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+static WRITE_FINISHED: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 struct FakeTool {
     spec: ToolSpec,
@@ -46,7 +53,10 @@ impl FakeTool {
                     "additionalProperties": false,
                 })),
                 object(json!({"type": "object"})),
-                Annotations::read_only(),
+                match behaviour {
+                    Behaviour::SlowWrite => Annotations::additive_write(),
+                    _ => Annotations::read_only(),
+                },
             ),
             behaviour,
         })
@@ -69,6 +79,12 @@ impl Tool for FakeTool {
                 Behaviour::Echo => Ok(json!({"said": arguments["text"]})),
                 Behaviour::Hang => std::future::pending().await,
                 Behaviour::Panic => panic!("the tool broke"),
+                Behaviour::SlowWrite => {
+                    WRITE_STARTED.notify_one();
+                    WRITE_RELEASED.notified().await;
+                    WRITE_FINISHED.notify_one();
+                    Ok(json!({"written": arguments["text"]}))
+                }
             }
         })
     }
@@ -134,6 +150,7 @@ legacy_sse = {{ sse = "/sessions/sse", messages = "/sessions/messages" }}
                 FakeTool::arc("echo", Behaviour::Echo),
                 FakeTool::arc("hang", Behaviour::Hang),
                 FakeTool::arc("panic", Behaviour::Panic),
+                FakeTool::arc("write", Behaviour::SlowWrite),
             ],
         ))
     });
@@ -435,6 +452,48 @@ async fn a_plain_call_is_answered_as_rmcp_answers_it() {
             answers[0].2
         );
     }
+}
+
+/// A client that hangs up does not stop a write halfway: on the direct path as under rmcp, the
+/// write runs in a task of its own, to its end and its audit record.
+#[tokio::test]
+async fn a_write_runs_to_its_end_when_the_client_hangs_up() {
+    let d = deploy("5m").await;
+    let app = d.app.clone();
+    let sending = tokio::spawn(async move {
+        app.oneshot(call(
+            "/fake/mcp",
+            Some("token-a"),
+            "write",
+            json!({"text": "x"}),
+        ))
+        .await
+    });
+    WRITE_STARTED.notified().await;
+    sending.abort();
+    assert!(
+        sending.await.unwrap_err().is_cancelled(),
+        "the client hung up"
+    );
+    WRITE_RELEASED.notify_one();
+    // Bounded, so a write that was stopped fails the test instead of hanging it.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        WRITE_FINISHED.notified(),
+    )
+    .await
+    .expect("the write ran to its end");
+    // The record is written when the call lets go of it, just after the tool returns.
+    let mut records = d.records();
+    for _ in 0..100 {
+        if !records.is_empty() {
+            break;
+        }
+        tokio::task::yield_now().await;
+        records = d.records();
+    }
+    let record = only_new(&records, 0, "ok", None);
+    assert_eq!(record["tool"], "write");
 }
 
 /// `text` with every trace id (each request has its own) written as zeros.
