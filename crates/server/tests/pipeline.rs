@@ -175,6 +175,19 @@ impl Deployment {
         (status, headers, String::from_utf8_lossy(&body).into_owned())
     }
 
+    /// The records once there are any: a call's record is written when its last holder lets
+    /// go, which may be just after the answer (or the tool's return) the test saw.
+    async fn first_records(&self) -> Vec<Value> {
+        for _ in 0..100 {
+            let records = self.records();
+            if !records.is_empty() {
+                return records;
+            }
+            tokio::task::yield_now().await;
+        }
+        self.records()
+    }
+
     /// Every audit record so far.
     fn records(&self) -> Vec<Value> {
         self.platform.flush_audit();
@@ -483,15 +496,7 @@ async fn a_write_runs_to_its_end_when_the_client_hangs_up() {
     )
     .await
     .expect("the write ran to its end");
-    // The record is written when the call lets go of it, just after the tool returns.
-    let mut records = d.records();
-    for _ in 0..100 {
-        if !records.is_empty() {
-            break;
-        }
-        tokio::task::yield_now().await;
-        records = d.records();
-    }
+    let records = d.first_records().await;
     let record = only_new(&records, 0, "ok", None);
     assert_eq!(record["tool"], "write");
 }
@@ -753,16 +758,7 @@ async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
         StatusCode::ACCEPTED
     );
     assert!(next_event(&mut stream).await.contains("legacy"));
-    // The answer is on the stream once the call is done; its record is written when the last
-    // holder lets go, moments later.
-    let mut records = d.records();
-    for _ in 0..100 {
-        if !records.is_empty() {
-            break;
-        }
-        tokio::task::yield_now().await;
-        records = d.records();
-    }
+    let records = d.first_records().await;
     let record = only_new(&records, 0, "ok", None);
     assert_eq!(record["tool"], "echo");
     assert_eq!(record["client"], "alice");
