@@ -27,7 +27,7 @@ use rmcp::model::{
 use serde::Deserialize;
 
 use crate::endpoint::{CallAnswer, Endpoint};
-use crate::pipeline::RequestRecord;
+use crate::pipeline::{RequestRecord, is_json};
 
 /// A `tools/call` with nothing rmcp treats specially: exactly these fields, so a `_meta`
 /// (progress tokens, per-request negotiation) or a `task` sends the call to rmcp.
@@ -137,17 +137,6 @@ fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
         }
     }
     json && sse
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-        })
 }
 
 /// No `MCP-Protocol-Version` (rmcp then assumes 2025-03-26), or one known revision before the

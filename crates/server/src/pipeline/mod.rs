@@ -227,7 +227,8 @@ async fn admit(
     Ok((parts, bytes, opening))
 }
 
-fn is_json(headers: &http::HeaderMap) -> bool {
+/// The body is declared JSON (`application/json`, any parameters).
+pub(crate) fn is_json(headers: &http::HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
