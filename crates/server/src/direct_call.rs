@@ -90,20 +90,15 @@ pub async fn answer(
     } else {
         Box::pin(endpoint.call(&params.name, params.arguments, caller, rpc_id, record)).await
     };
-    let message = match answer {
-        CallAnswer::Result(answer) => {
-            let mut result = ServerResult::CallToolResult(crate::handler::result_of(answer));
+    let message = match crate::handler::reply_of(answer) {
+        Ok(result) => {
+            let mut result = ServerResult::CallToolResult(result);
             // What rmcp's handler does for a peer before 2026-07-28, the only peers served here.
             result.strip_result_type_for_legacy_peer();
             result.strip_non_object_output_for_legacy_peer();
             ServerJsonRpcMessage::response(result, id)
         }
-        CallAnswer::UnknownTool(message) => {
-            ServerJsonRpcMessage::error(ErrorData::invalid_params(message, None), Some(id))
-        }
-        CallAnswer::BrokenOutput(message) => {
-            ServerJsonRpcMessage::error(ErrorData::internal_error(message, None), Some(id))
-        }
+        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
     };
     let body = match serde_json::to_vec(&message) {
         Ok(body) => body,

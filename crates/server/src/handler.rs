@@ -103,7 +103,17 @@ pub fn server_identity() -> Implementation {
     Implementation::new("concierge", env!("CARGO_PKG_VERSION"))
 }
 
-pub(crate) fn result_of(answer: ToolAnswer) -> CallToolResult {
+/// A call's answer as rmcp's result or JSON-RPC error: the same for rmcp's transports and for
+/// the stateless direct path (`direct_call.rs`).
+pub(crate) fn reply_of(answer: CallAnswer) -> Result<CallToolResult, ErrorData> {
+    match answer {
+        CallAnswer::Result(answer) => Ok(result_of(answer)),
+        CallAnswer::UnknownTool(message) => Err(ErrorData::invalid_params(message, None)),
+        CallAnswer::BrokenOutput(message) => Err(ErrorData::internal_error(message, None)),
+    }
+}
+
+fn result_of(answer: ToolAnswer) -> CallToolResult {
     let content = vec![ContentBlock::text(answer.text)];
     let mut result = if answer.is_error {
         CallToolResult::error(content)
@@ -235,9 +245,7 @@ impl ServerHandler for EndpointHandler {
                     None => Ok(result_of(answer).into()),
                 }
             }
-            CallAnswer::Result(answer) => Ok(result_of(answer).into()),
-            CallAnswer::UnknownTool(message) => Err(ErrorData::invalid_params(message, None)),
-            CallAnswer::BrokenOutput(message) => Err(ErrorData::internal_error(message, None)),
+            answer => reply_of(answer).map(Into::into),
         }
     }
 }
