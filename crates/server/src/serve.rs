@@ -3,13 +3,13 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::session_streams::SessionStreams;
 use axum::Json;
 use axum::Router;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use concierge_core::Caller;
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -213,20 +213,17 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
         .with_json_response(!stateful)
         .with_max_request_body_bytes(server.max_body_bytes)
         .with_cancellation_token(stop);
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(section.idle_timeout);
-    let sessions = Arc::new(sessions);
+    let sessions = Arc::new(SessionStreams::new(
+        built.guard.ids.clone(),
+        &section.path,
+        section.idle_timeout,
+    ));
     built.guard.sessions.attach(sessions.clone());
 
     let router = match &built.mounted {
         Mounted::Tools => {
             let handler = EndpointHandler::http(built.guard.endpoint.clone());
-            let signed = Arc::new(crate::signed_sessions::SignedSessions::new(
-                sessions,
-                built.guard.ids.clone(),
-                &section.path,
-            ));
-            let service = StreamableHttpService::new(move || Ok(handler.clone()), signed, config);
+            let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
             // `/mcp` and `/mcp/` both answer, without a redirect (clients drop the body on 307).
             Router::new()
                 .route_service(&section.path, service.clone())

@@ -1,13 +1,13 @@
 //! Who opened which session, and how many sessions anyone may hold.
 //!
-//! rmcp keeps a session (a worker task and its buffers) for every `initialize` until it idles
-//! out; it neither knows who opened it nor caps how many there are. So one client with a valid
+//! The transport keeps a session (rmcp's service loop, `session_streams.rs`'s routes) for every
+//! `initialize` until it idles out; it neither knows who opened it nor caps how many there are. So one client with a valid
 //! token could open thousands and hold them for the whole idle time. The table here binds each
 //! session to the principal that opened it (another client's token cannot ride on it) and caps
 //! the sessions per principal and per endpoint:
 //!
 //! - a principal at its cap that opens another loses its least recently used session (closed in
-//!   rmcp; its client gets 404 on the next request and, as the MCP transport says, initializes
+//!   the transport; its client gets 404 on the next request and, as the MCP transport says, initializes
 //!   again) — a client that forgets to close sessions keeps working, it just cannot pile them up;
 //! - an endpoint at its cap refuses new sessions with 503 until some idle out: evicting another
 //!   principal's session there would let one client push out everyone else.
@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rmcp::transport::streamable_http_server::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use crate::session_streams::SessionStreams;
 
 /// `[[endpoint]] max_sessions_per_client`, `max_sessions`.
 #[derive(Debug, Clone, Copy)]
@@ -31,7 +32,7 @@ pub struct SessionTable {
     idle: Duration,
     caps: SessionCaps,
     /// The transport's sessions, to close an evicted one; set when the endpoint is mounted.
-    transport: OnceLock<Arc<LocalSessionManager>>,
+    transport: OnceLock<Arc<SessionStreams>>,
     /// The endpoint's path, for `mcp_server_session_duration_seconds`.
     endpoint: OnceLock<String>,
 }
@@ -83,7 +84,7 @@ impl SessionTable {
         }
     }
 
-    pub fn attach(&self, transport: Arc<LocalSessionManager>) {
+    pub fn attach(&self, transport: Arc<SessionStreams>) {
         let _ = self.transport.set(transport);
     }
 
@@ -105,15 +106,15 @@ impl SessionTable {
     pub async fn open(self: &Arc<Self>, owner: &str) -> Result<Opening, Full> {
         let evicted = {
             let mut table = self.lock();
-            // A session unused for `idle` is one rmcp has closed — unless the server itself kept
-            // it busy (notifications it sent reset rmcp's clock, not ours). So an entry is kept
+            // A session unused for `idle` is one the transport has closed — unless the server
+            // itself kept it busy (notifications it sent reset the transport's clock, not ours). So an entry is kept
             // for twice that, to keep refusing other principals, and counts against the caps
             // only while it is live by our clock.
             let idle = self.idle;
             table.sessions.retain(|_, e| {
                 let kept = e.last_seen.elapsed() < idle * 2;
                 if !kept {
-                    // rmcp closed it when it had been idle for `idle`.
+                    // The transport closed it when it had been idle for `idle`.
                     self.ended(e.opened, e.last_seen + idle, "");
                 }
                 kept

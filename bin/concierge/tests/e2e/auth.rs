@@ -189,8 +189,8 @@ async fn an_idle_session_expires_into_404() {
     let raw = Raw::new();
     let url = server.url("/coffee/mcp");
     let session = raw.open_session(&url, "token-n8n-3f9c").await;
-    // The one wait in this suite: expiry is what is under test, and rmcp's session manager takes
-    // no clock we could move. The timeout is set short to keep it brief.
+    // The one wait in this suite: expiry is what is under test, and a server in another process
+    // takes no clock we could move. The timeout is set short to keep it brief.
     tokio::time::sleep(std::time::Duration::from_millis(800)).await;
     let after = raw
         .post(&url, Some("token-n8n-3f9c"), Some(&session), tools_list(2))

@@ -16,7 +16,6 @@ use concierge_core::ToolSet;
 use rmcp::ServerHandler;
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use crate::audit::AuditSink;
 use crate::config::{Config, ConfigError, EndpointSection};
@@ -38,7 +37,11 @@ pub type SimulatorStart = Box<
 >;
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 type HandlerMount = Box<
-    dyn Fn(&str, StreamableHttpServerConfig, Arc<LocalSessionManager>) -> axum::Router
+    dyn Fn(
+            &str,
+            StreamableHttpServerConfig,
+            Arc<crate::session_streams::SessionStreams>,
+        ) -> axum::Router
         + Send
         + Sync,
 >;
