@@ -57,6 +57,11 @@ const RETRY: Duration = Duration::from_secs(3);
 const COMPLETED_KEPT: Duration = Duration::from_secs(60);
 /// GET streams held open beside the live one.
 const SHADOWS: usize = 32;
+/// Request streams a session keeps. A request the service never answers (rmcp drops one that
+/// reuses the id of a request still running) would otherwise keep its stream for the session's
+/// life; past this the oldest goes, preferring one nobody reads, and anything still sent for
+/// its request rides the GET stream instead.
+const STREAMS: usize = 256;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -285,6 +290,16 @@ impl Routes {
     ) -> (u64, mpsc::Receiver<ServerSseMessage>) {
         self.last_active = Instant::now();
         self.forget_completed();
+        if self.streams.len() >= STREAMS {
+            let unread = self.streams.iter().filter(|(_, s)| !s.out.is_live());
+            let oldest = unread
+                .map(|(number, _)| *number)
+                .min()
+                .or_else(|| self.streams.keys().min().copied());
+            if let Some(oldest) = oldest {
+                self.drop_stream(oldest);
+            }
+        }
         let number = self.next_stream;
         self.next_stream = self.next_stream.wrapping_add(1);
         let mut out = Outbound::new(Some(number), 0);
@@ -753,6 +768,37 @@ mod tests {
         assert!(
             read(second).await.is_empty(),
             "keep-alive only, and ends with the session"
+        );
+    }
+
+    #[tokio::test]
+    async fn unanswered_requests_keep_a_bounded_number_of_streams() {
+        let streams = streams(Duration::from_secs(60));
+        let (id, mut transport) = opened(&streams).await;
+        let mut read = Vec::new();
+        for n in 0..STREAMS as u64 + 10 {
+            let stream = streams.create_stream(&id, call(n + 2)).await.unwrap();
+            transport.receive().await.unwrap();
+            if n == 5 {
+                read.push(Box::pin(stream)); // still read: outlives the unread ones
+            }
+        }
+        let session = streams.get(&id).unwrap();
+        assert_eq!(session.routes().streams.len(), STREAMS);
+        assert!(session.routes().streams.contains_key(&5));
+        assert!(
+            !session.routes().streams.contains_key(&0),
+            "the oldest unread went first"
+        );
+        // Its request's answer now rides the GET stream.
+        transport
+            .send(server(json!({"jsonrpc": "2.0", "id": 2, "result": {}})))
+            .await
+            .unwrap();
+        let mut get = Box::pin(streams.create_standalone_stream(&id).await.unwrap());
+        let answer = get.next().await.unwrap().message.unwrap();
+        assert!(
+            matches!(&*answer, ServerJsonRpcMessage::Response(r) if r.id == RequestId::Number(2))
         );
     }
 
