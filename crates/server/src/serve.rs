@@ -3,7 +3,6 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::session_streams::SessionStreams;
 use axum::Json;
 use axum::Router;
 use axum::response::IntoResponse;
@@ -18,6 +17,7 @@ use crate::config::SessionMode;
 use crate::handler::EndpointHandler;
 use crate::pipeline::guard;
 use crate::platform::{BuiltEndpoint, Mounted, Platform};
+use crate::session_streams::SessionStreams;
 
 /// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
 /// and open stream, so a shutdown does not wait for clients that never hang up.

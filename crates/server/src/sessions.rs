@@ -1,14 +1,15 @@
 //! Who opened which session, and how many sessions anyone may hold.
 //!
 //! The transport keeps a session (rmcp's service loop, `session_streams.rs`'s routes) for every
-//! `initialize` until it idles out; it neither knows who opened it nor caps how many there are. So one client with a valid
-//! token could open thousands and hold them for the whole idle time. The table here binds each
-//! session to the principal that opened it (another client's token cannot ride on it) and caps
-//! the sessions per principal and per endpoint:
+//! `initialize` until it idles out; it neither knows who opened it nor caps how many there are.
+//! So one client with a valid token could open thousands and hold them for the whole idle time.
+//! The table here binds each session to the principal that opened it (another client's token
+//! cannot ride on it) and caps the sessions per principal and per endpoint:
 //!
 //! - a principal at its cap that opens another loses its least recently used session (closed in
-//!   the transport; its client gets 404 on the next request and, as the MCP transport says, initializes
-//!   again) — a client that forgets to close sessions keeps working, it just cannot pile them up;
+//!   the transport; its client gets 404 on the next request and, as the MCP transport says,
+//!   initializes again) — a client that forgets to close sessions keeps working, it just cannot
+//!   pile them up;
 //! - an endpoint at its cap refuses new sessions with 503 until some idle out: evicting another
 //!   principal's session there would let one client push out everyone else.
 
