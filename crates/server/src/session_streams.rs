@@ -102,8 +102,11 @@ impl SessionStreams {
         lock(&self.sessions)
     }
 
+    /// The session named `id`, marked used: every client request reaches a session through here.
     fn get(&self, id: &SessionId) -> Result<Arc<Session>, SessionError> {
-        self.map().get(id).cloned().ok_or(SessionError::NotFound)
+        let session = self.map().get(id).cloned().ok_or(SessionError::NotFound)?;
+        session.routes().last_active = Instant::now();
+        Ok(session)
     }
 
     fn new_id(&self) -> SessionId {
@@ -160,7 +163,6 @@ impl Session {
 
     /// Hands a client message to the session's service; waits while its queue is full.
     async fn hand_over(&self, message: ClientJsonRpcMessage) -> Result<(), SessionError> {
-        self.routes().last_active = Instant::now();
         tokio::select! {
             sent = self.inbox.send(Box::new(message)) => sent.map_err(|_| SessionError::Closed),
             _ = self.closed.cancelled() => Err(SessionError::Closed),
@@ -288,7 +290,6 @@ impl Routes {
         &mut self,
         request: &rmcp::model::JsonRpcRequest<rmcp::model::ClientRequest>,
     ) -> (u64, mpsc::Receiver<ServerSseMessage>) {
-        self.last_active = Instant::now();
         self.forget_completed();
         if self.streams.len() >= STREAMS {
             let unread = self.streams.iter().filter(|(_, s)| !s.out.is_live());
@@ -326,9 +327,13 @@ impl Routes {
 
     fn drop_stream(&mut self, number: u64) {
         if let Some(stream) = self.streams.remove(&number) {
-            for resource in stream.resources {
-                self.resources.remove(&resource);
-            }
+            self.unroute(stream.resources);
+        }
+    }
+
+    fn unroute(&mut self, resources: Vec<Resource>) {
+        for resource in resources {
+            self.resources.remove(&resource);
         }
     }
 
@@ -344,9 +349,8 @@ impl Routes {
         if let Some(stream) = self.streams.get_mut(&number) {
             stream.out.live = None;
             stream.completed_at = Some(Instant::now());
-            for resource in std::mem::take(&mut stream.resources) {
-                self.resources.remove(&resource);
-            }
+            let resources = std::mem::take(&mut stream.resources);
+            self.unroute(resources);
         }
     }
 
@@ -423,7 +427,6 @@ impl Routes {
     /// A GET stream: the live one if there is none (with the kept events after `after`), else
     /// one held open beside it.
     fn open_common(&mut self, after: Option<usize>) -> mpsc::Receiver<ServerSseMessage> {
-        self.last_active = Instant::now();
         if !self.common.is_live() {
             return self.common.replay(after);
         }
@@ -446,7 +449,6 @@ impl Routes {
             return Ok(self.open_common(Some(index)));
         };
         let number: u64 = stream.parse().map_err(|_| SessionError::UnknownEvent)?;
-        self.last_active = Instant::now();
         let stream = self
             .streams
             .get_mut(&number)
@@ -632,18 +634,22 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
         );
-        let (answer, ()) = tokio::join!(streams.initialize_session(&id, initialize), async {
+        let (initialized, ()) = tokio::join!(streams.initialize_session(&id, initialize), async {
             assert!(matches!(
                 transport.receive().await,
                 Some(ClientJsonRpcMessage::Request(_))
             ));
-            transport
-                .send(server(json!({"jsonrpc": "2.0", "id": 1, "result": {}})))
-                .await
-                .unwrap();
+            transport.send(answer(1)).await.unwrap();
         });
-        assert!(matches!(answer.unwrap(), ServerJsonRpcMessage::Response(_)));
+        assert!(matches!(
+            initialized.unwrap(),
+            ServerJsonRpcMessage::Response(_)
+        ));
         (id, transport)
+    }
+
+    fn answer(id: u64) -> ServerJsonRpcMessage {
+        server(json!({"jsonrpc": "2.0", "id": id, "result": {}}))
     }
 
     fn call(id: u64) -> ClientJsonRpcMessage {
@@ -672,6 +678,10 @@ mod tests {
             .await
     }
 
+    fn event_ids(events: &[(String, Value)]) -> Vec<&str> {
+        events.iter().map(|(id, _)| id.as_str()).collect()
+    }
+
     #[tokio::test]
     async fn a_requests_answer_and_progress_ride_its_stream_and_the_rest_the_get_stream() {
         let streams = streams(Duration::from_secs(60));
@@ -683,13 +693,10 @@ mod tests {
         ));
         transport.send(progress(1)).await.unwrap();
         transport.send(log(7)).await.unwrap();
-        transport
-            .send(server(json!({"jsonrpc": "2.0", "id": 2, "result": {}})))
-            .await
-            .unwrap();
+        transport.send(answer(2)).await.unwrap();
 
         let events = read(stream).await;
-        let ids: Vec<&str> = events.iter().map(|(id, _)| id.as_str()).collect();
+        let ids = event_ids(&events);
         assert_eq!(
             ids,
             ["0/0", "1/0", "2/0"],
@@ -719,12 +726,9 @@ mod tests {
         transport.send(progress(2)).await.unwrap();
 
         let resumed = streams.resume(&id, "1/0".into()).await.unwrap();
-        transport
-            .send(server(json!({"jsonrpc": "2.0", "id": 2, "result": {}})))
-            .await
-            .unwrap();
+        transport.send(answer(2)).await.unwrap();
         let events = read(resumed).await;
-        let ids: Vec<&str> = events.iter().map(|(id, _)| id.as_str()).collect();
+        let ids = event_ids(&events);
         assert_eq!(
             ids,
             ["2/0", "3/0"],
@@ -791,10 +795,7 @@ mod tests {
             "the oldest unread went first"
         );
         // Its request's answer now rides the GET stream.
-        transport
-            .send(server(json!({"jsonrpc": "2.0", "id": 2, "result": {}})))
-            .await
-            .unwrap();
+        transport.send(answer(2)).await.unwrap();
         let mut get = Box::pin(streams.create_standalone_stream(&id).await.unwrap());
         let answer = get.next().await.unwrap().message.unwrap();
         assert!(
