@@ -36,7 +36,7 @@ step "cargo test"
 cargo test --workspace --locked
 step "scripts/interop.sh"
 scripts/interop.sh target/debug/concierge
-# The README's first command as printed (a release build, beside any running demo).
+# The README's first command as printed (a debug build like the tests', beside any running demo).
 step "scripts/readme-demo.sh"
 scripts/readme-demo.sh
 step "bench/run.sh"
