@@ -78,7 +78,7 @@ async fn a_restart_opens_the_kept_index_and_a_new_generation_gets_its_own() {
         .await
         .unwrap();
     assert_eq!(titles(&first, "Zürich").await, ["Anreise"]);
-    assert_eq!(generations(&root), ["v1-g1"]);
+    assert_eq!(generations(&root), ["v1l2-g1"]);
     drop(first);
 
     // The store changes behind the index's back without a new generation: an index read from
@@ -100,7 +100,7 @@ async fn a_restart_opens_the_kept_index_and_a_new_generation_gets_its_own() {
     assert!(titles(&reopened, "Zürich").await.is_empty());
     bump(&store).await;
     reopened.reload_if_changed().await.unwrap();
-    assert_eq!(generations(&root), ["v1-g2", "v1-g3"]);
+    assert_eq!(generations(&root), ["v1l2-g2", "v1l2-g3"]);
 }
 
 #[tokio::test]
@@ -113,13 +113,47 @@ async fn a_damaged_kept_index_is_built_again() {
             .unwrap(),
     );
 
-    std::fs::write(root.join("v1-g1/listings.json"), b"{ kaputt").unwrap();
+    std::fs::write(root.join("v1l2-g1/listings.jsonl"), b"{ kaputt").unwrap();
     let index = ContentIndex::open(store.clone(), Some(root.clone()))
         .await
         .unwrap();
     assert_eq!(titles(&index, "Zürich").await, ["Anreise"]);
-    let listings = std::fs::read_to_string(root.join("v1-g1/listings.json")).unwrap();
+    let listings = std::fs::read_to_string(root.join("v1l2-g1/listings.jsonl")).unwrap();
     assert!(listings.contains("Anreise"), "{listings}");
+}
+
+#[tokio::test]
+async fn a_kept_index_with_a_listing_too_many_is_built_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, root) = one_page_mirror(dir.path()).await;
+    drop(
+        ContentIndex::open(store.clone(), Some(root.clone()))
+            .await
+            .unwrap(),
+    );
+    let kept = root.join("v1l2-g1/listings.jsonl");
+    let line = std::fs::read_to_string(&kept).unwrap();
+    std::fs::write(&kept, format!("{line}{line}")).unwrap();
+    let index = ContentIndex::open(store.clone(), Some(root.clone()))
+        .await
+        .unwrap();
+    assert_eq!(titles(&index, "Zürich").await, ["Anreise"]);
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), line);
+}
+
+#[tokio::test]
+async fn an_index_kept_by_an_older_version_is_neither_read_nor_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, root) = one_page_mirror(dir.path()).await;
+    // The layout before listings were kept a line each: one JSON map, here of nothing.
+    std::fs::create_dir_all(root.join("v1-g1")).unwrap();
+    std::fs::write(root.join("v1-g1/listings.json"), b"{}").unwrap();
+    std::fs::write(root.join("v1-g1/ready"), b"").unwrap();
+    let index = ContentIndex::open(store.clone(), Some(root.clone()))
+        .await
+        .unwrap();
+    assert_eq!(titles(&index, "Zürich").await, ["Anreise"]);
+    assert_eq!(generations(&root), ["v1l2-g1"]);
 }
 
 #[tokio::test]

@@ -42,6 +42,9 @@ pub struct IndexDoc {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub key: String,
+    /// The document's place in the order it was indexed: a caller that keeps something per
+    /// document in that order finds it without a map from keys.
+    pub ordinal: usize,
     pub score: Score,
     pub excerpt: String,
 }
@@ -230,6 +233,7 @@ impl TextIndex {
         };
         Ok(Hit {
             key: self.keys.get(ordinal).cloned().unwrap_or_default(),
+            ordinal,
             score,
             excerpt,
         })

@@ -109,14 +109,19 @@ pub struct TripCatalog {
     /// The rows by what the search filters on.
     pub(crate) index: row_index::RowIndex,
     /// Every code (own or alias) to its hotel; an owner's own code wins.
-    pub hotel_by_code: HashMap<String, usize>,
-    pub trips_by_code: HashMap<String, Vec<usize>>,
-    pub dates_by_code: HashMap<String, usize>,
+    pub hotel_by_code: Codes<usize>,
+    pub trips_by_code: Codes<Vec<usize>>,
+    pub dates_by_code: Codes<usize>,
     /// Codes the join could not place: export products no TYPO3 product has, TYPO3 product codes
     /// the export lacks.
     pub unmatched: Vec<String>,
     pub(crate) names: query::Names,
 }
+
+/// The catalog's tables by booking code. foldhash rather than std's SipHash, whose hashing of a
+/// large export's fifty thousand date codes stood out in a restart's profile. The codes are the
+/// operator's own data (a caller's code is only looked up), so no table can be flooded.
+pub type Codes<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
 fn text(data: &Value, key: &str) -> String {
     data.get(key)
@@ -275,6 +280,7 @@ impl TripCatalog {
 
         // The export: dates, hotels (BusPro-only ones added), rows.
         let mut exported = BTreeSet::new();
+        let mut inclusions = SharedInclusions::default();
         for product in &export.products {
             exported.insert(product.code.clone());
             let Some(trips) = catalog.trips_by_code.get(&product.code).cloned() else {
@@ -293,7 +299,7 @@ impl TripCatalog {
                     end: date.end,
                     export: date.clone(),
                 });
-                let included = DateInclusions::of(date);
+                let included = inclusions.of(date);
                 for hotel in &date.hotels {
                     let index = catalog.hotel_for(&hotel.hotel_code, hotel.buspro_hotel_id, buspro);
                     let facts = Arc::new(TravelDateFacts::for_hotel(date, &included, hotel));
@@ -384,6 +390,36 @@ impl TripCatalog {
     }
 }
 
+/// What each travel date includes, derived once per distinct offer: a large export's fifty
+/// thousand dates hold a few hundred (the same selections and buses, week after week), and
+/// deriving each date's own was a third of a restart's catalog build.
+///
+/// Dates are told apart by their selections' and outbound buses' labels *as shared by the parse*
+/// (the export's interned texts): the same pointer is the same text, so two dates with the same key
+/// include the same; a text that was not shared only costs a second derivation.
+#[derive(Default)]
+struct SharedInclusions(HashMap<Vec<usize>, DateInclusions, foldhash::fast::RandomState>);
+
+impl SharedInclusions {
+    fn of(&mut self, date: &ExportDate) -> DateInclusions {
+        let text = |t: &Arc<str>| Arc::as_ptr(t).cast::<u8>() as usize;
+        let mut key = Vec::new();
+        for selection in &date.selections {
+            key.extend([selection.group as usize, selection.items.len()]);
+            key.extend(selection.items.iter().map(|item| text(&item.label)));
+        }
+        key.push(usize::MAX); // the buses follow
+        for bus in &date.buses {
+            key.extend([text(&bus.direction), usize::from(bus.bookable)]);
+            key.push(bus.price.to_bits() as usize);
+        }
+        self.0
+            .entry(key)
+            .or_insert_with(|| DateInclusions::of(date))
+            .clone()
+    }
+}
+
 fn title_of(doc: &Document) -> String {
     let from_record = doc
         .data
@@ -402,4 +438,43 @@ fn product_description(data: &Value) -> String {
     parts.extend(crate::content::markdown::faq_markdown(data));
     parts.retain(|p| !p.is_empty());
     parts.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_that_include_the_same_share_what_they_include_and_no_other_does() {
+        let date = |code: &str, skipass: &str, bus_bookable: bool| {
+            format!(
+                r#"{{"dateCode":"{code}","start":"2027-01-02","end":"2027-01-09",
+                   "selections":[{{"group":7,"label":"Skipass","items":[{{"label":"{skipass}"}}]}},
+                                 {{"group":71,"label":"Verpflegung","items":[{{"label":"Halbpension"}}]}}],
+                   "buses":[{{"direction":"outbound","bookable":{bus_bookable},"price":0.0}}]}}"#
+            )
+        };
+        let export = Export::parse(
+            format!(
+                r#"{{"generatedAt":"x","products":[{{"code":"VT","dates":[{},{},{},{}]}}]}}"#,
+                date("A", "6-Tage-Skipass", true),
+                date("B", "6-Tage-Skipass", true),
+                date("C", "4-Tage-Skipass", true),
+                date("D", "6-Tage-Skipass", false),
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut shared = SharedInclusions::default();
+        for date in &export.products[0].dates {
+            assert_eq!(
+                shared.of(date),
+                DateInclusions::of(date),
+                "{}",
+                date.date_code
+            );
+        }
+        // A and B are one offer; C's skipass and D's bus make two more.
+        assert_eq!(shared.0.len(), 3);
+    }
 }
