@@ -59,6 +59,17 @@ async fn one_page_mirror(dir: &std::path::Path) -> (Arc<SqliteStore>, std::path:
     (store, dir.join("content.sqlite.index"))
 }
 
+/// [`one_page_mirror`] whose index was opened once, and so kept.
+async fn kept_once(dir: &std::path::Path) -> (Arc<SqliteStore>, std::path::PathBuf) {
+    let (store, root) = one_page_mirror(dir).await;
+    drop(
+        ContentIndex::open(store.clone(), Some(root.clone()))
+            .await
+            .unwrap(),
+    );
+    (store, root)
+}
+
 async fn titles(index: &ContentIndex, query: &str) -> Vec<String> {
     index
         .search(query)
@@ -106,12 +117,7 @@ async fn a_restart_opens_the_kept_index_and_a_new_generation_gets_its_own() {
 #[tokio::test]
 async fn a_damaged_kept_index_is_built_again() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, root) = one_page_mirror(dir.path()).await;
-    drop(
-        ContentIndex::open(store.clone(), Some(root.clone()))
-            .await
-            .unwrap(),
-    );
+    let (store, root) = kept_once(dir.path()).await;
 
     std::fs::write(root.join("v1l2-g1/listings.jsonl"), b"{ kaputt").unwrap();
     let index = ContentIndex::open(store.clone(), Some(root.clone()))
@@ -125,12 +131,7 @@ async fn a_damaged_kept_index_is_built_again() {
 #[tokio::test]
 async fn a_kept_index_with_a_listing_too_many_is_built_again() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, root) = one_page_mirror(dir.path()).await;
-    drop(
-        ContentIndex::open(store.clone(), Some(root.clone()))
-            .await
-            .unwrap(),
-    );
+    let (store, root) = kept_once(dir.path()).await;
     let kept = root.join("v1l2-g1/listings.jsonl");
     let line = std::fs::read_to_string(&kept).unwrap();
     std::fs::write(&kept, format!("{line}{line}")).unwrap();
