@@ -394,9 +394,11 @@ impl TripCatalog {
 /// thousand dates hold a few hundred (the same selections and buses, week after week), and
 /// deriving each date's own was a third of a restart's catalog build.
 ///
-/// Dates are told apart by their selections' and outbound buses' labels *as shared by the parse*
-/// (the export's interned texts): the same pointer is the same text, so two dates with the same key
-/// include the same; a text that was not shared only costs a second derivation.
+/// Dates are told apart by what [`DateInclusions::of`] reads: each selection's group and item
+/// labels, each bus's direction, bookability and price. Texts are compared *as shared by the
+/// parse* (the export's interned texts, alive as long as the export): the same pointer is the same
+/// text, so two dates with the same key include the same; a text that was not shared only costs a
+/// second derivation.
 #[derive(Default)]
 struct SharedInclusions(HashMap<Vec<usize>, DateInclusions, foldhash::fast::RandomState>);
 
