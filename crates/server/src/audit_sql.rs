@@ -280,7 +280,7 @@ macro_rules! fetch {
 /// `concierge audit`: the events of the sink that `sink` names, or of the only sink with a
 /// database when it is left out. A choice that fits no sink or several says which there are.
 pub async fn read_back(
-    config: &crate::Config,
+    config: &crate::config::Config,
     sink: Option<&str>,
     filter: &AuditQuery,
 ) -> Result<Vec<serde_json::Value>, String> {

@@ -247,12 +247,10 @@ impl Endpoint {
         self.tools.iter().map(|t| t.spec().name.as_str()).collect()
     }
 
-    /// The session budget's decision for `caller` (see [`Limits::session_opening`]).
-    pub async fn admit_initialize(
-        &self,
-        caller: &Caller,
-    ) -> Result<(), crate::pipeline::rate_limit::SessionRefused> {
-        self.limits.session_opening(caller, self.messages()).await
+    /// What opening a session costs `caller` is decided by (see [`Limits::session_opening`]):
+    /// the endpoint's limits, and its texts.
+    pub fn session_budget(&self) -> (&Limits, &'static Messages) {
+        (&self.limits, self.messages())
     }
 
     /// Runs one `tools/call` through steps 8–13, filling `record`.

@@ -63,7 +63,7 @@ pub async fn load(
         let local = bound_listener
             .local_addr()
             .map_err(|e| vec![ConfigError::new("server.listen", e.to_string())])?;
-        bound.server = Some(crate::BoundUrls::url_of(local));
+        bound.server = Some(crate::config::BoundUrls::url_of(local));
         listener = Some(bound_listener);
     }
     if let Start::Server(apps) | Start::Simulators(apps) = start {

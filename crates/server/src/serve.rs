@@ -14,15 +14,15 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionMode;
-use crate::handler::EndpointHandler;
-use crate::pipeline::guard;
 use crate::platform::{BuiltEndpoint, Mounted, Platform};
-use crate::session_streams::SessionStreams;
+use crate::transport::guard::guard;
+use crate::transport::handler::EndpointHandler;
+use crate::transport::session_streams::SessionStreams;
 
 /// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
 /// and open stream, so a shutdown does not wait for clients that never hang up.
 pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
-    let health_state = Arc::new(Health {
+    let health_state = Arc::new(crate::health::Health {
         checks: platform.health.clone(),
         stores: platform.stores.clone(),
         cache: platform.config.server.health_cache,
@@ -34,7 +34,10 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
         max_bytes: 64 * 1024,
         read_timeout: platform.config.server.body_read_timeout,
     };
-    let mut public = Router::new().route("/health", get(move || health(health_state.clone())));
+    let mut public = Router::new().route(
+        "/health",
+        get(move || crate::health::health(health_state.clone())),
+    );
     let mut router = Router::new();
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));
@@ -101,105 +104,6 @@ fn protected_resources(platform: &Platform, setup: &crate::platform::OAuthSetup)
     router
 }
 
-/// The apps' upstream checks, and their last report.
-struct Health {
-    checks: Vec<(String, concierge_core::HealthCheck)>,
-    /// The shared stores (`[state]`): one that is down makes the status `degraded` and says
-    /// which; limits then refuse or pass as `limits_when_down` says.
-    stores: Vec<(String, concierge_core::HealthCheck)>,
-    /// How long one round of probes answers (`[server] health_cache`).
-    cache: std::time::Duration,
-    last: tokio::sync::Mutex<Option<(std::time::Instant, serde_json::Value)>>,
-}
-
-/// The server is up; each app's upstream is reported beside it. A down upstream makes the status
-/// `degraded`, still with 200: restarting this server would not bring the upstream back, and a
-/// load balancer that drops every instance would turn one outage into two. An app still loading
-/// what it answers from makes the status `starting`, with 503: an instance that would answer
-/// "still loading" is not ready for traffic (a readiness probe waits for it).
-async fn health(state: Arc<Health>) -> axum::response::Response {
-    // One probe round at a time; callers meanwhile wait for it and share its report.
-    let mut last = state.last.lock().await;
-    // A starting app is asked again after a second at most: it may be ready any moment.
-    let fresh = |report: &serde_json::Value| {
-        if report["status"] == "starting" {
-            state.cache.min(std::time::Duration::from_secs(1))
-        } else {
-            state.cache
-        }
-    };
-    if let Some((at, report)) = last.as_ref()
-        && at.elapsed() < fresh(report)
-    {
-        return health_response(report.clone());
-    }
-    let (reports, stores) =
-        futures::future::join(probe_all(&state.checks), probe_all(&state.stores)).await;
-    let any = |status: &str| (reports.iter().chain(&stores)).any(|(_, r)| r["status"] == status);
-    let status = if any("starting") {
-        "starting"
-    } else if any("down") {
-        "degraded"
-    } else {
-        "ok"
-    };
-    let mut body = json!({
-        "status": status,
-        "version": env!("CARGO_PKG_VERSION"),
-    });
-    if !reports.is_empty() {
-        body["upstreams"] = serde_json::Value::Object(reports.into_iter().collect());
-    }
-    if !stores.is_empty() {
-        body["stores"] = serde_json::Value::Object(stores.into_iter().collect());
-    }
-    *last = Some((std::time::Instant::now(), body.clone()));
-    health_response(body)
-}
-
-/// Every check at once, each within 3 s, as `{name: {"status", …}}` entries.
-async fn probe_all(
-    checks: &[(String, concierge_core::HealthCheck)],
-) -> Vec<(String, serde_json::Value)> {
-    use concierge_core::Health as App;
-    probe(checks)
-        .await
-        .into_iter()
-        .map(|(name, result, took)| {
-            let report = match result {
-                App::Ok => json!({"status": "ok", "latencyMs": took.as_millis() as u64}),
-                App::Starting(reason) => json!({"status": "starting", "reason": reason}),
-                App::Down(reason) => json!({"status": "down", "reason": reason}),
-            };
-            (name.to_string(), report)
-        })
-        .collect()
-}
-
-/// Every check at once, each given 3 s (a check that does not answer by then is down), with
-/// how long each took: what `/health`, `/metrics` and the ops console report.
-pub(crate) async fn probe(
-    checks: &[(String, concierge_core::HealthCheck)],
-) -> Vec<(&str, concierge_core::Health, std::time::Duration)> {
-    let probes = checks.iter().map(|(name, check)| async move {
-        let started = std::time::Instant::now();
-        let result = tokio::time::timeout(std::time::Duration::from_secs(3), check())
-            .await
-            .unwrap_or_else(|_| concierge_core::Health::Down("no answer within 3 s".into()));
-        (name.as_str(), result, started.elapsed())
-    });
-    futures::future::join_all(probes).await
-}
-
-fn health_response(body: serde_json::Value) -> axum::response::Response {
-    let status = if body["status"] == "starting" {
-        http::StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        http::StatusCode::OK
-    };
-    (status, Json(body)).into_response()
-}
-
 fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: CancellationToken) -> Router {
     let section = &built.section;
     let server = &platform.config.server;
@@ -218,7 +122,7 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
         &section.path,
         section.idle_timeout,
     ));
-    built.guard.sessions.attach(sessions.clone());
+    built.guard.sessions.attach(sessions.closer());
 
     let router = match &built.mounted {
         Mounted::Tools => {
@@ -235,7 +139,7 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
         },
     };
     let router = match (&built.guard.legacy, &built.mounted) {
-        (Some(legacy), Mounted::Tools) => router.merge(crate::legacy_sse::routes(
+        (Some(legacy), Mounted::Tools) => router.merge(crate::transport::legacy_sse::routes(
             built.guard.endpoint.clone(),
             legacy.clone(),
             server,
@@ -338,12 +242,10 @@ pub async fn serve_http(
             let _ = platform.metrics_addr.set(bound.local_addr()?);
             let metrics = Router::new().route(
                 "/metrics",
-                get(crate::telemetry::scrape::serve).with_state(Arc::new(
-                    crate::telemetry::scrape::Scrape {
-                        token: None,
-                        ..scrape
-                    },
-                )),
+                get(crate::scrape::serve).with_state(Arc::new(crate::scrape::Scrape {
+                    token: None,
+                    ..scrape
+                })),
             );
             // The same caps and timers as the main listener: a stranger's idle sockets on this
             // port must not hold more than they could there.
@@ -357,7 +259,7 @@ pub async fn serve_http(
         } else {
             app = app.route(
                 "/metrics",
-                get(crate::telemetry::scrape::serve).with_state(Arc::new(scrape)),
+                get(crate::scrape::serve).with_state(Arc::new(scrape)),
             );
         }
     }
@@ -380,8 +282,8 @@ pub async fn serve_http(
 }
 
 /// What `/metrics` reads from the platform at each scrape.
-fn metrics_scrape(platform: &Platform) -> crate::telemetry::scrape::Scrape {
-    crate::telemetry::scrape::Scrape {
+fn metrics_scrape(platform: &Platform) -> crate::scrape::Scrape {
+    crate::scrape::Scrape {
         sessions: platform
             .endpoints
             .iter()

@@ -19,8 +19,6 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::writes::confirm::{hex, unhex};
-
 /// What a presented session id says about the caller presenting it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -72,7 +70,7 @@ impl SessionIds {
     pub fn mint(&self, endpoint: &str, principal: &str) -> String {
         let nonce = uuid::Uuid::new_v4().simple().to_string();
         let mac = self.mac(endpoint, &self.instance, &nonce, principal);
-        let mac = hex(&mac.finalize().into_bytes()[..MAC_BYTES]);
+        let mac = hex::encode(&mac.finalize().into_bytes()[..MAC_BYTES]);
         format!("{}.{nonce}.{mac}", self.instance)
     }
 
@@ -84,7 +82,7 @@ impl SessionIds {
         else {
             return Verdict::Foreign;
         };
-        let Some(mac) = unhex(mac).filter(|m| m.len() == MAC_BYTES) else {
+        let Some(mac) = hex::decode(mac).ok().filter(|m| m.len() == MAC_BYTES) else {
             return Verdict::Foreign;
         };
         if nonce.len() != 32 || !nonce.bytes().all(|b| b.is_ascii_hexdigit()) {

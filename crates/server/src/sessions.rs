@@ -17,23 +17,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use rmcp::transport::streamable_http_server::SessionManager;
+use futures::future::BoxFuture;
 
-use crate::session_streams::SessionStreams;
+use crate::config::SessionCaps;
 
-/// `[[endpoint]] max_sessions_per_client`, `max_sessions`.
-#[derive(Debug, Clone, Copy)]
-pub struct SessionCaps {
-    pub per_client: usize,
-    pub total: usize,
-}
+/// Closes a session in the transport that holds it (an evicted one); the table knows sessions by
+/// id and owner only, so it is handed the transport's way to close one.
+pub type CloseSession = Box<dyn Fn(Arc<str>) -> BoxFuture<'static, ()> + Send + Sync>;
 
 pub struct SessionTable {
     table: Mutex<Table>,
     idle: Duration,
     caps: SessionCaps,
     /// The transport's sessions, to close an evicted one; set when the endpoint is mounted.
-    transport: OnceLock<Arc<SessionStreams>>,
+    transport: OnceLock<CloseSession>,
     /// The endpoint's path, for `mcp_server_session_duration_seconds`.
     endpoint: OnceLock<String>,
 }
@@ -85,8 +82,8 @@ impl SessionTable {
         }
     }
 
-    pub fn attach(&self, transport: Arc<SessionStreams>) {
-        let _ = self.transport.set(transport);
+    pub fn attach(&self, close: CloseSession) {
+        let _ = self.transport.set(close);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -159,8 +156,8 @@ impl SessionTable {
                 client = owner,
                 "session cap reached: the least recently used session is closed"
             );
-            if let Some(transport) = self.transport.get() {
-                let _ = transport.close_session(&Arc::from(id.as_str())).await;
+            if let Some(close) = self.transport.get() {
+                close(Arc::from(id.as_str())).await;
             }
         }
         Ok(Opening {

@@ -22,7 +22,6 @@ use concierge_core::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 use sha2::{Digest, Sha256};
 
 use crate::config::Rate;
-use crate::writes::confirm::hex;
 
 /// The sliding log: KEYS[1] a sorted set of call instants (µs); ARGV count, period (µs), a
 /// member unique to this call. Drops what left the window, then admits or names the wait.
@@ -139,7 +138,7 @@ impl RedisLimiter {
 
     fn key(&self, key: &str) -> String {
         let digest = Sha256::digest(key.as_bytes());
-        format!("{}{}", self.prefix, hex(&digest[..16]))
+        format!("{}{}", self.prefix, hex::encode(&digest[..16]))
     }
 }
 

@@ -38,7 +38,7 @@ const ACTION_WAIT: Duration = Duration::from_secs(30);
 struct Console {
     token: String,
     sessions: Sessions,
-    config: crate::Config,
+    config: crate::config::Config,
     health: Vec<(String, HealthCheck)>,
     readings: Vec<(String, Readings)>,
     actions: Vec<(String, Action)>,
@@ -70,7 +70,7 @@ pub fn router(platform: &Platform) -> Option<Router> {
                 _ => "bearer tokens".into(),
             },
             session: format!("{:?}", built.section.session).to_lowercase(),
-            listings: crate::handler::listings(&built.guard.endpoint),
+            listings: crate::transport::handler::listings(&built.guard.endpoint),
         })
         .collect();
     let console = Arc::new(Console {
@@ -168,7 +168,7 @@ impl Console {
 
     async fn overview(&self, operator: &Operator, message: Option<(&str, bool)>) -> Response {
         let mut apps = Vec::new();
-        for (app, health, _) in crate::serve::probe(&self.health).await {
+        for (app, health, _) in crate::health::probe(&self.health).await {
             let health = match health {
                 Health::Ok => ("ok", String::new()),
                 Health::Starting(why) => ("starting", why),

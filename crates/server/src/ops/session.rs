@@ -36,14 +36,14 @@ impl Sessions {
         let expires = now + LIFETIME_SECONDS;
         let nonce = uuid::Uuid::new_v4().simple().to_string();
         let body = format!("{expires}.{nonce}");
-        format!("{body}.{}", hex(&mac(&self.key, &body)))
+        format!("{body}.{}", hex::encode(mac(&self.key, &body)))
     }
 
     /// The operator a cookie value names, if it is ours and not expired.
     pub fn check(&self, cookie: &str, now: i64) -> Option<Operator> {
         let (body, tag) = cookie.rsplit_once('.')?;
         let (expires, nonce) = body.split_once('.')?;
-        let expected = hex(&mac(&self.key, body));
+        let expected = hex::encode(mac(&self.key, body));
         if !bool::from(subtle::ConstantTimeEq::ct_eq(
             expected.as_bytes(),
             tag.as_bytes(),
@@ -57,7 +57,7 @@ impl Sessions {
 
     /// The CSRF token of `operator`'s forms.
     pub fn csrf(&self, operator: &Operator) -> String {
-        hex(&mac(&self.key, &format!("csrf.{}", operator.nonce)))
+        hex::encode(mac(&self.key, &format!("csrf.{}", operator.nonce)))
     }
 
     pub fn csrf_matches(&self, operator: &Operator, given: &str) -> bool {
@@ -80,10 +80,6 @@ fn mac(key: &[u8], message: &str) -> Vec<u8> {
     let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key");
     mac.update(message.as_bytes());
     mac.finalize().into_bytes().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -280,6 +280,18 @@ fn invalid(message: &str) -> Malformed {
     }
 }
 
+/// The body is declared JSON (`application/json`, any parameters).
+pub fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

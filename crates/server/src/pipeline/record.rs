@@ -22,14 +22,7 @@ use concierge_core::{AuditEvent, Caller, Outcome};
 use serde_json::Value;
 
 use crate::audit::AuditSink;
-
-/// How a request reached us.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    StreamableHttp,
-    LegacySse,
-    Stdio,
-}
+pub use crate::telemetry::labels::Transport;
 
 /// The record of one request; clones are the same record.
 #[derive(Clone)]

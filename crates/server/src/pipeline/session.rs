@@ -3,11 +3,11 @@
 //! `Mcp-Session-Id`, a legacy SSE session named by `?sessionId=` — so a stolen session id is
 //! refused the same way on either.
 
-use concierge_core::{Caller, Outcome};
+use concierge_core::{Caller, Messages, Outcome};
 use http::StatusCode;
 
 use super::Refusal;
-use crate::endpoint::Endpoint;
+use super::rate_limit::Limits;
 use crate::session_id::{SessionIds, Verdict};
 use crate::sessions::{Full, Opening, SessionTable};
 
@@ -46,28 +46,31 @@ pub fn minted_for_caller(
 
 /// The opening budget: a session (a Streamable HTTP `initialize`, a legacy SSE stream) takes one
 /// unit of the caller's session budget; refused with 429 and `Retry-After`.
-pub async fn budget(endpoint: &Endpoint, caller: &Caller) -> Result<(), Refusal> {
-    endpoint.admit_initialize(caller).await.map_err(|refused| {
-        // A budget used up is the caller's 429; a budget nobody can read (its store is
-        // down) is our 503. Both say when to come back.
-        let (status, code) = if refused.unavailable {
-            (StatusCode::SERVICE_UNAVAILABLE, "rate_limit_unavailable")
-        } else {
-            (StatusCode::TOO_MANY_REQUESTS, "rate_limited")
-        };
-        Refusal::new(status, Outcome::RateLimited, code, &refused.message)
-            .retry_after(refused.seconds)
-    })
+pub async fn budget((limits, says): (&Limits, &Messages), caller: &Caller) -> Result<(), Refusal> {
+    limits
+        .session_opening(caller, says)
+        .await
+        .map_err(|refused| {
+            // A budget used up is the caller's 429; a budget nobody can read (its store is
+            // down) is our 503. Both say when to come back.
+            let (status, code) = if refused.unavailable {
+                (StatusCode::SERVICE_UNAVAILABLE, "rate_limit_unavailable")
+            } else {
+                (StatusCode::TOO_MANY_REQUESTS, "rate_limited")
+            };
+            Refusal::new(status, Outcome::RateLimited, code, &refused.message)
+                .retry_after(refused.seconds)
+        })
 }
 
 /// An `initialize` that opens a Streamable HTTP session: the budget, then a place under the
 /// session caps (503 when the endpoint or the client is full).
 pub async fn open(
-    endpoint: &Endpoint,
+    (limits, says): (&Limits, &Messages),
     table: &std::sync::Arc<SessionTable>,
     caller: &Caller,
 ) -> Result<Opening, Refusal> {
-    budget(endpoint, caller).await?;
+    budget((limits, says), caller).await?;
     table.open(&caller.principal()).await.map_err(|full| {
         let message = match full {
             Full::Endpoint(cap) => format!(

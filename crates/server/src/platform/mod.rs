@@ -3,176 +3,28 @@
 //! The platform knows apps only by name: an app is either a tool factory ("given my config
 //! section, here are my tools") or a protocol-level handler (the conformance fixtures).
 //!
-//! Building one is a list of steps, each in [`build`]: names, tool sets, audit sinks, OAuth,
-//! limiters, write safety, browser rules, then each endpoint with its guard.
+//! Building one is a list of steps, each reporting what is wrong with its part of the config and
+//! going on with what it could build (so `concierge check` lists every problem in one run):
+//! names and tool sets (`tool_sets.rs`), audit sinks, limiters, shared stores and write safety
+//! (`stores.rs`), OAuth (`oauth.rs`), then each endpoint with its guard (`endpoints.rs`). The
+//! registry of what the binary offers is `apps.rs`.
 
-mod build;
+mod apps;
+mod endpoints;
+mod oauth;
+mod stores;
+mod tool_sets;
+
+pub use apps::Apps;
+use apps::{BoxFuture, HandlerMount};
+pub use endpoints::{BuiltEndpoint, Mounted};
+pub use oauth::OAuthSetup;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
-
-use concierge_core::ToolSet;
-use rmcp::ServerHandler;
-use rmcp::transport::StreamableHttpServerConfig;
-use rmcp::transport::StreamableHttpService;
 
 use crate::audit::AuditSink;
-use crate::config::{Config, ConfigError, EndpointSection};
-use crate::pipeline::Guard;
-
-type ToolsFactory =
-    Box<dyn Fn(toml::Value) -> BoxFuture<'static, Result<ToolSet, String>> + Send + Sync>;
-/// Starts an app's background job from its config section: opens what it needs, then returns
-/// the future that runs.
-pub type BackgroundStart = Box<
-    dyn Fn(toml::Value) -> BoxFuture<'static, Result<BoxFuture<'static, ()>, String>> + Send + Sync,
->;
-/// Starts a simulator from its config section: binds its listener (port 0 picks a free one), then
-/// returns the address it got and the future that serves.
-pub type SimulatorStart = Box<
-    dyn Fn(toml::Value) -> BoxFuture<'static, Result<(SocketAddr, BoxFuture<'static, ()>), String>>
-        + Send
-        + Sync,
->;
-type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-type HandlerMount = Box<
-    dyn Fn(
-            &str,
-            StreamableHttpServerConfig,
-            Arc<crate::session_streams::SessionStreams>,
-        ) -> axum::Router
-        + Send
-        + Sync,
->;
-
-/// The apps a binary offers, by the names configs use.
-#[derive(Default)]
-pub struct Apps {
-    tools: BTreeMap<String, ToolsFactory>,
-    handlers: BTreeMap<String, HandlerMount>,
-    simulators: BTreeMap<String, SimulatorStart>,
-    background: BTreeMap<String, BackgroundStart>,
-}
-
-impl Apps {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Starts the simulators of `sections` (binding their ports); returns each one's URL, by
-    /// name, and their serving futures. A section no simulator is registered for is left to
-    /// [`Platform::build`] to report.
-    pub async fn start_simulators(
-        &self,
-        sections: &BTreeMap<String, toml::Value>,
-    ) -> Result<(BTreeMap<String, String>, Vec<BoxFuture<'static, ()>>), String> {
-        let mut urls = BTreeMap::new();
-        let mut running = Vec::new();
-        for (name, section) in sections {
-            if let Some(start) = self.simulators.get(name) {
-                let (addr, serving) = start(section.clone())
-                    .await
-                    .map_err(|e| format!("simulators.{name}: {e}"))?;
-                urls.insert(name.clone(), crate::BoundUrls::url_of(addr));
-                running.push(serving);
-            }
-        }
-        Ok((urls, running))
-    }
-
-    /// A tool app: `build` gets the app's `[apps.<name>]` section (an empty table if absent).
-    pub fn tools(
-        self,
-        name: &str,
-        build: impl Fn(&toml::Value) -> Result<ToolSet, String> + Send + Sync + 'static,
-    ) -> Self {
-        self.tools_async(name, move |section| std::future::ready(build(&section)))
-    }
-
-    /// A tool app whose start-up waits on I/O (opening a database, say).
-    pub fn tools_async<F, S>(mut self, name: &str, build: F) -> Self
-    where
-        F: Fn(toml::Value) -> S + Send + Sync + 'static,
-        S: std::future::Future<Output = Result<ToolSet, String>> + Send + 'static,
-    {
-        self.tools.insert(
-            name.to_string(),
-            Box::new(move |section| Box::pin(build(section))),
-        );
-        self
-    }
-
-    /// A simulator of an external system, started by `serve` (and the commands that call an
-    /// upstream) when the config has `[simulators.<name>]`. Its address is what
-    /// `${simulators.<name>.url}` stands for in the rest of the config.
-    pub fn simulator<F, S>(mut self, name: &str, start: F) -> Self
-    where
-        F: Fn(toml::Value) -> S + Send + Sync + 'static,
-        S: std::future::Future<Output = Result<(SocketAddr, BoxFuture<'static, ()>), String>>
-            + Send
-            + 'static,
-    {
-        self.simulators.insert(
-            name.to_string(),
-            Box::new(move |section| Box::pin(start(section))),
-        );
-        self
-    }
-
-    /// An app's background job (a content sync schedule, say), started by `serve` after the
-    /// simulators when the config has `[apps.<name>]`; it gets that section. `check` and stdio
-    /// serving never start it.
-    pub fn background<F, S>(mut self, name: &str, start: F) -> Self
-    where
-        F: Fn(toml::Value) -> S + Send + Sync + 'static,
-        S: std::future::Future<Output = Result<BoxFuture<'static, ()>, String>> + Send + 'static,
-    {
-        self.background.insert(
-            name.to_string(),
-            Box::new(move |section| Box::pin(start(section))),
-        );
-        self
-    }
-
-    /// A protocol-level app: an rmcp handler served as it is, for fixtures that need resources,
-    /// prompts, sampling or elicitation rather than business tools.
-    pub fn handler<S>(
-        mut self,
-        name: &str,
-        make: impl Fn() -> S + Send + Sync + Clone + 'static,
-    ) -> Self
-    where
-        S: ServerHandler + Send + 'static,
-    {
-        let mount: HandlerMount = Box::new(move |path, config, sessions| {
-            let make = make.clone();
-            let service = StreamableHttpService::new(move || Ok(make()), sessions, config);
-            axum::Router::new().route_service(path, service)
-        });
-        self.handlers.insert(name.to_string(), mount);
-        self
-    }
-}
-
-/// What an endpoint serves.
-pub enum Mounted {
-    /// The platform's dispatcher over the configured tools.
-    Tools,
-    /// A protocol-level handler app, served as it is (behind the same guard).
-    Handler { app: String },
-}
-
-/// An endpoint ready to mount.
-pub struct BuiltEndpoint {
-    pub section: EndpointSection,
-    pub mounted: Mounted,
-    /// Authentication and session binding in front of it; its endpoint holds tools and policies.
-    pub guard: Arc<Guard>,
-    /// How to call the endpoint when it runs on the config's demo token default, for the banner.
-    /// Never set from a real environment variable: real tokens are not printed.
-    pub demo_hint: Option<String>,
-}
+use crate::config::{Config, ConfigError};
 
 /// Everything `serve` needs, and everything `check` verifies.
 pub struct Platform {
@@ -195,17 +47,6 @@ pub struct Platform {
     pub actions: Vec<(String, concierge_core::Action)>,
     /// Where `/metrics` listens, once `serve` bound `[metrics] listen`.
     pub metrics_addr: std::sync::OnceLock<SocketAddr>,
-}
-
-/// The OAuth side of a deployment.
-pub struct OAuthSetup {
-    /// Our public base URL: resource URLs are built on it.
-    pub base: String,
-    /// Scopes the metadata advertises.
-    pub scopes: Vec<String>,
-    pub verifier: concierge_oauth::Verifier,
-    /// The built-in authorization server, whose routes `serve` mounts (none with an external IdP).
-    pub builtin: Option<Arc<concierge_oauth::AuthServer>>,
 }
 
 impl Platform {
@@ -241,7 +82,7 @@ impl Platform {
         banner
     }
 
-    /// Builds apps, limiters, audit sinks and endpoints, in the steps of [`build`] (each
+    /// Builds apps, limiters, audit sinks and endpoints, in the steps of the steps (each
     /// reports what is wrong with its part and goes on, so `check` lists every problem at
     /// once). `env` reads token variables.
     pub async fn build(
@@ -251,21 +92,21 @@ impl Platform {
     ) -> Result<Self, Vec<ConfigError>> {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
-        build::check_names(&config, &apps, &mut errors);
-        let tool_sets = build::tool_sets(&config, &apps, &mut errors).await;
-        let sinks = build::audit_sinks(&config, &mut errors).await;
-        let database = build::database(&config, &mut errors);
-        let oauth = build::oauth(&config, &sinks, database.as_ref(), &mut errors).await;
-        let redis = build::redis(&config, &mut errors);
-        let shared = build::Shared {
+        tool_sets::check_names(&config, &apps, &mut errors);
+        let tool_sets = tool_sets::tool_sets(&config, &apps, &mut errors).await;
+        let sinks = stores::audit_sinks(&config, &mut errors).await;
+        let database = stores::database(&config, &mut errors);
+        let oauth = oauth::oauth(&config, &sinks, database.as_ref(), &mut errors).await;
+        let redis = stores::redis(&config, &mut errors);
+        let shared = endpoints::Shared {
             config: &config,
             apps: &apps,
             env,
-            limiters: build::limiters(&config, redis.as_ref()),
+            limiters: stores::limiters(&config, redis.as_ref()),
             redis: redis.clone(),
-            writes: build::writes(&config, database.as_ref(), redis.as_ref(), &mut errors).await,
-            browser: build::browser_rules(&config, &mut errors),
-            session_ids: build::session_ids(&config, &mut errors),
+            writes: stores::writes(&config, database.as_ref(), redis.as_ref(), &mut errors).await,
+            browser: endpoints::browser_rules(&config, &mut errors),
+            session_ids: stores::session_ids(&config, &mut errors),
             tool_sets: &tool_sets,
             sinks: &sinks,
             oauth: oauth.as_ref(),
@@ -273,8 +114,8 @@ impl Platform {
         let endpoints = (config.endpoints.iter().enumerate())
             .map(|(index, section)| shared.endpoint(index, section, &mut errors, &mut warnings))
             .collect();
-        build::single_instance_apps(&config, &tool_sets, &mut warnings);
-        build::shared_sessions(&config, &mut warnings);
+        stores::single_instance_apps(&config, &tool_sets, &mut warnings);
+        stores::shared_sessions(&config, &mut warnings);
         let health = tool_sets
             .iter()
             .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
@@ -287,8 +128,8 @@ impl Platform {
             .iter()
             .flat_map(|(name, set)| set.actions.iter().map(|a| (name.clone(), a.clone())))
             .collect();
-        let stores = (redis.into_iter().map(build::redis_health))
-            .chain(database.into_iter().map(build::database_health))
+        let stores = (redis.into_iter().map(stores::redis_health))
+            .chain(database.into_iter().map(stores::database_health))
             .collect();
         if !errors.is_empty() {
             return Err(errors);

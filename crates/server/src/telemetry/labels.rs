@@ -101,3 +101,11 @@ mod tests {
         assert_eq!(protocol_label("9999-01-01"), "_other");
     }
 }
+
+/// How a request reached us.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    StreamableHttp,
+    LegacySse,
+    Stdio,
+}

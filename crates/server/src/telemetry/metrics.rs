@@ -21,8 +21,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
-use super::labels::{BoundedNames, method_label, protocol_label};
-use crate::pipeline::Transport;
+use super::labels::{BoundedNames, Transport, method_label, protocol_label};
 
 /// Client names kept as label values; later ones are counted as `_other`.
 pub const MAX_CLIENTS: usize = 200;
@@ -132,7 +131,7 @@ pub struct Metrics {
     replays: Family<EndpointTool, Counter>,
     tasks: Family<TaskState, Counter>,
     oauth: Family<OAuthEvent, Counter>,
-    pub(super) snapshot: std::sync::Arc<super::scrape::Snapshot>,
+    pub(super) snapshot: std::sync::Arc<super::snapshot::Snapshot>,
     clients: BoundedNames,
 }
 
@@ -165,6 +164,14 @@ pub struct Finished<'a> {
 }
 
 impl Metrics {
+    /// The registry in OpenMetrics text, with `samples` (read at this scrape) beside its own.
+    pub fn encode_with(&self, samples: Vec<super::snapshot::Sample>) -> Option<String> {
+        *self.snapshot.0.lock().unwrap_or_else(|p| p.into_inner()) = samples;
+        let mut text = String::with_capacity(16 * 1024);
+        prometheus_client::encoding::text::encode(&mut text, &self.registry).ok()?;
+        Some(text)
+    }
+
     fn new() -> Self {
         let mut registry = Registry::default();
         let operation: Histograms<Operation> =
@@ -225,7 +232,7 @@ impl Metrics {
              failed sign-ins, registrations, refused or throttled requests.",
             oauth.clone(),
         );
-        let snapshot = std::sync::Arc::new(super::scrape::Snapshot::default());
+        let snapshot = std::sync::Arc::new(super::snapshot::Snapshot::default());
         registry.register_collector(Box::new(snapshot.clone()));
         Self {
             registry,

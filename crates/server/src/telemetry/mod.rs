@@ -4,37 +4,15 @@
 
 pub mod labels;
 pub mod metrics;
-pub mod scrape;
+pub mod snapshot;
 pub mod trace;
 
 use tracing_subscriber::Layer;
+
+use crate::config::BoundUrls;
+pub use crate::config::LogFormat;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-
-/// How log lines are written (`[server] log_format`, `CONCIERGE_LOG_FORMAT`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    /// For a person at a terminal.
-    #[default]
-    Text,
-    /// One JSON object per line, for a log shipper; a line written during a request carries its
-    /// `trace_id`.
-    Json,
-}
-
-impl std::str::FromStr for LogFormat {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text.trim() {
-            "text" => Ok(Self::Text),
-            "json" => Ok(Self::Json),
-            other => Err(format!(
-                "`{other}` is not a log format; allowed: text, json"
-            )),
-        }
-    }
-}
 
 /// The log format a command runs with, decided before its config is loaded (what loading logs
 /// is written in it too): `CONCIERGE_LOG_FORMAT`, else `[server] log_format` as the file writes
@@ -60,7 +38,7 @@ pub fn log_format_of(config: &std::path::Path) -> LogFormat {
         return LogFormat::Text;
     };
     let env = |name: &str| std::env::var(name).ok();
-    crate::interpolate::substitute(&written, &env, &crate::BoundUrls::default())
+    crate::config::interpolate::substitute(&written, &env, &BoundUrls::default())
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_default()

@@ -37,7 +37,7 @@ impl ConfirmTokens {
     /// A token for `binding` (caller, tool, fingerprint) valid until `expires_ms`.
     pub fn mint(&self, binding: &str, expires_ms: i64) -> String {
         let tag = self.mac(binding, expires_ms).finalize().into_bytes();
-        format!("ct1.{expires_ms}.{}", hex(&tag))
+        format!("ct1.{expires_ms}.{}", hex::encode(tag))
     }
 
     pub fn verify(&self, token: &str, binding: &str, now_ms: i64) -> Result<(), Refused> {
@@ -47,7 +47,7 @@ impl ConfirmTokens {
             return Err(Refused::Invalid);
         };
         let expires_ms: i64 = expires.parse().map_err(|_| Refused::Invalid)?;
-        let tag = unhex(tag).ok_or(Refused::Invalid)?;
+        let tag = hex::decode(tag).map_err(|_| Refused::Invalid)?;
         self.mac(binding, expires_ms)
             .verify_slice(&tag)
             .map_err(|_| Refused::Invalid)?;
@@ -56,20 +56,6 @@ impl ConfirmTokens {
         }
         Ok(())
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-pub fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

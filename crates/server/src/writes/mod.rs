@@ -485,7 +485,7 @@ fn canonical_json(value: &Value, out: &mut String) {
 }
 
 fn hex_sha256(text: &str) -> String {
-    confirm::hex(&Sha256::digest(text.as_bytes()))
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 fn with_field(mut output: Value, name: &str, value: Value) -> Value {

@@ -27,7 +27,8 @@ use rmcp::model::{
 use serde::Deserialize;
 
 use crate::endpoint::{CallAnswer, Endpoint};
-use crate::pipeline::{RequestRecord, is_json};
+use crate::pipeline::RequestRecord;
+use crate::pipeline::framing::is_json;
 
 /// A `tools/call` with nothing rmcp treats specially: exactly these fields, so a `_meta`
 /// (progress tokens, per-request negotiation) or a `task` sends the call to rmcp.
@@ -90,7 +91,7 @@ pub async fn answer(
     } else {
         Box::pin(endpoint.call(&params.name, params.arguments, caller, rpc_id, record)).await
     };
-    let message = match crate::handler::reply_of(answer) {
+    let message = match crate::transport::handler::reply_of(answer) {
         Ok(result) => {
             let mut result = ServerResult::CallToolResult(result);
             // What rmcp's handler does for a peer before 2026-07-28, the only peers served here.

@@ -36,8 +36,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::Endpoint;
-use crate::handler::EndpointHandler;
 use crate::pipeline::{Refusal, RequestRecord, session};
+use crate::transport::handler::EndpointHandler;
 
 struct Session {
     owner: String,
@@ -83,7 +83,7 @@ pub struct LegacySse {
     max_body: usize,
     sessions: Arc<LegacySessions>,
     stop: CancellationToken,
-    caps: crate::sessions::SessionCaps,
+    caps: crate::config::SessionCaps,
 }
 
 /// The two routes of `paths`, sharing the endpoint's dispatcher (sessions idle out after
@@ -93,7 +93,7 @@ pub fn routes(
     sessions: Arc<LegacySessions>,
     server: &crate::config::ServerSection,
     idle: Duration,
-    caps: crate::sessions::SessionCaps,
+    caps: crate::config::SessionCaps,
     stop: CancellationToken,
 ) -> Router {
     let (sse, messages) = (sessions.sse.clone(), sessions.messages.clone());
@@ -121,7 +121,7 @@ async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response
     // A stream is a session: counted against the caller's budget like an `initialize`, and
     // capped like Streamable HTTP sessions. A held-open stream is in use, so over the cap the
     // new one is refused rather than an old one cut.
-    if let Err(refusal) = session::budget(&state.endpoint, &caller).await {
+    if let Err(refusal) = session::budget(state.endpoint.session_budget(), &caller).await {
         return refusal.answer(&record);
     }
     let id = uuid::Uuid::new_v4().simple().to_string();

@@ -87,6 +87,17 @@ pub struct SessionStreams {
 }
 
 impl SessionStreams {
+    /// How the session table closes a session it evicts.
+    pub fn closer(self: &Arc<Self>) -> crate::sessions::CloseSession {
+        let streams = self.clone();
+        Box::new(move |id| {
+            let streams = streams.clone();
+            Box::pin(async move {
+                let _ = streams.close_session(&id).await;
+            })
+        })
+    }
+
     /// Sessions of `endpoint`, closed when idle for `idle`.
     pub fn new(ids: Arc<SessionIds>, endpoint: &str, idle: Duration) -> Self {
         Self {

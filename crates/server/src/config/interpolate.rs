@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::ConfigError;
+use super::error::ConfigError;
 
 /// The bound addresses `${server.url}` and `${simulators.<name>.url}` stand for.
 #[derive(Debug, Clone, Default)]

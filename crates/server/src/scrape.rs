@@ -4,89 +4,17 @@
 //! Served on its own listener (`[metrics] listen`) or on the main one behind a bearer token
 //! (`[metrics] token`); never open on the public port.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use concierge_core::{Health, HealthCheck, Readings};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::MetricType;
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
 
 use crate::audit::AuditSink;
 use crate::sessions::SessionTable;
-
-/// One value read at scrape time.
-#[derive(Debug, Clone)]
-pub struct Sample {
-    pub name: String,
-    pub help: String,
-    pub counter: bool,
-    pub labels: Vec<(String, String)>,
-    pub value: f64,
-}
-
-impl Sample {
-    fn gauge(name: &str, help: &str, value: f64) -> Self {
-        Self {
-            name: name.into(),
-            help: help.into(),
-            counter: false,
-            labels: Vec::new(),
-            value,
-        }
-    }
-
-    fn counter(name: &str, help: &str, value: f64) -> Self {
-        Self {
-            counter: true,
-            ..Self::gauge(name, help, value)
-        }
-    }
-
-    fn label(mut self, name: &str, value: &str) -> Self {
-        self.labels.push((name.into(), value.into()));
-        self
-    }
-}
-
-/// The samples of the scrape in progress; the registry encodes them with its own.
-#[derive(Debug, Default)]
-pub struct Snapshot(Mutex<Vec<Sample>>);
-
-impl Collector for Snapshot {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let samples = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let mut start = 0;
-        while start < samples.len() {
-            let first = &samples[start];
-            let end = start
-                + samples[start..]
-                    .iter()
-                    .take_while(|s| s.name == first.name)
-                    .count();
-            let kind = if first.counter {
-                MetricType::Counter
-            } else {
-                MetricType::Gauge
-            };
-            let mut metric = encoder.encode_descriptor(&first.name, &first.help, None, kind)?;
-            for sample in &samples[start..end] {
-                let family = metric.encode_family(&sample.labels)?;
-                if sample.counter {
-                    ConstCounter::new(sample.value).encode(family)?;
-                } else {
-                    ConstGauge::new(sample.value).encode(family)?;
-                }
-            }
-            start = end;
-        }
-        Ok(())
-    }
-}
+use crate::telemetry::metrics;
+use crate::telemetry::snapshot::Sample;
 
 /// What a scrape reads besides the registry.
 pub struct Scrape {
@@ -121,16 +49,14 @@ pub async fn serve(State(scrape): State<Arc<Scrape>>, headers: HeaderMap) -> Res
             return response;
         }
     }
-    let Some(metrics) = super::metrics::get() else {
+    let Some(metrics) = metrics::get() else {
         return StatusCode::NOT_FOUND.into_response();
     };
     let _one = scrape.busy.lock().await;
     let samples = scrape.read().await;
-    *metrics.snapshot.0.lock().unwrap_or_else(|p| p.into_inner()) = samples;
-    let mut text = String::with_capacity(16 * 1024);
-    if prometheus_client::encoding::text::encode(&mut text, &metrics.registry).is_err() {
+    let Some(text) = metrics.encode_with(samples) else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    }
+    };
     let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -181,7 +107,7 @@ impl Scrape {
                 .label("sink", name),
             );
         }
-        for (app, health, _) in crate::serve::probe(&self.health).await {
+        for (app, health, _) in crate::health::probe(&self.health).await {
             let (up, state) = match health {
                 Health::Ok => (1.0, "ok"),
                 Health::Starting(_) => (0.0, "starting"),

@@ -17,7 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::endpoint::{CallAnswer, Endpoint, ToolAnswer};
 use crate::pipeline::{RequestRecord, Transport};
-use crate::tasks::{POLL_MS, TTL, TaskError, TaskHandle, TaskState};
+use crate::transport::tasks::{POLL_MS, TTL, TaskError, TaskHandle, TaskState};
 
 /// One endpoint as an MCP server. Cheap to clone: the factory makes one per session (or per
 /// request in stateless mode) and everything heavy is behind the `Arc`s.

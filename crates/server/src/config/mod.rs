@@ -1,0 +1,34 @@
+//! The deployment file: one TOML document, `${VAR}` / `${VAR:-default}` from the environment.
+//!
+//! Loading turns text into a [`Config`] or a list of [`ConfigError`]s, each saying where (the key
+//! path) and what is wrong. Nothing here starts anything; `serve` and `check` share it.
+//!
+//! The crate's leaf: it imports nothing else of the crate.
+//!
+//! - `sections.rs`, `endpoint.rs`, `state.rs`, `limits.rs`: the types the document reads into
+//! - `load.rs`: text → [`Config`], and the checks across sections
+//! - `interpolate.rs`: `${VAR}`, `${server.url}`
+//! - `unknown_keys.rs`: every misspelt key at once, with what was meant
+
+mod endpoint;
+mod error;
+pub mod interpolate;
+mod limits;
+mod load;
+mod sections;
+mod state;
+#[cfg(test)]
+mod tests;
+mod unknown_keys;
+
+pub use endpoint::{
+    AuthSection, EndpointSection, LegacySse, ScopeRefusal, SessionCaps, SessionMode,
+};
+pub use error::ConfigError;
+pub use interpolate::BoundUrls;
+pub use limits::{LimiterSection, Rate, RateKey};
+pub(crate) use load::parse_listen;
+pub use load::{Listeners, split_alias};
+pub use sections::{AuditSection, Config, LogFormat, MetricsSection, OpsSection, ServerSection};
+pub use state::{StateSection, WhenDown, WritesHome, WritesSection};
+pub use unknown_keys::section;
