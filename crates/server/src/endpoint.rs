@@ -1,13 +1,15 @@
 //! One mounted endpoint's tools and policies, and the dispatcher that runs every tool call —
 //! steps 8 to 13 of the pipeline (see [`crate::pipeline`]), the same for every app and every
-//! transport: find the tool → scopes → rate limits → validate the arguments → run it (write
-//! safety first for write tools) within the call deadline → shape and check the result. Each
-//! step writes into the request's record; each refusal is answered as an error document and
+//! transport. [`Endpoint::call`] reads as the steps in a row: find the tool → scopes → rate
+//! limits → the arguments → write safety and the tool within the call deadline → the result
+//! shaped and checked. Each step is a decision that refuses with the pipeline's one
+//! [`Refusal`] type (the same as steps 1–7), answered here as a tool result with `isError`, and
 //! recorded as the request's outcome.
 //!
-//! The dispatcher speaks our types ([`ToolAnswer`]); `handler.rs` turns them into rmcp's.
+//! The dispatcher speaks our types ([`ToolAnswer`]); `transport/handler.rs` turns them into rmcp's.
 //!
-//! Over 600 lines with its unit tests (the dispatcher itself is under 500): the thirteen steps read top to bottom in one place on purpose.
+//! Over 600 lines with its unit tests (the dispatcher itself is under 500): the steps read top
+//! to bottom in one place on purpose.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,9 +22,8 @@ use concierge_core::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::pipeline::RequestRecord;
-use crate::pipeline::rate_limit::Limits;
-use crate::pipeline::scope;
+use crate::pipeline::rate_limit::{self, Limits};
+use crate::pipeline::{Refusal, RequestRecord, arguments, scope};
 use crate::validate::ArgumentValidator;
 use crate::writes::{Gate, WriteCode};
 
@@ -90,8 +91,13 @@ pub struct ToolAnswer {
 impl ToolAnswer {
     /// An error document (the app's own, or the platform's `{"error": {…}}`) as the answer.
     fn error(document: &Value) -> Self {
+        Self::error_text(document.to_string())
+    }
+
+    /// An error document already written as JSON text.
+    fn error_text(text: String) -> Self {
         Self {
-            text: document.to_string(),
+            text,
             structured: None,
             is_error: true,
         }
@@ -253,7 +259,8 @@ impl Endpoint {
         (&self.limits, self.messages())
     }
 
-    /// Runs one `tools/call` through steps 8–13, filling `record`.
+    /// Runs one `tools/call` through steps 8–13, filling `record`: the decisions in their
+    /// order, each a function that refuses with a [`Refusal`], answered here as a tool result.
     pub async fn call(
         &self,
         name: &str,
@@ -264,146 +271,151 @@ impl Endpoint {
     ) -> CallAnswer {
         record.caller(&caller);
         record.call(name, rpc_id);
-        let Some(mounted) = self.by_name.get(name).map(|i| &self.tools[*i]) else {
-            if let Some(arguments) = arguments {
-                record.arguments(Value::Object(crate::validate::without_any_injected(
-                    arguments,
-                )));
+        let mounted = match self.find(name) {
+            Ok(mounted) => mounted,
+            Err(refusal) => {
+                if let Some(arguments) = arguments {
+                    record.arguments(Value::Object(crate::validate::without_any_injected(
+                        arguments,
+                    )));
+                }
+                // A protocol error (JSON-RPC `-32602`), not a tool result: the audit keeps its
+                // outcome alone.
+                record.outcome(refusal.outcome, None, None);
+                return CallAnswer::UnknownTool(refusal.message().to_string());
             }
-            record.outcome(Outcome::UnknownTool, None, None);
-            return CallAnswer::UnknownTool(format!(
-                "unknown tool `{name}`; this endpoint has: {}",
-                self.tool_names().join(", ")
-            ));
         };
         let spec = mounted.spec();
-        let says = mounted.messages;
         if let Some(arguments) = &arguments {
             let mut kept = Value::Object(mounted.validator.without_injected(arguments));
             redact_in_place(&mut kept, &spec.secret_fields);
             record.arguments(kept);
         }
-        // An error document refused before the tool ran, recorded with the request's outcome.
-        let refuse = |outcome: Outcome, code: &str, document: Value| {
-            let answer = ToolAnswer::error(&document);
-            record.outcome(
-                outcome,
-                Some(code),
-                Some(audit_output_of(
-                    &document,
-                    &answer.text,
-                    &spec.secret_fields,
-                )),
-            );
-            CallAnswer::Result(answer)
-        };
-
-        let missing = self.missing_scopes(mounted, &caller);
-        if !missing.is_empty() {
-            let document = json!({"error": {
-                "code": "insufficient_scope",
-                "message": render(says.missing_scopes, &[("scopes", &missing.join(", "))]),
-                "scopes": missing,
-                "status": 403,
-            }});
-            return refuse(Outcome::Forbidden, "insufficient_scope", document);
+        match self.decide(mounted, arguments, caller, record).await {
+            Ok(answer) => answer,
+            Err(refusal) => CallAnswer::Result(ToolAnswer::error_text(
+                refusal.into_tool_text(record, &spec.secret_fields),
+            )),
         }
+    }
 
-        // In-process limits take nanoseconds: only a round trip to Redis earns a span.
+    /// Step 8: the tool is served here.
+    fn find(&self, name: &str) -> Result<&MountedTool, Refusal> {
+        self.tool(name).ok_or_else(|| {
+            let message = format!(
+                "unknown tool `{name}`; this endpoint has: {}",
+                self.tool_names().join(", ")
+            );
+            Refusal::of_call(Outcome::UnknownTool, "unknown_tool", message)
+        })
+    }
+
+    /// Steps 9–13 for a tool that is served here.
+    async fn decide(
+        &self,
+        mounted: &MountedTool,
+        arguments: Option<Map<String, Value>>,
+        caller: Caller,
+        record: &RequestRecord,
+    ) -> Result<CallAnswer, Refusal> {
+        let spec = mounted.spec();
+        let says = mounted.messages;
+        scope::decide(&self.missing_scopes(mounted, &caller), says)?;
+        self.rate_limit(spec, &caller, says, record).await?;
+        let arguments = arguments::decide(&mounted.validator, arguments, spec, says)?;
+        let context = CallContext::new(caller.clone(), record.trace_id());
+        let (outcome, write_code) = self
+            .execute(mounted, arguments, &caller, context.clone(), record)
+            .await?;
+        record.notes(context.notes());
+        if write_code == WriteCode::Replayed
+            && let Some(metrics) = crate::telemetry::metrics::get()
+        {
+            metrics.replayed(&self.path, &spec.name);
+        }
+        Ok(match outcome {
+            Ok(output) => self.shape(mounted, output, write_code, record),
+            Err(error) => tool_failed(mounted, error, record),
+        })
+    }
+
+    /// Step 10: per client, then the endpoint's limit. In-process limits take nanoseconds: only
+    /// a round trip to Redis earns a span.
+    async fn rate_limit(
+        &self,
+        spec: &ToolSpec,
+        caller: &Caller,
+        says: &'static Messages,
+        record: &RequestRecord,
+    ) -> Result<(), Refusal> {
         let step = if self.limits.remote() {
             step_span(record, "rate_limit")
         } else {
             tracing::Span::none()
         };
-        let limited = tracing::Instrument::instrument(
-            self.limits
-                .before_call(spec.annotations.read_only, &caller, says),
-            step,
-        )
-        .await;
-        if let Err(limited) = limited {
-            let code = limited.code;
-            let document = *limited.envelope.unwrap_or_default();
-            return refuse(Outcome::RateLimited, code, document);
-        }
+        let check = self
+            .limits
+            .before_call(spec.annotations.read_only, caller, says);
+        tracing::Instrument::instrument(check, step)
+            .await
+            .map_err(rate_limit::refusal)
+    }
 
-        let arguments = match mounted.validator.check(arguments, says) {
-            Ok(arguments) => arguments,
-            Err(error) => {
-                let document = match spec.argument_error {
-                    Some(envelope) => envelope(&error.field, &error.message),
-                    None => json!({"error": {
-                        "code": "invalid_argument",
-                        "field": error.field,
-                        "message": error.message,
-                    }}),
-                };
-                return refuse(Outcome::InvalidArgument, "invalid_argument", document);
-            }
-        };
-
-        let trace = record.trace_id();
-        let context = CallContext::new(caller.clone(), trace.clone());
+    /// Steps 12 and 13: write safety, then the tool within the call deadline. A panic, the
+    /// deadline and the write budget refuse; what the tool answered is handed back.
+    async fn execute(
+        &self,
+        mounted: &MountedTool,
+        arguments: Value,
+        caller: &Caller,
+        context: CallContext,
+        record: &RequestRecord,
+    ) -> Result<(Result<Value, ToolError>, WriteCode), Refusal> {
+        let name = &mounted.spec().name;
+        let says = mounted.messages;
+        let trace = context.trace_id.clone();
         // A panicking tool is our fault, not the client's: answered as an internal error rather
         // than left to unwind through the transport (rmcp would never answer the request).
         record.running();
         let run = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
             tracing::Instrument::instrument(
-                self.run(mounted, arguments, &caller, context.clone()),
+                self.run(mounted, arguments, caller, context),
                 step_span(record, "execute_tool"),
             ),
         ));
-        let ran = tokio::time::timeout(self.deadline, run).await;
-        if let Ok(Err(_)) = ran {
-            tracing::error!(trace_id = %trace, tool = name, "tool panicked");
-            let document = json!({"error": {
-                "code": "internal_error",
-                "message": "the tool failed; the server log has the details",
-                "traceId": trace,
-            }});
-            return refuse(Outcome::InternalError, "panic", document);
-        }
-        let Ok(Ok((outcome, write_code))) = ran else {
-            let seconds = self.deadline.as_secs();
-            tracing::error!(trace_id = %trace, tool = name, seconds, "call deadline passed");
-            let document = json!({"error": {
-                "code": "deadline_exceeded",
-                "message": render(says.deadline_exceeded, &[("tool", &name), ("seconds", &seconds)]),
-                "retryable": true,
-            }});
-            return refuse(Outcome::DeadlineExceeded, "deadline_exceeded", document);
-        };
-        if write_code == WriteCode::RateLimited {
-            let document = *outcome.err().and_then(|e| e.envelope).unwrap_or_default();
-            return refuse(Outcome::RateLimited, "rate_limited", document);
-        }
-        record.notes(context.notes());
-        if write_code == WriteCode::Replayed
-            && let Some(metrics) = crate::telemetry::metrics::get()
-        {
-            metrics.replayed(&self.path, name);
-        }
-        match outcome {
-            Ok(output) => self.shape(mounted, output, write_code, record),
-            Err(error) => {
-                if let Some(detail) = &error.detail {
-                    tracing::error!(trace_id = %trace, tool = name, code = error.code, %detail, "tool failed");
-                }
-                let document = match error.envelope {
-                    Some(ref envelope) => (**envelope).clone(),
-                    None => json!({ "error": error_body(&error, &trace) }),
-                };
-                let answer = ToolAnswer::error(&document);
-                record.outcome(
-                    outcome_of(&error),
-                    Some(error.code),
-                    Some(audit_output_of(
-                        &document,
-                        &answer.text,
-                        &spec.secret_fields,
-                    )),
+        match tokio::time::timeout(self.deadline, run).await {
+            Ok(Ok((outcome, WriteCode::RateLimited))) => {
+                // The write budget, taken as the write was about to start.
+                let limited = outcome.err().unwrap_or_else(|| ToolError::internal("", ""));
+                Err(rate_limit::refusal(ToolError {
+                    code: "rate_limited",
+                    ..limited
+                }))
+            }
+            Ok(Ok(ran)) => Ok(ran),
+            Ok(Err(_)) => {
+                tracing::error!(trace_id = %trace, tool = %name, "tool panicked");
+                let message = "the tool failed; the server log has the details";
+                Err(Refusal::of_call(Outcome::InternalError, "panic", message).document(
+                    json!({"error": {"code": "internal_error", "message": message, "traceId": trace}}),
+                ))
+            }
+            Err(_) => {
+                let seconds = self.deadline.as_secs();
+                tracing::error!(trace_id = %trace, tool = %name, seconds, "call deadline passed");
+                let message = render(
+                    says.deadline_exceeded,
+                    &[("tool", &name), ("seconds", &seconds)],
                 );
-                CallAnswer::Result(answer)
+                let document = json!({"error": {
+                    "code": "deadline_exceeded",
+                    "message": &message,
+                    "retryable": true,
+                }});
+                Err(
+                    Refusal::of_call(Outcome::DeadlineExceeded, "deadline_exceeded", message)
+                        .document(document),
+                )
             }
         }
     }
@@ -499,6 +511,30 @@ impl Endpoint {
             is_error: false,
         })
     }
+}
+
+/// What the tool itself answered with an error: its envelope, or the platform's document.
+fn tool_failed(mounted: &MountedTool, error: ToolError, record: &RequestRecord) -> CallAnswer {
+    let spec = mounted.spec();
+    let trace = record.trace_id();
+    if let Some(detail) = &error.detail {
+        tracing::error!(trace_id = %trace, tool = %spec.name, code = error.code, %detail, "tool failed");
+    }
+    let document = match error.envelope {
+        Some(ref envelope) => (**envelope).clone(),
+        None => json!({ "error": error_body(&error, &trace) }),
+    };
+    let answer = ToolAnswer::error(&document);
+    record.outcome(
+        outcome_of(&error),
+        Some(error.code),
+        Some(audit_output_of(
+            &document,
+            &answer.text,
+            &spec.secret_fields,
+        )),
+    );
+    CallAnswer::Result(answer)
 }
 
 fn outcome_of(error: &ToolError) -> Outcome {

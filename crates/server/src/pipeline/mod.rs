@@ -19,7 +19,7 @@
 //!        8. the tool                 known on this endpoint?
 //!        9. scope::missing           (where no step-up challenge was made)
 //!       10. rate_limit               per client, then the endpoint's limit
-//!       11. validate.rs              arguments against the input schema
+//!       11. arguments::decide        against the input schema (validate.rs)
 //!       12. writes/                  write safety, the write budget
 //!       13. the tool, within the call deadline; the result shaped and checked
 //!   └─ record.rs: written to the audit once, when the last step lets go of it
@@ -29,6 +29,7 @@
 //! recorded as the request's outcome. A refusal the transport makes by itself (an unknown
 //! session, a wrong `Accept`) is read from its status and recorded too.
 
+pub mod arguments;
 pub mod authentication;
 pub mod body;
 pub mod framing;

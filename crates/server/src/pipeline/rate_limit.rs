@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use concierge_core::messages::render;
 use concierge_core::{
-    Caller, LimitPolicy, Limited, Messages, RateLimitStore, RetryAfter, ToolError,
+    Caller, LimitPolicy, Limited, Messages, Outcome, RateLimitStore, RetryAfter, ToolError,
 };
 use serde_json::json;
 
+use super::Refusal;
 use crate::config::{RateKey, WhenDown};
 
 /// What a caller is told to wait when the store behind a limit is down: long enough not to
@@ -215,4 +216,14 @@ fn message(says: &Messages, limit: &str, policy: LimitPolicy, seconds: u64) -> S
         says.rate_limited,
         &[("limit", &limit), ("policy", &how), ("seconds", &seconds)],
     )
+}
+
+/// A limit's refusal (the step before validation, or the write budget when the write was about
+/// to start), answered with the document the limiter wrote.
+pub fn refusal(limited: ToolError) -> Refusal {
+    let document = limited
+        .envelope
+        .map(|envelope| *envelope)
+        .unwrap_or_default();
+    Refusal::of_call(Outcome::RateLimited, limited.code, limited.message).document(document)
 }

@@ -1,6 +1,11 @@
-//! A request the HTTP pipeline refuses: the status, the record's outcome and code, the message
-//! a client shows, and any headers the refusal needs (`WWW-Authenticate`, `Retry-After`). One
-//! type for every step, so every refusal is answered the same way and recorded the same way.
+//! A request the pipeline refuses, at any of its steps 1–13: the record's outcome and code, the
+//! message a client shows, and how it is answered. One type for every step, so every refusal is
+//! recorded the same way; it renders two ways, and the transport chooses:
+//!
+//! - as an HTTP answer ([`Refusal::answer`]): the status, a JSON-RPC-shaped body, any headers
+//!   the refusal needs (`WWW-Authenticate`, `Retry-After`) — steps 1–7, before the transport;
+//! - as a tool result with `isError: true` ([`Refusal::into_tool_text`]): the error document a
+//!   model reads, the app's own envelope where it has one — steps 8–13, in the dispatcher.
 
 use axum::body::Body;
 use axum::response::Response;
@@ -16,8 +21,13 @@ pub struct Refusal {
     pub outcome: Outcome,
     /// The stable code in the audit (`host_not_allowed`, `rate_limited`, …).
     pub code: &'static str,
-    /// The answer's JSON-RPC-shaped body.
-    body: Value,
+    message: String,
+    /// The HTTP answer's body when it is not the platform's error with `message` (framing's
+    /// JSON-RPC errors).
+    body: Option<Box<Value>>,
+    /// The tool result's document when it is not `{"error": {"code", "message"}}` (the app's
+    /// envelope, a field, a retry hint).
+    document: Option<Box<Value>>,
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
@@ -25,7 +35,34 @@ impl Refusal {
     /// A refusal whose body is the platform's JSON-RPC-shaped error with `message`, so MCP
     /// clients can show it.
     pub fn new(status: StatusCode, outcome: Outcome, code: &'static str, message: &str) -> Self {
-        Self::with_body(status, outcome, code, error_body(message))
+        Self {
+            status,
+            outcome,
+            code,
+            message: message.to_string(),
+            body: None,
+            document: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// A refusal in the dispatcher, answered as a tool result; its HTTP status (should a
+    /// transport answer it over HTTP) follows from what it is.
+    pub fn of_call(outcome: Outcome, code: &'static str, message: impl Into<String>) -> Self {
+        let status = match outcome {
+            Outcome::Forbidden => StatusCode::FORBIDDEN,
+            Outcome::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Outcome::InvalidArgument | Outcome::UnknownTool => StatusCode::BAD_REQUEST,
+            Outcome::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self::new(status, outcome, code, &message.into())
+    }
+
+    /// A refusal whose tool document is `document` as it is.
+    pub fn document(mut self, document: Value) -> Self {
+        self.document = Some(Box::new(document));
+        self
     }
 
     /// A refusal answered with `body` as it is (a JSON-RPC error of the framing step).
@@ -35,13 +72,19 @@ impl Refusal {
         code: &'static str,
         body: Value,
     ) -> Self {
+        let message = body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         Self {
-            status,
-            outcome,
-            code,
-            body,
-            headers: Vec::new(),
+            body: Some(Box::new(body)),
+            ..Self::new(status, outcome, code, &message)
         }
+    }
+
+    /// What a client shows.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     pub fn header(mut self, name: HeaderName, value: &str) -> Self {
@@ -58,16 +101,39 @@ impl Refusal {
 
     /// Records the refusal as the request's outcome, and answers it.
     pub fn answer(self, record: &RequestRecord) -> Response {
+        let body = self
+            .body
+            .map_or_else(|| error_body(&self.message), |body| *body);
         record.outcome(
             self.outcome,
             Some(self.code),
-            Some(concierge_core::audit_document(&self.body)),
+            Some(concierge_core::audit_document(&body)),
         );
-        let mut response = json_response(self.status, &self.body);
+        let mut response = json_response(self.status, &body);
         for (name, value) in self.headers {
             response.headers_mut().insert(name, value);
         }
         response
+    }
+
+    /// Records the refusal as the request's outcome, and hands back the JSON text of the document
+    /// a tool result carries (the audit keeps it too, `secret_fields` redacted).
+    pub fn into_tool_text(self, record: &RequestRecord, secret_fields: &[String]) -> String {
+        let document = self.document.map_or_else(
+            || json!({"error": {"code": self.code, "message": self.message}}),
+            |document| *document,
+        );
+        let text = document.to_string();
+        record.outcome(
+            self.outcome,
+            Some(self.code),
+            Some(concierge_core::audit_output_of(
+                &document,
+                &text,
+                secret_fields,
+            )),
+        );
+        text
     }
 }
 

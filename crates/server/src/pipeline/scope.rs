@@ -4,8 +4,10 @@
 //! client follows to ask the user for more), and in the dispatcher, for transports without that
 //! challenge (stdio, legacy SSE, `scope_refusal = "tool_error"`), as a tool error.
 
-use concierge_core::{Caller, Outcome};
+use concierge_core::messages::render;
+use concierge_core::{Caller, Messages, Outcome};
 use http::{StatusCode, header};
+use serde_json::json;
 
 use super::Refusal;
 use super::authentication::OAuthResource;
@@ -40,4 +42,20 @@ pub fn step_up(oauth: &OAuthResource, caller: &Caller, tool: &str, missing: &[St
         &format!("`{tool}` needs the scope(s) {}", missing.join(", ")),
     )
     .header(header::WWW_AUTHENTICATE, &challenge)
+}
+
+/// The dispatcher's decision (step 9), where no challenge was made: a call whose tool needs
+/// scopes the caller lacks is refused as a tool error naming them.
+pub fn decide(missing: &[&str], says: &Messages) -> Result<(), Refusal> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let message = render(says.missing_scopes, &[("scopes", &missing.join(", "))]);
+    let document = json!({"error": {
+        "code": "insufficient_scope",
+        "message": &message,
+        "scopes": missing,
+        "status": 403,
+    }});
+    Err(Refusal::of_call(Outcome::Forbidden, "insufficient_scope", message).document(document))
 }
