@@ -8,30 +8,6 @@ use concierge_intake::adapter::adapt;
 use concierge_intake::store::IntakeService;
 use serde_json::Value;
 
-async fn fresh_database() -> Option<String> {
-    let Ok(admin_url) = std::env::var("CONCIERGE_TEST_POSTGRES") else {
-        eprintln!(
-            "CONCIERGE_TEST_POSTGRES is unset: no PostgreSQL here (scripts/test.sh starts one)"
-        );
-        return None;
-    };
-    let admin = sqlx::PgPool::connect(&admin_url)
-        .await
-        .expect("the test server");
-    let name = format!("intake_{}", std::process::id());
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(&admin)
-    .await
-    .unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&admin)
-        .await
-        .unwrap();
-    Some(format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0))
-}
-
 fn fixture(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/hotel")
@@ -41,7 +17,7 @@ fn fixture(name: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_message_sent_to_three_instances_at_once_is_one_batch() {
-    let Some(url) = fresh_database().await else {
+    let Some(url) = concierge_testkit::postgres::fresh_database("intake").await else {
         return;
     };
     let mut instances = Vec::new();

@@ -16,29 +16,6 @@ use concierge_trips::content::store::{ContentStore, PgContentStore};
 use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, SLOT, Syncer};
 use serde_json::json;
 
-async fn fresh_database(purpose: &str) -> Option<String> {
-    let Ok(admin_url) = std::env::var("CONCIERGE_TEST_POSTGRES") else {
-        eprintln!(
-            "CONCIERGE_TEST_POSTGRES is unset: no PostgreSQL here (scripts/test.sh starts one)"
-        );
-        return None;
-    };
-    let admin = sqlx::PgPool::connect(&admin_url)
-        .await
-        .expect("the test server");
-    let name = format!("{purpose}_{}", std::process::id());
-    for statement in [
-        format!("DROP DATABASE IF EXISTS {name}"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        sqlx::query(sqlx::AssertSqlSafe(statement))
-            .execute(&admin)
-            .await
-            .unwrap();
-    }
-    Some(format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0))
-}
-
 struct Instance {
     store: Arc<dyn ContentStore>,
     syncer: Syncer,
@@ -69,7 +46,7 @@ fn uuid_ish() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_sync_for_the_deployment_one_pause_for_all_and_every_instance_searches_it() {
-    let Some(url) = fresh_database("mirror").await else {
+    let Some(url) = concierge_testkit::postgres::fresh_database("mirror").await else {
         return;
     };
     let typo3 = Typo3::start(ManualClock::at(daytime())).await;

@@ -10,36 +10,13 @@ use concierge_core::postgres::SharedDatabase;
 use concierge_oauth::limits::{LimitsConfig, SignInThrottle, Throttled};
 use concierge_oauth::store::{Grant, OAuthStore, PgStore};
 
-async fn fresh_database() -> Option<String> {
-    let Ok(admin_url) = std::env::var("CONCIERGE_TEST_POSTGRES") else {
-        eprintln!(
-            "CONCIERGE_TEST_POSTGRES is unset: no PostgreSQL here (scripts/test.sh starts one)"
-        );
-        return None;
-    };
-    let admin = sqlx::PgPool::connect(&admin_url)
-        .await
-        .expect("the test server");
-    let name = format!("oauth_{}", std::process::id());
-    for statement in [
-        format!("DROP DATABASE IF EXISTS {name}"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        sqlx::query(sqlx::AssertSqlSafe(statement))
-            .execute(&admin)
-            .await
-            .unwrap();
-    }
-    Some(format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0))
-}
-
 fn instance(url: &str) -> Arc<PgStore> {
     Arc::new(PgStore::new(Arc::new(SharedDatabase::new(url).unwrap())))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instances_share_one_key_redeem_a_code_once_and_count_sign_in_failures_together() {
-    let Some(url) = fresh_database().await else {
+    let Some(url) = concierge_testkit::postgres::fresh_database("oauth").await else {
         return;
     };
     let (a, b, c) = (instance(&url), instance(&url), instance(&url));

@@ -9,86 +9,17 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use concierge_core::{
-    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
-};
-use concierge_server::{Apps, Config, Platform, router};
+use concierge_server::{Config, Platform, router};
+use concierge_testkit::fake::WriteSignals;
+use concierge_testkit::{Behaviour, FakeTool, fake_app};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-/// What the fake app's one tool does with a call.
-#[derive(Clone, Copy)]
-enum Behaviour {
-    Echo,
-    Hang,
-    Panic,
-    /// A write that says when it starts, then waits for the test to let it finish.
-    SlowWrite,
-}
-
-/// [`Behaviour::SlowWrite`]'s signals: started, may finish, finished.
-static WRITE_STARTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
-static WRITE_RELEASED: tokio::sync::Notify = tokio::sync::Notify::const_new();
-static WRITE_FINISHED: tokio::sync::Notify = tokio::sync::Notify::const_new();
-
-struct FakeTool {
-    spec: ToolSpec,
-    behaviour: Behaviour,
-}
-
-impl FakeTool {
-    fn arc(name: &str, behaviour: Behaviour) -> Arc<dyn Tool> {
-        let object = |v: Value| v.as_object().cloned().unwrap();
-        Arc::new(Self {
-            spec: ToolSpec::new(
-                name,
-                "a tool of the test",
-                object(json!({
-                    "type": "object",
-                    "properties": {"text": {"type": "string", "maxLength": 20}},
-                    "required": ["text"],
-                    "additionalProperties": false,
-                })),
-                object(json!({"type": "object"})),
-                match behaviour {
-                    Behaviour::SlowWrite => Annotations::additive_write(),
-                    _ => Annotations::read_only(),
-                },
-            ),
-            behaviour,
-        })
-    }
-}
-
-impl Tool for FakeTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call(
-        &self,
-        arguments: Value,
-        _: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        let behaviour = self.behaviour;
-        Box::pin(async move {
-            match behaviour {
-                Behaviour::Echo => Ok(json!({"said": arguments["text"]})),
-                Behaviour::Hang => std::future::pending().await,
-                Behaviour::Panic => panic!("the tool broke"),
-                Behaviour::SlowWrite => {
-                    WRITE_STARTED.notify_one();
-                    WRITE_RELEASED.notified().await;
-                    WRITE_FINISHED.notify_one();
-                    Ok(json!({"written": arguments["text"]}))
-                }
-            }
-        })
-    }
-}
+/// [`Behaviour::SlowWrite`]'s signals, shared by the deployment's `write` tool and the test.
+static WRITE: std::sync::LazyLock<Arc<WriteSignals>> = std::sync::LazyLock::new(Arc::default);
 
 struct Deployment {
     app: Router,
@@ -142,18 +73,12 @@ legacy_sse = {{ sse = "/sessions/sse", messages = "/sessions/messages" }}
     );
     let env = |name: &str| (name == "FAKE_TOKENS").then(|| TOKENS.to_string());
     let config = Config::parse(&config, &env).expect("the test config parses");
-    let apps = Apps::new().tools("fake", |_| {
-        Ok(ToolSet::new(
-            "fake",
-            &concierge_core::messages::ENGLISH,
-            vec![
-                FakeTool::arc("echo", Behaviour::Echo),
-                FakeTool::arc("hang", Behaviour::Hang),
-                FakeTool::arc("panic", Behaviour::Panic),
-                FakeTool::arc("write", Behaviour::SlowWrite),
-            ],
-        ))
-    });
+    let apps = fake_app(vec![
+        FakeTool::arc("echo", Behaviour::Echo),
+        FakeTool::arc("hang", Behaviour::Hang),
+        FakeTool::arc("panic", Behaviour::Panic),
+        FakeTool::arc("write", Behaviour::SlowWrite(WRITE.clone())),
+    ]);
     let platform = Platform::build(config, apps, &env)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
@@ -168,11 +93,7 @@ legacy_sse = {{ sse = "/sessions/sse", messages = "/sessions/messages" }}
 
 impl Deployment {
     async fn send(&self, request: Request<Body>) -> (StatusCode, http::HeaderMap, String) {
-        let response = self.app.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        (status, headers, String::from_utf8_lossy(&body).into_owned())
+        concierge_testkit::send(&self.app, request).await
     }
 
     /// The records once there are any: a call's record is written when its last holder lets
@@ -482,17 +403,17 @@ async fn a_write_runs_to_its_end_when_the_client_hangs_up() {
         ))
         .await
     });
-    WRITE_STARTED.notified().await;
+    WRITE.started.notified().await;
     sending.abort();
     assert!(
         sending.await.unwrap_err().is_cancelled(),
         "the client hung up"
     );
-    WRITE_RELEASED.notify_one();
+    WRITE.released.notify_one();
     // Bounded, so a write that was stopped fails the test instead of hanging it.
     tokio::time::timeout(
         std::time::Duration::from_secs(30),
-        WRITE_FINISHED.notified(),
+        WRITE.finished.notified(),
     )
     .await
     .expect("the write ran to its end");

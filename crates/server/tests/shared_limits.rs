@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::redis::Redis;
+use concierge_testkit::redis::Redis;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

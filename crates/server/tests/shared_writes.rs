@@ -8,34 +8,14 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::redis::Redis;
 use concierge_core::idempotency::{Claim, IdempotencyStore};
 use concierge_core::postgres::SharedDatabase;
 use concierge_server::limits::redis::connect;
 use concierge_server::writes::{PgIdempotencyStore, RedisIdempotencyStore};
+use concierge_testkit::redis::Redis;
 use serde_json::json;
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
-
-/// A new, empty database on the test server, as its URL.
-async fn fresh_database(purpose: &str) -> Option<String> {
-    let Ok(admin_url) = std::env::var("CONCIERGE_TEST_POSTGRES") else {
-        eprintln!(
-            "CONCIERGE_TEST_POSTGRES is unset: no PostgreSQL here (scripts/test.sh starts one)"
-        );
-        return None;
-    };
-    let admin = sqlx::PgPool::connect(&admin_url)
-        .await
-        .expect("the test server");
-    let name = format!("{purpose}_{}", uuid::Uuid::new_v4().simple());
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&admin)
-        .await
-        .unwrap();
-    admin.close().await;
-    Some(format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0))
-}
 
 fn instance(url: &str) -> PgIdempotencyStore {
     PgIdempotencyStore::new(Arc::new(SharedDatabase::new(url).unwrap()))
@@ -43,7 +23,7 @@ fn instance(url: &str) -> PgIdempotencyStore {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_instances_starting_at_once_migrate_once_and_share_one_secret() {
-    let Some(url) = fresh_database("writes_start").await else {
+    let Some(url) = concierge_testkit::postgres::fresh_database("writes_start").await else {
         return;
     };
     let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
@@ -65,7 +45,7 @@ async fn three_instances_starting_at_once_migrate_once_and_share_one_secret() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_claim_wins_across_instances_and_every_other_answers_its_result() {
-    let Some(url) = fresh_database("writes_claim").await else {
+    let Some(url) = concierge_testkit::postgres::fresh_database("writes_claim").await else {
         return;
     };
     let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
@@ -114,7 +94,7 @@ async fn one_claim_wins_across_instances_and_every_other_answers_its_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_of_a_dead_instance_is_taken_over_and_a_live_ones_is_not() {
-    let Some(url) = fresh_database("writes_owner").await else {
+    let Some(url) = concierge_testkit::postgres::fresh_database("writes_owner").await else {
         return;
     };
     let (first, second) = (instance(&url), instance(&url));

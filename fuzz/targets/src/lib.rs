@@ -19,8 +19,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use http::{HeaderMap, Request, StatusCode};
-use http_body_util::BodyExt;
-use tower::ServiceExt;
 
 /// The repository root: the demo config and `examples/` are read from there.
 pub fn root() -> PathBuf {
@@ -46,24 +44,9 @@ pub const HANG: Duration = Duration::from_secs(10);
 /// One request through `router`, body read to its end.
 pub fn send(router: &Router, request: Request<Body>) -> (StatusCode, HeaderMap, Vec<u8>) {
     runtime().block_on(async {
-        tokio::time::timeout(HANG, async {
-            let response = router
-                .clone()
-                .oneshot(request)
-                .await
-                .expect("a router's error is infallible");
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body = response
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes().to_vec())
-                .unwrap_or_default();
-            (status, headers, body)
-        })
-        .await
-        .expect("the request hung")
+        tokio::time::timeout(HANG, concierge_testkit::send_bytes(router, request))
+            .await
+            .expect("the request hung")
     })
 }
 

@@ -4,11 +4,11 @@
 use std::sync::{Arc, OnceLock};
 
 use axum::Router;
-use concierge_core::{
-    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
-};
-use concierge_server::{Apps, Config, Platform, router};
-use serde_json::{Value, json};
+use concierge_core::Tool;
+use concierge_server::{Config, Platform, router};
+use concierge_testkit::fake::object;
+use concierge_testkit::{Behaviour, FakeTool, fake_app};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 /// The bearer the fake deployment accepts; no answer may ever show it.
@@ -21,27 +21,10 @@ pub struct Deployment {
 }
 
 /// A tool with a schema of some depth, which echoes what it was given.
-struct Echo(ToolSpec);
-
-impl Tool for Echo {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    fn call(
-        &self,
-        arguments: Value,
-        _: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { Ok(json!({"said": arguments})) })
-    }
-}
-
 fn echo() -> Arc<dyn Tool> {
-    let object = |v: Value| v.as_object().cloned().expect("an object");
-    Arc::new(Echo(ToolSpec::new(
+    FakeTool::with_schema(
         "echo",
-        "echoes its arguments",
+        Behaviour::EchoAll,
         object(json!({
             "type": "object",
             "properties": {
@@ -57,9 +40,7 @@ fn echo() -> Arc<dyn Tool> {
             "required": ["text"],
             "additionalProperties": false,
         })),
-        object(json!({"type": "object"})),
-        Annotations::read_only(),
-    )))
+    )
 }
 
 /// Built on first use; audit lines go to /dev/null so a long run fills no disk.
@@ -91,13 +72,7 @@ audit = "main"
 "#;
         let env = |name: &str| (name == "FUZZ_TOKENS").then(|| format!("fuzz:{TOKEN}"));
         let config = Config::parse(config, &env).expect("the fuzz config parses");
-        let apps = Apps::new().tools("fake", |_| {
-            Ok(ToolSet::new(
-                "fake",
-                &concierge_core::messages::ENGLISH,
-                vec![echo()],
-            ))
-        });
+        let apps = fake_app(vec![echo()]);
         let platform = crate::runtime()
             .block_on(Platform::build(config, apps, &env))
             .unwrap_or_else(|e| panic!("{e:?}"));

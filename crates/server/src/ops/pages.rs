@@ -1,6 +1,8 @@
 //! The console's HTML, rendered on the server (maud escapes every value): no script, no build
 //! step, one small stylesheet inline.
 
+use axum::response::{IntoResponse, Response};
+use http::{HeaderName, HeaderValue, StatusCode, header};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
@@ -356,4 +358,32 @@ pub fn oauth(
             }
         },
     )
+}
+
+/// An HTML answer with the headers every console page has: not cached, not framed, no script.
+pub fn respond(status: StatusCode, markup: Markup) -> Response {
+    let mut response = (status, markup.into_string()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    headers.insert(
+        HeaderName::from_static("x-content-type-options"),
+        HeaderValue::from_static("nosniff"),
+    );
+    response
 }

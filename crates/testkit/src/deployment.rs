@@ -1,0 +1,60 @@
+//! A deployment in this process: a config built with the real platform behind the real router,
+//! driven with `oneshot` — every pipeline step, no socket.
+
+use axum::Router;
+use axum::body::Body;
+use concierge_server::{Apps, Config, Platform, router};
+use http::{HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// One instance of a deployment.
+pub struct Instance {
+    pub router: Router,
+    pub platform: Platform,
+}
+
+/// `config` built with `apps`; `env` is the whole environment it reads (token lists, secrets).
+pub async fn instance(config: &str, apps: Apps, env: &[(&str, &str)]) -> Instance {
+    let env = |name: &str| {
+        env.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    };
+    let config = Config::parse(config, &env).expect("the test config parses");
+    let platform = Platform::build(config, apps, &env)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    Instance {
+        router: router(&platform, &CancellationToken::new()),
+        platform,
+    }
+}
+
+/// One request through `router`: the status, the headers and the body as text.
+pub async fn send(router: &Router, request: Request<Body>) -> (StatusCode, HeaderMap, String) {
+    let (status, headers, body) = send_bytes(router, request).await;
+    (status, headers, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// One request through `router`, its body read to its end (empty if it broke off).
+pub async fn send_bytes(
+    router: &Router,
+    request: Request<Body>,
+) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let response = router
+        .clone()
+        .oneshot(request)
+        .await
+        .expect("a router's error is infallible");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes().to_vec())
+        .unwrap_or_default();
+    (status, headers, body)
+}
