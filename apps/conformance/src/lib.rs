@@ -36,6 +36,15 @@ fn model<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     })
 }
 
+/// A result from its JSON shape, marked `resultType: "complete"`: a 2026-07-28 result must say
+/// what it is, and rmcp strips the mark again for a peer of an older revision.
+fn complete<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    if let Some(object) = value.as_object_mut() {
+        object.insert("resultType".into(), json!("complete"));
+    }
+    model(value)
+}
+
 fn empty_schema() -> Value {
     json!({"type": "object", "properties": {}})
 }
@@ -279,7 +288,7 @@ impl ServerHandler for Fixtures {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        model(tool_listing())
+        complete(tool_listing())
     }
 
     async fn call_tool(
@@ -289,7 +298,7 @@ impl ServerHandler for Fixtures {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result: CallToolResult =
-            model(self.run_tool(&request.name, arguments, &context).await?)?;
+            complete(self.run_tool(&request.name, arguments, &context).await?)?;
         Ok(result.into())
     }
 
@@ -298,7 +307,7 @@ impl ServerHandler for Fixtures {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        model(json!({"resources": [
+        complete(json!({"resources": [
             resource("test://static-text", "static-text", "Static Text Resource", "A static text resource for testing", "text/plain"),
             resource("test://static-binary", "static-binary", "Static Binary Resource", "A static binary resource (image) for testing", "image/png"),
             resource("test://watched-resource", "watched-resource", "Watched Resource", "A resource that can be subscribed to", "text/plain"),
@@ -310,7 +319,7 @@ impl ServerHandler for Fixtures {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        model(json!({"resourceTemplates": [{
+        complete(json!({"resourceTemplates": [{
             "uriTemplate": "test://template/{id}/data", "name": "template", "title": "Resource Template",
             "description": "A resource template with parameter substitution", "mimeType": "application/json"
         }]}))
@@ -348,7 +357,7 @@ impl ServerHandler for Fixtures {
                 }
             },
         };
-        let result: ReadResourceResult = model(json!({"contents": [contents]}))?;
+        let result: ReadResourceResult = complete(json!({"contents": [contents]}))?;
         Ok(result.into())
     }
 
@@ -374,7 +383,7 @@ impl ServerHandler for Fixtures {
         _: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let argument = |name: &str, description: &str| json!({"name": name, "description": description, "required": true});
-        model(json!({"prompts": [
+        complete(json!({"prompts": [
             {"name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments"},
             {"name": "test_prompt_with_arguments", "title": "Prompt With Arguments", "description": "A prompt with required arguments",
              "arguments": [argument("arg1", "First test argument"), argument("arg2", "Second test argument")]},
@@ -424,7 +433,7 @@ impl ServerHandler for Fixtures {
                 ));
             }
         };
-        let result: GetPromptResult = model(json!({"messages": messages}))?;
+        let result: GetPromptResult = complete(json!({"messages": messages}))?;
         Ok(result.into())
     }
 
@@ -440,7 +449,7 @@ impl ServerHandler for Fixtures {
             .copied()
             .filter(|o| o.starts_with(&prefix))
             .collect();
-        model(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
+        complete(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
     }
 
     async fn set_level(

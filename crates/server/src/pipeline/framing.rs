@@ -1,10 +1,14 @@
-//! The JSON-RPC framing of a posted MCP message, checked before the transport sees it.
+//! The JSON-RPC framing of a posted MCP message, checked before the transport sees it: framing
+//! is ours, in both protocol eras and on every transport path.
 //!
 //! rmcp answers a body it cannot deserialize with 415 and serde's text; JSON-RPC 2.0 says a
-//! body that is not JSON is a parse error (`-32700`) and JSON that is not a request an invalid
-//! request (`-32600`), and the MCP transport answers both with 400. One pass over the body
-//! (borrowing, no tree built) also names the method and, for `tools/call`, the tool — what the
-//! scope step-up needs.
+//! body that is not JSON is a parse error (`-32700`), JSON that is not a request an invalid
+//! request (`-32600`) and a request whose params do not fit its method invalid params
+//! (`-32602`), and the MCP transport answers each with 400. So the step reads the body as
+//! rmcp will: UTF-8 throughout, nesting within [`MAX_DEPTH`], an `id` that is a string or an
+//! integer, `params` an object ([`read`]: one pass, borrowing, no tree built, which also names
+//! the method and the tool the scope step-up needs); and before a message goes to rmcp, as
+//! rmcp's own message type ([`decide_typed`]), so rmcp never has a body to refuse.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -17,6 +21,10 @@ use serde_json::{Value, json};
 
 use super::Refusal;
 
+/// How deep objects and arrays may nest in a message: far more than any tool's arguments need,
+/// and a bound on the work a stranger's body costs before anyone has looked at it.
+pub const MAX_DEPTH: usize = 64;
+
 /// What a well-framed message says about itself.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Message<'a> {
@@ -26,6 +34,8 @@ pub struct Message<'a> {
     pub tool: Option<Cow<'a, str>>,
     /// `params._meta.traceparent`: the client's trace, for clients that cannot set headers.
     pub traceparent: Option<Cow<'a, str>>,
+    /// The message's `id` (a string or an integer), for the answer to a refusal after this step.
+    pub id: Option<Value>,
 }
 
 /// A body that is not one JSON-RPC message: the answer's JSON-RPC error.
@@ -48,7 +58,8 @@ struct Probe<'a> {
     jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
-    #[serde(default)]
+    /// Present (`null` included) or absent.
+    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     #[serde(default)]
     result: Option<IgnoredAny>,
@@ -58,10 +69,39 @@ struct Probe<'a> {
     params: Option<Params<'a>>,
 }
 
-/// `params`: only `name` and `_meta.traceparent` are read; arrays and anything else are skipped.
+/// What the framing step learnt that a later check needs, owned.
+#[derive(Debug, Default, Clone)]
+pub struct Framed {
+    pub method: Option<String>,
+    pub id: Option<Value>,
+}
+
+impl Message<'_> {
+    pub fn framed(&self) -> Framed {
+        Framed {
+            method: self.method.as_deref().map(str::to_string),
+            id: self.id.clone(),
+        }
+    }
+}
+
+/// A field that is present, whatever its value (`null` too: serde reads an `Option` of `null`
+/// as absent).
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// The JSON-RPC error document of a refusal after framing: it names the message's `id`.
+fn error_document(id: Option<&Value>, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {"code": code, "message": message}})
+}
+
+/// `params`: only `name` and `_meta.traceparent` are read; anything but an object is noted
+/// (and refused by [`read`]).
 struct Params<'a> {
     name: Option<Cow<'a, str>>,
     traceparent: Option<Cow<'a, str>>,
+    object: bool,
 }
 
 /// `params._meta`: only `traceparent` is read.
@@ -113,6 +153,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
     }
 }
 
+impl Params<'_> {
+    const NOT_AN_OBJECT: Self = Params {
+        name: None,
+        traceparent: None,
+        object: false,
+    };
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Reader<'a>(std::marker::PhantomData<&'a ()>);
@@ -132,20 +180,37 @@ impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
                         map.next_value::<IgnoredAny>()?;
                     }
                 }
-                Ok(Params { name, traceparent })
+                Ok(Params {
+                    name,
+                    traceparent,
+                    object: true,
+                })
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Params {
-                    name: None,
-                    traceparent: None,
-                })
+                Ok(Params::NOT_AN_OBJECT)
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                // `"params": null` is read as no params, as rmcp reads it.
                 Ok(Params {
-                    name: None,
-                    traceparent: None,
+                    object: true,
+                    ..Params::NOT_AN_OBJECT
                 })
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Params::NOT_AN_OBJECT)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Params::NOT_AN_OBJECT)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Params::NOT_AN_OBJECT)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Params::NOT_AN_OBJECT)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Params::NOT_AN_OBJECT)
             }
         }
         deserializer.deserialize_any(Reader(std::marker::PhantomData))
@@ -205,10 +270,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for AnyName<'a> {
 /// The framing step: the message, or 400 with the JSON-RPC error.
 pub fn decide(body: &[u8]) -> Result<Message<'_>, Refusal> {
     read(body).map_err(|malformed| {
-        let code = if malformed.code == -32700 {
-            "parse_error"
-        } else {
-            "invalid_request"
+        let code = match malformed.code {
+            -32700 => "parse_error",
+            -32602 => "invalid_params",
+            _ => "invalid_request",
         };
         Refusal::with_body(
             StatusCode::BAD_REQUEST,
@@ -219,11 +284,58 @@ pub fn decide(body: &[u8]) -> Result<Message<'_>, Refusal> {
     })
 }
 
+/// The last framing check, for a message about to go to rmcp: it is one of rmcp's own messages
+/// (a request's params fit its method). Refused with 400 and `-32602` (`-32600` for anything
+/// else that does not fit), naming the message's `id` — never rmcp's 415 and serde's text.
+pub fn decide_typed(body: &[u8], framed: &Framed) -> Result<(), Refusal> {
+    if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).is_ok() {
+        return Ok(());
+    }
+    let (code, text) = match &framed.method {
+        Some(method) if framed.id.is_some() => (
+            -32602,
+            format!("invalid params: the params of `{method}` do not fit the method"),
+        ),
+        Some(method) => (
+            -32602,
+            format!("invalid params: the params of the notification `{method}` do not fit it"),
+        ),
+        None => (
+            -32600,
+            "invalid request: a response must carry a `result` object or an `error` with `code` and `message`".to_string(),
+        ),
+    };
+    let outcome_code = if code == -32602 {
+        "invalid_params"
+    } else {
+        "invalid_request"
+    };
+    Err(Refusal::with_body(
+        StatusCode::BAD_REQUEST,
+        Outcome::InvalidArgument,
+        outcome_code,
+        error_document(framed.id.as_ref(), code, &text),
+    ))
+}
+
+/// `body` as one JSON-RPC 2.0 message: its envelope as rmcp reads it, or the error to answer.
 pub fn read(body: &[u8]) -> Result<Message<'_>, Malformed> {
-    let probe = match serde_json::from_slice::<Probe>(body) {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Err(Malformed {
+            code: -32700,
+            message: "parse error: the body is not UTF-8".into(),
+            id: Value::Null,
+        });
+    };
+    if nests_deeper_than(body, MAX_DEPTH) {
+        return Err(invalid(&format!(
+            "invalid request: the message nests deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    let probe = match serde_json::from_str::<Probe>(text) {
         Ok(probe) => probe,
         Err(error) => {
-            return Err(if serde_json::from_slice::<IgnoredAny>(body).is_err() {
+            return Err(if serde_json::from_str::<IgnoredAny>(text).is_err() {
                 Malformed {
                     code: -32700,
                     message: format!(
@@ -242,6 +354,13 @@ pub fn read(body: &[u8]) -> Result<Message<'_>, Malformed> {
             });
         }
     };
+    if let Some(id) = &probe.id
+        && !is_request_id(id)
+    {
+        return Err(invalid(
+            "invalid request: `id` must be a string or an integer (within 64 bits)",
+        ));
+    }
     let id = probe.id.clone().unwrap_or(Value::Null);
     if probe.jsonrpc.as_deref() != Some("2.0") {
         return Err(Malformed {
@@ -258,6 +377,13 @@ pub fn read(body: &[u8]) -> Result<Message<'_>, Malformed> {
         });
     }
     let (name, traceparent) = match probe.params {
+        Some(params) if !params.object => {
+            return Err(Malformed {
+                code: -32602,
+                message: "invalid params: `params` must be an object".into(),
+                id,
+            });
+        }
         Some(params) => (params.name, params.traceparent),
         None => (None, None),
     };
@@ -269,7 +395,52 @@ pub fn read(body: &[u8]) -> Result<Message<'_>, Malformed> {
         method: probe.method,
         tool,
         traceparent,
+        id: probe.id,
     })
+}
+
+/// An id as rmcp reads one: a string, or an integer within 64 signed bits (`1.0` and `1e2`
+/// are integers written as floats). `null`, a fraction, a boolean, an array or an object is none.
+fn is_request_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => {
+            n.is_i64()
+                || n.as_f64().is_some_and(|f| {
+                    f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64
+                })
+        }
+        _ => false,
+    }
+}
+
+/// Whether objects and arrays in `body` nest deeper than `bound` (brackets inside strings do
+/// not count). One pass over the bytes, before anything is parsed.
+fn nests_deeper_than(body: &[u8], bound: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in body {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > bound {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn invalid(message: &str) -> Malformed {
@@ -312,7 +483,13 @@ mod tests {
                 .method
                 .is_none()
         );
-        assert!(read(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1,2]}"#).is_ok());
+        assert_eq!(
+            read(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1,2]}"#)
+                .unwrap_err()
+                .code,
+            -32602
+        );
+        assert!(read(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#).is_ok());
         let odd = read(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":{"a":[1]}}}"#);
         assert_eq!(
             odd.unwrap().tool,
@@ -362,5 +539,66 @@ mod tests {
             read(br#"{"jsonrpc":"2.0","id":1}"#).unwrap_err().code,
             -32600
         );
+    }
+
+    #[test]
+    fn an_id_is_a_string_or_an_integer_within_64_bits() {
+        for id in ["1", "-7", "\"a\"", "1.0", "1e2", "9223372036854775807"] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            assert!(read(body.as_bytes()).is_ok(), "{id}");
+        }
+        for id in [
+            "{}",
+            "[]",
+            "true",
+            "null",
+            "1.5",
+            "18446744073709551616",
+            "1e30",
+        ] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let refused = read(body.as_bytes()).unwrap_err();
+            assert_eq!((refused.code, refused.id), (-32600, Value::Null), "{id}");
+        }
+    }
+
+    #[test]
+    fn params_are_an_object_the_body_utf8_and_nesting_bounded() {
+        for params in ["[1]", "\"x\"", "7", "true"] {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{params}}}"#);
+            let refused = read(body.as_bytes()).unwrap_err();
+            assert_eq!((refused.code, refused.id), (-32602, json!(3)), "{params}");
+        }
+        let mut latin1 = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"q":"M"#.to_vec();
+        latin1.extend_from_slice(b"\xfcnchen\"}}}");
+        assert_eq!(read(&latin1).unwrap_err().code, -32700);
+        let deep = |levels: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"a":{}1{}}}}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            )
+        };
+        assert!(read(deep(MAX_DEPTH - 2).as_bytes()).is_ok());
+        assert_eq!(read(deep(MAX_DEPTH).as_bytes()).unwrap_err().code, -32600);
+        assert_eq!(read(deep(100_000).as_bytes()).unwrap_err().code, -32600);
+        let brackets_in_a_string = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"a":"{}\"{}"}}}}"#,
+            "[".repeat(200),
+            "{".repeat(200)
+        );
+        assert!(read(brackets_in_a_string.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_message_rmcp_cannot_read_is_refused_with_its_id() {
+        let body = br#"{"jsonrpc":"2.0","id":5,"error":{"code":"x"}}"#;
+        let framed = read(body).unwrap().framed();
+        let refusal = decide_typed(body, &framed).unwrap_err();
+        assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
+        assert_eq!(refusal.code, "invalid_request");
+        let ok = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x"}}"#;
+        assert!(decide_typed(ok, &read(ok).unwrap().framed()).is_ok());
     }
 }

@@ -79,11 +79,11 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         record.session(session);
     }
     let is_delete = request.method() == http::Method::DELETE;
-    let (mut parts, body, opening) = match admit(&guard, request, &record, session.as_deref()).await
-    {
-        Ok(admitted) => admitted,
-        Err(refusal) => return refusal.answer(&record),
-    };
+    let (mut parts, body, opening, framed) =
+        match admit(&guard, request, &record, session.as_deref()).await {
+            Ok(admitted) => admitted,
+            Err(refusal) => return refusal.answer(&record),
+        };
     if guard.answers_calls
         && legacy.is_none()
         && parts.method == http::Method::POST
@@ -91,6 +91,12 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         && let Some(caller) = parts.extensions.remove::<concierge_core::Caller>()
     {
         return super::direct_call::answer(&guard.endpoint, call, caller, &record).await;
+    }
+    // The transport gets only messages it can read: it would answer any other with 415.
+    if let Some(framed) = &framed
+        && let Err(refusal) = framing::decide_typed(&body, framed)
+    {
+        return refusal.answer(&record);
     }
     let request = Request::from_parts(parts, Body::from(body));
     // The session an `initialize` opens gets an id minted for its opener.
@@ -132,14 +138,23 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     response
 }
 
-/// Steps 1–7: the request as the transport gets it (its body read whole, the caller and the
-/// record in its extensions), and the place of a session it opens.
+/// The request as the transport gets it: its head (the caller and the record in its
+/// extensions), its body read whole, the place of a session it opens, and what framing learnt
+/// of a JSON message.
+type Admitted = (
+    http::request::Parts,
+    bytes::Bytes,
+    Option<Opening>,
+    Option<framing::Framed>,
+);
+
+/// Steps 1–7, and what the transport gets ([`Admitted`]).
 async fn admit(
     guard: &Guard,
     request: Request,
     record: &RequestRecord,
     session: Option<&str>,
-) -> Result<(http::request::Parts, bytes::Bytes, Option<Opening>), Refusal> {
+) -> Result<Admitted, Refusal> {
     origin::decide(&guard.browser, request.headers())?;
     let caller = authentication::decide(&guard.auth, request.headers()).await?;
     record.caller(&caller);
@@ -156,8 +171,10 @@ async fn admit(
     let (mut parts, body) = request.into_parts();
     let bytes = body::read(body, guard.body).await?;
     let mut opening = None;
+    let mut framed = None;
     if parts.method == http::Method::POST && framing::is_json(&parts.headers) {
         let message = framing::decide(&bytes)?;
+        framed = Some(message.framed());
         if let Some(method) = &message.method {
             record.method(method);
         }
@@ -189,5 +206,5 @@ async fn admit(
     }
     parts.extensions.insert(caller);
     parts.extensions.insert(record.clone());
-    Ok((parts, bytes, opening))
+    Ok((parts, bytes, opening, framed))
 }
