@@ -38,8 +38,11 @@ start_demo "$bin"
 # The Python SDK's own OAuth client on /mappy/mcp: it must end up with the write tools.
 "$here/.venv-mcp/bin/python" "$here/oauth_client.py" "$demo_url" examples/mappy/sample.json
 
-# The walk, with both SDKs (each validates structuredContent against the tools' outputSchema).
+# The walk, with both SDKs (each validates structuredContent against the tools' outputSchema); the
+# Python SDK in both protocol eras (2026-07-28 by `server/discover`, 2025-11-25 by `initialize`).
 status=0
-"$here/.venv-mcp/bin/python" "$here/walk.py" "$demo_url" || status=1
-node "$here/ts/walk.mjs" "$demo_url" || status=1
+"$here/.venv-mcp/bin/python" "$here/walk.py" "$demo_url" auto || status=1
+"$here/.venv-mcp/bin/python" "$here/walk.py" "$demo_url" legacy || status=1
+node "$here/ts/walk.mjs" "$demo_url" v1 || status=1
+node "$here/ts/walk.mjs" "$demo_url" v2 || status=1
 exit $status

@@ -7,8 +7,12 @@ and raises when it does not match; it is validated again here with `jsonschema`)
 be JSON. An error call must answer `isError: true`, with no `structuredContent` (or one that
 validates: the SDK does not check it on errors, the TypeScript SDK does), and a text that is the
 JSON error document. Every listed tool must be walked both ways and every planned tool must be
-listed. Prints one line per check and `walk-python: N passed, M failed`; exits 1 on any failure.
-Usage: python walk.py BASE_URL   (e.g. http://127.0.0.1:8080)
+listed. Prints one line per check and `walk-python-MODE: N passed, M failed`; exits 1 on any failure.
+
+MODE is the protocol era the SDK speaks: `auto` (the SDK's default: `server/discover`, then the
+2026-07-28 era — each request carries its version and capabilities, no session) or `legacy` (the
+2025-11-25 `initialize` handshake and a session). The walk checks the era it got.
+Usage: python walk.py BASE_URL [auto|legacy]   (e.g. http://127.0.0.1:8080 auto)
 """
 
 import asyncio
@@ -34,6 +38,8 @@ except ImportError:  # the SDK's own check still runs
     jsonschema = None
 
 BASE = sys.argv[1].rstrip("/")
+MODE = sys.argv[2] if len(sys.argv) > 2 else "auto"
+ERA = {"auto": "2026-07-28", "legacy": "2025-11-25"}[MODE]
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = json.loads((Path(__file__).resolve().parent / "walk-plan.json").read_text(encoding="utf-8"))
 RATE_LIMIT_PATIENCE = 90  # seconds a call may wait out the demo's per-client rate limits
@@ -258,7 +264,8 @@ async def walk_one(client, ep, tool, call, args, saved, schema):
 async def walk_endpoint(endpoint, headers):
     ep = endpoint["path"]
     transport = streamable_http_client(f"{BASE}{ep}", http_client=httpx2.AsyncClient(headers=headers, timeout=60))
-    async with Client(transport) as client:
+    async with Client(transport, mode=MODE) as client:
+        check(f"{ep} speaks {ERA} ({MODE})", client.protocol_version == ERA, client.protocol_version)
         listed = {t.name: t for t in (await client.list_tools()).tools}
         check(f"{ep} lists {len(listed)} tools: {', '.join(listed)}", bool(listed), "no tools")
         for probe in endpoint.get("ready", []):
@@ -333,7 +340,7 @@ async def main():
         except Exception as error:  # a crash is a failed check, with its reason
             check(f"{endpoint['path']} walk ran", False, repr(error))
     failed = results.count(False)
-    print(f"walk-python: {len(results) - failed} passed, {failed} failed")
+    print(f"walk-python-{MODE}: {len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

@@ -1,4 +1,6 @@
-// Interop walk with the official TypeScript MCP SDK (1.32): every tool of every demo endpoint
+// Interop walk with the official TypeScript MCP SDK clients — v1 (`@modelcontextprotocol/sdk`
+// 1.32, the 2025-11-25 era only) and v2 (`@modelcontextprotocol/client` 2.4, which probes
+// `server/discover` and speaks 2026-07-28 where it is served): every tool of every demo endpoint
 // through its success path and an error path, from the plan in ../walk-plan.json (shared with
 // ../walk.py).
 //
@@ -8,20 +10,28 @@
 // otherwise; it is validated again here with the SDK's own Ajv validator) and JSON text. An error
 // call must answer isError true with no structuredContent (or one that validates) and a text that
 // is the JSON error document. Every listed tool must be walked both ways and every planned tool
-// must be listed. Prints one line per check and `walk-ts: N passed, M failed`; exits 1 on any
-// failure.
-// Usage: node walk.mjs BASE_URL   (e.g. http://127.0.0.1:8080)
+// must be listed. Prints one line per check and `walk-ts-SDK: N passed, M failed`; exits 1 on
+// any failure.
+// Usage: node walk.mjs BASE_URL [v1|v2]   (e.g. http://127.0.0.1:8080 v2)
 
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 const BASE = (process.argv[2] ?? '').replace(/\/+$/, '');
+const SDK = process.argv[3] ?? 'v1';
+// The client of each SDK, and the protocol era the walk must end up in with it.
+const { Client, StreamableHTTPClientTransport } =
+  SDK === 'v2'
+    ? await import('@modelcontextprotocol/client')
+    : {
+        ...(await import('@modelcontextprotocol/sdk/client/index.js')),
+        ...(await import('@modelcontextprotocol/sdk/client/streamableHttp.js')),
+      };
+const ERA = SDK === 'v2' ? '2026-07-28' : '2025-11-25';
 if (!BASE) {
   console.error('usage: node walk.mjs BASE_URL');
   process.exit(2);
@@ -239,10 +249,14 @@ async function walkOne(client, ep, tool, call, args, saved, schema) {
 
 async function walkEndpoint(endpoint, headers) {
   const ep = endpoint.path;
-  const client = new Client({ name: 'concierge-interop-walk', version: '1.0.0' });
+  const info = { name: 'concierge-interop-walk', version: '1.0.0' };
+  const client =
+    SDK === 'v2' ? new Client(info, { versionNegotiation: { mode: 'auto' } }) : new Client(info);
   const transport = new StreamableHTTPClientTransport(new URL(BASE + ep), { requestInit: { headers } });
   await client.connect(transport);
   try {
+    const era = SDK === 'v2' ? client.getNegotiatedProtocolVersion() : client.getServerVersion() && ERA;
+    check(`${ep} speaks ${ERA} (${SDK})`, era === ERA, String(era));
     const listed = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
     check(`${ep} lists ${listed.size} tools: ${[...listed.keys()].join(', ')}`, listed.size > 0, 'no tools');
     for (const probe of endpoint.ready ?? []) await waitReady(client, ep, probe);
@@ -340,5 +354,5 @@ for (const endpoint of PLAN.endpoints) {
   }
 }
 const failed = results.filter((ok) => !ok).length;
-console.log(`walk-ts: ${results.length - failed} passed, ${failed} failed`);
+console.log(`walk-ts-${SDK}: ${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
