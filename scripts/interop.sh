@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Real third-party MCP clients against the demo: the Python `mcp` SDK, langchain-mcp-adapters
+# Real third-party MCP clients against the demo: the Python `mcp` SDK (in both protocol eras, and
+# MRTR confirmation of Mappy's writes), langchain-mcp-adapters
 # (DeerFlow's client), the 1.x SDK's legacy SSE client on /mappy/sse, and the SDK's OAuth client. Each gets its own
 # virtualenv with pinned versions under scripts/interop/. Then the walk: every tool of every
 # endpoint through a success and an error path (scripts/interop/walk-plan.json) with the Python SDK
@@ -37,6 +38,9 @@ start_demo "$bin"
 "$here/.venv-langchain/bin/python" "$here/legacy_sse.py" "$demo_url" examples/mappy/sample.json
 # The Python SDK's own OAuth client on /mappy/mcp: it must end up with the write tools.
 "$here/.venv-mcp/bin/python" "$here/oauth_client.py" "$demo_url" examples/mappy/sample.json
+# Mappy's confirmable write confirmed over MRTR (2026-07-28), declined, replayed, tampered, and
+# without elicitation through the confirm token.
+"$here/.venv-mcp/bin/python" "$here/mrtr_confirm.py" "$demo_url"
 
 # The walk, with both SDKs (each validates structuredContent against the tools' outputSchema); the
 # Python SDK in both protocol eras (2026-07-28 by `server/discover`, 2025-11-25 by `initialize`).

@@ -16,19 +16,16 @@ Usage: python walk.py BASE_URL [auto|legacy]   (e.g. http://127.0.0.1:8080 auto)
 """
 
 import asyncio
-import base64
 import copy
-import hashlib
 import json
 import re
-import secrets
 import sys
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
 import httpx2
+import mappy_signin
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -302,31 +299,11 @@ async def walk_endpoint(endpoint, headers):
 
 
 async def mappy_token():
-    oauth = PLAN["oauth"]
-    sample = json.loads((ROOT / oauth["sample"]).read_text(encoding="utf-8"))
-    person = next(u for u in sample["users"] if u["email"] == oauth["user"])
-    resource = f"{BASE}{oauth['resource']}"
-    async with httpx2.AsyncClient(follow_redirects=False, timeout=30) as http:
-        registered = (await http.post(f"{BASE}/register", json={
-            "redirect_uris": [oauth["redirectUri"]], "token_endpoint_auth_method": "none",
-            "grant_types": ["authorization_code", "refresh_token"], "client_name": "interop walk (python)"})).json()
-        verifier = secrets.token_urlsafe(48)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        page = await http.get(f"{BASE}/authorize", params={
-            "response_type": "code", "client_id": registered["client_id"], "redirect_uri": oauth["redirectUri"],
-            "scope": " ".join(oauth["scopes"]), "state": "walk", "code_challenge": challenge,
-            "code_challenge_method": "S256", "resource": resource})
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
-        decided = await http.post(f"{BASE}/authorize", data={
-            "csrf": csrf, "username": person["email"], "password": person["password"], "decision": "allow"})
-        code = parse_qs(urlparse(decided.headers["location"]).query)["code"][0]
-        token = (await http.post(f"{BASE}/token", data={
-            "grant_type": "authorization_code", "code": code, "redirect_uri": oauth["redirectUri"],
-            "client_id": registered["client_id"], "code_verifier": verifier, "resource": resource})).json()
-    granted = set(token.get("scope", "").split())
-    check(f"mappy sign-in as {person['email']} ({person['role']}) grants all {len(oauth['scopes'])} scopes",
-          granted >= set(oauth["scopes"]), f"granted {sorted(granted)}")
-    return token["access_token"]
+    token, person, granted = await mappy_signin.mappy_token(BASE, "interop walk (python)")
+    scopes = PLAN["oauth"]["scopes"]
+    check(f"mappy sign-in as {person['email']} ({person['role']}) grants all {len(scopes)} scopes",
+          granted >= set(scopes), f"granted {sorted(granted)}")
+    return token
 
 
 async def main():

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::pipeline::rate_limit::{self, Limits};
 use crate::pipeline::{Refusal, RequestRecord, arguments, scope};
 use crate::validate::ArgumentValidator;
-use crate::writes::{Gate, WriteCode};
+use crate::writes::{Gate, Rounds, WriteCode};
 
 /// A tool as one endpoint serves it.
 pub struct MountedTool {
@@ -111,6 +111,12 @@ pub enum CallAnswer {
     /// A result that broke its tool's output schema (only when [`checks_outputs`]): our fault,
     /// answered as a JSON-RPC internal error.
     BrokenOutput(String),
+    /// The user must be asked first (MRTR): `resultType: "input_required"` with these
+    /// `inputRequests` and this `requestState`; nothing was done.
+    InputRequired {
+        input_requests: Value,
+        request_state: String,
+    },
 }
 
 /// The call deadline when the config names none: as long as the longest write a seed allows
@@ -269,6 +275,20 @@ impl Endpoint {
         rpc_id: Value,
         record: &RequestRecord,
     ) -> CallAnswer {
+        self.call_in_rounds(name, arguments, caller, rpc_id, &Rounds::default(), record)
+            .await
+    }
+
+    /// [`Self::call`] for a client that may be asked for input (MRTR): `rounds` is what it said.
+    pub async fn call_in_rounds(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        caller: Caller,
+        rpc_id: Value,
+        rounds: &Rounds,
+        record: &RequestRecord,
+    ) -> CallAnswer {
         record.caller(&caller);
         record.call(name, rpc_id);
         let mounted = match self.find(name) {
@@ -291,7 +311,7 @@ impl Endpoint {
             redact_in_place(&mut kept, &spec.secret_fields);
             record.arguments(kept);
         }
-        match self.decide(mounted, arguments, caller, record).await {
+        match self.decide(mounted, arguments, caller, rounds, record).await {
             Ok(answer) => answer,
             Err(refusal) => CallAnswer::Result(ToolAnswer::error_text(
                 refusal.into_tool_text(record, &spec.secret_fields),
@@ -316,6 +336,7 @@ impl Endpoint {
         mounted: &MountedTool,
         arguments: Option<Map<String, Value>>,
         caller: Caller,
+        rounds: &Rounds,
         record: &RequestRecord,
     ) -> Result<CallAnswer, Refusal> {
         let spec = mounted.spec();
@@ -325,7 +346,7 @@ impl Endpoint {
         let arguments = arguments::decide(&mounted.validator, arguments, spec, says)?;
         let context = CallContext::new(caller.clone(), record.trace_id());
         let (outcome, write_code) = self
-            .execute(mounted, arguments, &caller, context.clone(), record)
+            .execute(mounted, arguments, &caller, context.clone(), rounds, record)
             .await?;
         record.notes(context.notes());
         if write_code == WriteCode::Replayed
@@ -334,6 +355,7 @@ impl Endpoint {
             metrics.replayed(&self.path, &spec.name);
         }
         Ok(match outcome {
+            Ok(asked) if write_code == WriteCode::InputRequired => input_required(asked, record),
             Ok(output) => self.shape(mounted, output, write_code, record),
             Err(error) => tool_failed(mounted, error, record),
         })
@@ -369,6 +391,7 @@ impl Endpoint {
         arguments: Value,
         caller: &Caller,
         context: CallContext,
+        rounds: &Rounds,
         record: &RequestRecord,
     ) -> Result<(Result<Value, ToolError>, WriteCode), Refusal> {
         let name = &mounted.spec().name;
@@ -379,7 +402,7 @@ impl Endpoint {
         record.running();
         let run = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
             tracing::Instrument::instrument(
-                self.run(mounted, arguments, caller, context),
+                self.run(mounted, arguments, caller, context, rounds),
                 step_span(record, "execute_tool"),
             ),
         ));
@@ -428,6 +451,7 @@ impl Endpoint {
         arguments: Value,
         caller: &Caller,
         context: CallContext,
+        rounds: &Rounds,
     ) -> (Result<Value, ToolError>, WriteCode) {
         let spec = mounted.spec();
         let gate = self
@@ -445,6 +469,7 @@ impl Endpoint {
                         context,
                         mounted.messages,
                         gate,
+                        rounds,
                     )
                     .await
             }
@@ -510,6 +535,17 @@ impl Endpoint {
             structured: Some(output),
             is_error: false,
         })
+    }
+}
+
+/// A write that asks the user first: what its confirmation asks, recorded as asked.
+fn input_required(mut asked: Value, record: &RequestRecord) -> CallAnswer {
+    let input_requests = asked["inputRequests"].take();
+    let request_state = asked["requestState"].as_str().unwrap_or_default().to_string();
+    record.outcome(Outcome::Ok, WriteCode::InputRequired.audit_code(), None);
+    CallAnswer::InputRequired {
+        input_requests,
+        request_state,
     }
 }
 

@@ -22,7 +22,8 @@ use concierge_core::Caller;
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use rmcp::model::{
-    ErrorData, JsonObject, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolResponse, ErrorData, JsonObject, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
 use serde::Deserialize;
 
@@ -92,13 +93,18 @@ pub async fn answer(
         Box::pin(endpoint.call(&params.name, params.arguments, caller, rpc_id, record)).await
     };
     let message = match crate::transport::handler::reply_of(answer) {
-        Ok(result) => {
+        Ok(CallToolResponse::Complete(result)) => {
             let mut result = ServerResult::CallToolResult(result);
             // What rmcp's handler does for a peer before 2026-07-28, the only peers served here.
             result.strip_result_type_for_legacy_peer();
             result.strip_non_object_output_for_legacy_peer();
             ServerJsonRpcMessage::response(result, id)
         }
+        // A plain call is asked nothing (no rounds): any other answer is our fault.
+        Ok(_) => ServerJsonRpcMessage::error(
+            ErrorData::internal_error("a plain call answered with more than a result", None),
+            Some(id),
+        ),
         Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
     };
     let body = match serde_json::to_vec(&message) {

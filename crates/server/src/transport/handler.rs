@@ -9,8 +9,8 @@ use concierge_core::Caller;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
     DetailedTask, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Task, TaskPayload, TaskStatus,
-    ToolAnnotations,
+    InputRequiredResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Task,
+    TaskPayload, TaskStatus, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -18,6 +18,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::endpoint::{CallAnswer, Endpoint, ToolAnswer};
 use crate::pipeline::{RequestRecord, Transport};
 use crate::transport::tasks::{POLL_MS, TTL, TaskError, TaskHandle, TaskState};
+use crate::writes::Rounds;
 
 /// One endpoint as an MCP server. Cheap to clone: the factory makes one per session (or per
 /// request in stateless mode) and everything heavy is behind the `Arc`s.
@@ -105,11 +106,45 @@ pub fn server_identity() -> Implementation {
 
 /// A call's answer as rmcp's result or JSON-RPC error: the same for rmcp's transports and for
 /// the stateless direct path (`direct_call.rs`).
-pub(crate) fn reply_of(answer: CallAnswer) -> Result<CallToolResult, ErrorData> {
+pub(crate) fn reply_of(answer: CallAnswer) -> Result<CallToolResponse, ErrorData> {
     match answer {
-        CallAnswer::Result(answer) => Ok(result_of(answer)),
+        CallAnswer::Result(answer) => Ok(result_of(answer).into()),
         CallAnswer::UnknownTool(message) => Err(ErrorData::invalid_params(message, None)),
         CallAnswer::BrokenOutput(message) => Err(ErrorData::internal_error(message, None)),
+        CallAnswer::InputRequired {
+            input_requests,
+            request_state,
+        } => {
+            let requests = serde_json::from_value(input_requests).map_err(|error| {
+                ErrorData::internal_error(format!("an input request does not fit: {error}"), None)
+            })?;
+            Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                Some(requests),
+                Some(request_state),
+            )))
+        }
+    }
+}
+
+/// What the client said about this call's rounds (MRTR): whether it can be asked through a
+/// form (a 2026-07-28 request declaring form elicitation), and a retry's answers and state.
+fn rounds_of(request: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Rounds {
+    let modern = context
+        .meta
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= "2026-07-28");
+    let can_elicit = modern
+        && context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
+    Rounds {
+        can_elicit,
+        request_state: request.request_state.clone(),
+        input_responses: request
+            .input_responses
+            .as_ref()
+            .map(|responses| responses.clone().into_iter().collect()),
     }
 }
 
@@ -230,11 +265,13 @@ impl ServerHandler for EndpointHandler {
         // Boxed: the call's state machine (pipeline, writes, the tool's own future) is many
         // kilobytes, and rmcp spawns a task per request whose future would hold it inline —
         // tokio then copies it on every spawn and poll setup (measured: most of a call's memcpy).
-        let call = Box::pin(self.endpoint.call(
+        let rounds = rounds_of(&request, &context);
+        let call = Box::pin(self.endpoint.call_in_rounds(
             &request.name,
             request.arguments,
             caller.clone(),
             rpc_id,
+            &rounds,
             &record,
         ));
         match call.await {
@@ -245,7 +282,7 @@ impl ServerHandler for EndpointHandler {
                     None => Ok(result_of(answer).into()),
                 }
             }
-            answer => reply_of(answer).map(Into::into),
+            answer => reply_of(answer),
         }
     }
 }

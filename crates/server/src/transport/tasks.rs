@@ -132,6 +132,10 @@ impl Endpoint {
             CallAnswer::Result(answer) => answer,
             CallAnswer::BrokenOutput(message) => return Err(TaskError::Broken(message)),
             CallAnswer::UnknownTool(_) => return Err(TaskError::Unknown),
+            // A status tool reads; it never asks the user.
+            CallAnswer::InputRequired { .. } => {
+                return Err(TaskError::Broken("a status tool asked for input".into()));
+            }
         };
         if answer.is_error {
             // The job itself is not known to have failed: the client polls again.

@@ -17,6 +17,8 @@
 //! resend safe even when the failure was a timeout after the backend had accepted it.
 
 pub(crate) mod confirm;
+mod confirmation;
+mod request_state;
 mod postgres;
 mod redis;
 mod sqlite;
@@ -35,6 +37,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 pub use confirm::{ConfirmTokens, Refused};
+pub use confirmation::{CONFIRM_INPUT, Rounds};
 pub use postgres::PgIdempotencyStore;
 pub use redis::RedisIdempotencyStore;
 pub use sqlite::SqliteIdempotencyStore;
@@ -51,6 +54,8 @@ pub enum WriteCode {
     Executed,
     DryRun,
     ConfirmationRequired,
+    /// The confirmation is asked over MRTR: the answer is `input_required`, nothing written.
+    InputRequired,
     Replayed,
     /// Refused by the write limiter at the moment it would have written.
     RateLimited,
@@ -62,6 +67,7 @@ impl WriteCode {
             WriteCode::Executed => None,
             WriteCode::DryRun => Some("dry_run"),
             WriteCode::ConfirmationRequired => Some("confirmation_required"),
+            WriteCode::InputRequired => Some("input_required"),
             WriteCode::Replayed => Some("idempotent_replay"),
             WriteCode::RateLimited => Some("rate_limited"),
         }
@@ -80,6 +86,8 @@ pub struct Writes {
     store: Arc<dyn IdempotencyStore>,
     /// Made from the store's secret on first need (a shared store may be down at start).
     tokens: OnceCell<ConfirmTokens>,
+    /// MRTR request states, sealed under a key derived from the same secret.
+    states: OnceCell<request_state::RequestStates>,
     window: Duration,
     confirm_ttl: Duration,
     /// What idempotency expiry and confirm tokens are judged by.
@@ -107,6 +115,7 @@ impl Writes {
         Self {
             store,
             tokens: OnceCell::new(),
+            states: OnceCell::new(),
             window,
             confirm_ttl,
             clock: SystemClock::shared(),
@@ -143,7 +152,8 @@ impl Writes {
         Ok(self.tokens().await?.verify(token, binding, now))
     }
 
-    /// Runs one validated call of a write tool on `endpoint`.
+    /// Runs one validated call of a write tool on `endpoint`; `rounds` is what the client said
+    /// about asking the user (MRTR).
     #[allow(clippy::too_many_arguments)]
     pub async fn run(
         &self,
@@ -154,6 +164,7 @@ impl Writes {
         mut context: CallContext,
         says: &Messages,
         gate: Option<Gate<'_>>,
+        rounds: &Rounds,
     ) -> (Result<Value, ToolError>, WriteCode) {
         let Value::Object(mut arguments) = arguments else {
             return (
@@ -192,6 +203,21 @@ impl Writes {
             Some(user) => format!("user\u{0}{user}"),
             None => format!("client\u{0}{}", context.caller.client),
         };
+        let now_ms = self.clock.now().timestamp_millis();
+        // One token confirms one change: this caller, tool, key and arguments.
+        let binding = format!(
+            "{endpoint}\u{0}{name}\u{0}{}\u{0}{key}\u{0}{fingerprint}",
+            context.caller.principal()
+        );
+        // A confirmation's state is used up first, before anything else is looked at: a
+        // state is single use even where the write it confirmed is answered from its record.
+        if safety.confirm
+            && confirm_token.is_none()
+            && let Some(state) = &rounds.request_state
+            && let Err(refused) = self.redeem(state, &binding, says).await
+        {
+            return (Err(refused), WriteCode::Executed);
+        }
         let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{actor}\u{0}{key}"));
         // A key that already wrote answers its result, whatever else the call carries: a resend
         // of a confirmed write after its token expired is still that write.
@@ -213,35 +239,46 @@ impl Writes {
             Err(down) => return (Err(unavailable(down, says)), WriteCode::Executed),
         }
 
-        let now_ms = self.clock.now().timestamp_millis();
-        // One token confirms one change: this caller, tool, key and arguments.
-        let binding = format!(
-            "{endpoint}\u{0}{name}\u{0}{}\u{0}{key}\u{0}{fingerprint}",
-            context.caller.principal()
-        );
         if safety.confirm {
             let tokens = match self.tokens().await {
                 Ok(tokens) => tokens,
                 Err(down) => return (Err(unavailable(down, says)), WriteCode::Executed),
             };
-            match confirm_token {
-                None => {
+            match (confirm_token, &rounds.request_state) {
+                // A retry with the user's answer (its state was redeemed above).
+                (None, Some(_)) => {
+                    if !rounds.confirmed() {
+                        return (Err(confirmation::declined(says)), WriteCode::Executed);
+                    }
+                }
+                (None, None) => {
                     let expires = now_ms + self.confirm_ttl.as_millis() as i64;
                     let mut preview_context = context.clone();
                     preview_context.dry_run = true;
-                    let answer = tool.call(arguments, preview_context).await.map(|preview| {
-                        json!({
-                            "confirmationRequired": true,
-                            "preview": preview,
-                            CONFIRM_TOKEN_ANSWER: tokens.mint(&binding, expires),
-                            "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
-                                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-                            "message": says.confirm_first,
-                        })
+                    let preview = match tool.call(arguments, preview_context).await {
+                        Ok(preview) => preview,
+                        Err(error) => return (Err(error), WriteCode::ConfirmationRequired),
+                    };
+                    if rounds.can_elicit {
+                        return match self.seal_state(&binding, says).await {
+                            Ok(state) => (
+                                Ok(confirmation::ask(name, &preview, state, says)),
+                                WriteCode::InputRequired,
+                            ),
+                            Err(down) => (Err(down), WriteCode::Executed),
+                        };
+                    }
+                    let answer = json!({
+                        "confirmationRequired": true,
+                        "preview": preview,
+                        CONFIRM_TOKEN_ANSWER: tokens.mint(&binding, expires),
+                        "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
+                            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                        "message": says.confirm_first,
                     });
-                    return (answer, WriteCode::ConfirmationRequired);
+                    return (Ok(answer), WriteCode::ConfirmationRequired);
                 }
-                Some(token) => {
+                (Some(token), _) => {
                     if let Err(refused) = tokens.verify(&token, &binding, now_ms) {
                         let (code, message) = match refused {
                             Refused::Expired => {
