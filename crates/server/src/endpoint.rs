@@ -311,7 +311,10 @@ impl Endpoint {
             redact_in_place(&mut kept, &spec.secret_fields);
             record.arguments(kept);
         }
-        match self.decide(mounted, arguments, caller, rounds, record).await {
+        match self
+            .decide(mounted, arguments, caller, rounds, record)
+            .await
+        {
             Ok(answer) => answer,
             Err(refusal) => CallAnswer::Result(ToolAnswer::error_text(
                 refusal.into_tool_text(record, &spec.secret_fields),
@@ -541,7 +544,10 @@ impl Endpoint {
 /// A write that asks the user first: what its confirmation asks, recorded as asked.
 fn input_required(mut asked: Value, record: &RequestRecord) -> CallAnswer {
     let input_requests = asked["inputRequests"].take();
-    let request_state = asked["requestState"].as_str().unwrap_or_default().to_string();
+    let request_state = asked["requestState"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     record.outcome(Outcome::Ok, WriteCode::InputRequired.audit_code(), None);
     CallAnswer::InputRequired {
         input_requests,

@@ -2,9 +2,11 @@
 //! its test needs — a stand-in for an app that knows nothing of the platform, as a real one.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use concierge_core::{
     Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
+    WriteSafety,
 };
 use concierge_server::Apps;
 use serde_json::{Map, Value, json};
@@ -23,6 +25,8 @@ pub enum Behaviour {
     Panic,
     /// A write that says when it starts, then waits for the test to let it finish.
     SlowWrite(Arc<WriteSignals>),
+    /// A write that counts the times it really wrote (a dry run or a preview does not count).
+    CountedWrite(Arc<AtomicUsize>),
 }
 
 /// [`Behaviour::SlowWrite`]'s signals: started, may finish, finished.
@@ -67,18 +71,24 @@ impl FakeTool {
     ) -> Arc<dyn Tool> {
         let annotations = match behaviour {
             Behaviour::SlowWrite(_) => Annotations::additive_write(),
+            Behaviour::CountedWrite(_) => Annotations {
+                destructive: true,
+                ..Annotations::additive_write()
+            },
             _ => Annotations::read_only(),
         };
-        Arc::new(Self {
-            spec: ToolSpec::new(
-                name,
-                "a tool of the test",
-                input_schema,
-                object(json!({"type": "object"})),
-                annotations,
-            ),
-            behaviour,
-        })
+        let mut spec = ToolSpec::new(
+            name,
+            "a tool of the test",
+            input_schema,
+            object(json!({"type": "object"})),
+            annotations,
+        );
+        if let Behaviour::CountedWrite(_) = behaviour {
+            // Write safety with a confirmation: a preview first, then the write.
+            spec.write = Some(WriteSafety { confirm: true });
+        }
+        Arc::new(Self { spec, behaviour })
     }
 }
 
@@ -90,7 +100,7 @@ impl Tool for FakeTool {
     fn call(
         &self,
         arguments: Value,
-        _: CallContext,
+        context: CallContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         let behaviour = self.behaviour.clone();
         Box::pin(async move {
@@ -99,6 +109,13 @@ impl Tool for FakeTool {
                 Behaviour::EchoAll => Ok(json!({"said": arguments})),
                 Behaviour::Hang => std::future::pending().await,
                 Behaviour::Panic => panic!("the tool broke"),
+                Behaviour::CountedWrite(_) if context.dry_run => {
+                    Ok(json!({"wouldWrite": arguments["text"]}))
+                }
+                Behaviour::CountedWrite(count) => {
+                    let written = count.fetch_add(1, Ordering::SeqCst) + 1;
+                    Ok(json!({"written": written}))
+                }
                 Behaviour::SlowWrite(signals) => {
                     signals.started.notify_one();
                     signals.released.notified().await;

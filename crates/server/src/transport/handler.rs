@@ -8,9 +8,9 @@ use std::sync::Arc;
 use concierge_core::Caller;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
-    DetailedTask, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
-    InputRequiredResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Task,
-    TaskPayload, TaskStatus, ToolAnnotations,
+    DetailedTask, GetTaskParams, GetTaskResult, Implementation, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Task, TaskPayload,
+    TaskStatus, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};

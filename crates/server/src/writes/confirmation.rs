@@ -33,7 +33,11 @@ pub struct Rounds {
 impl Rounds {
     /// The user accepted the form with the box ticked.
     pub fn confirmed(&self) -> bool {
-        let Some(answer) = self.input_responses.as_ref().and_then(|r| r.get(CONFIRM_INPUT)) else {
+        let Some(answer) = self
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(CONFIRM_INPUT))
+        else {
             return false;
         };
         answer["action"] == "accept" && answer["content"][CONFIRM_INPUT] == true
@@ -88,7 +92,11 @@ impl Writes {
     }
 
     /// A state for the call `binding` names, valid as long as a confirm token is.
-    pub(super) async fn seal_state(&self, binding: &str, says: &Messages) -> Result<String, ToolError> {
+    pub(super) async fn seal_state(
+        &self,
+        binding: &str,
+        says: &Messages,
+    ) -> Result<String, ToolError> {
         let expires = self.clock.now().timestamp_millis() + self.confirm_ttl.as_millis() as i64;
         Ok(self.states(says).await?.seal(binding, expires).0)
     }
@@ -108,10 +116,16 @@ impl Writes {
             .await?
             .open(state, binding, now.timestamp_millis())
             .map_err(|refused| match refused {
-                Refused::Expired => state_error("request_state_expired", says.request_state_expired),
-                Refused::Invalid => state_error("request_state_invalid", says.request_state_invalid),
+                Refused::Expired => {
+                    state_error("request_state_expired", says.request_state_expired)
+                }
+                Refused::Invalid => {
+                    state_error("request_state_invalid", says.request_state_invalid)
+                }
             })?;
-        let key = hex::encode(Sha256::digest(format!("request-state\u{0}{jti}").as_bytes()));
+        let key = hex::encode(Sha256::digest(
+            format!("request-state\u{0}{jti}").as_bytes(),
+        ));
         let claim = self
             .store
             .claim(&key, "", now.timestamp(), self.confirm_ttl)

@@ -18,9 +18,9 @@
 
 pub(crate) mod confirm;
 mod confirmation;
-mod request_state;
 mod postgres;
 mod redis;
+mod request_state;
 mod sqlite;
 
 use std::collections::HashMap;

@@ -41,7 +41,8 @@ struct Plain {
 impl RequestStates {
     /// States under `secret` (the write secret), with a key of their own derived from it.
     pub fn new(secret: [u8; 32]) -> Self {
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&secret).expect("HMAC takes any key");
+        let mut mac =
+            <Hmac<Sha256> as KeyInit>::new_from_slice(&secret).expect("HMAC takes any key");
         mac.update(b"concierge mrtr request state v1");
         let key = mac.finalize().into_bytes();
         Self {
