@@ -12,6 +12,9 @@
 // The suite still checks sampling, logging and roots, which MCP 2026-07-28 deprecates (SEP-2577).
 #![allow(deprecated)]
 
+mod mrtr;
+mod stateless;
+
 use std::time::Duration;
 
 use rmcp::model::*;
@@ -30,7 +33,7 @@ pub struct Fixtures;
 
 /// Builds an rmcp model value from its JSON shape; the fixtures are data, and rmcp's structs are
 /// non-exhaustive, so JSON is the shortest honest way to write them.
-fn model<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+pub(crate) fn model<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| {
         ErrorData::internal_error(format!("fixture does not fit the model: {e}"), None)
     })
@@ -38,7 +41,7 @@ fn model<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
 
 /// A result from its JSON shape, marked `resultType: "complete"`: a 2026-07-28 result must say
 /// what it is, and rmcp strips the mark again for a peer of an older revision.
-fn complete<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+pub(crate) fn complete<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
     if let Some(object) = value.as_object_mut() {
         object.insert("resultType".into(), json!("complete"));
     }
@@ -50,6 +53,16 @@ fn empty_schema() -> Value {
 }
 
 fn tool_listing() -> Value {
+    let mut listing = legacy_listing();
+    if let Some(tools) = listing["tools"].as_array_mut() {
+        tools.extend(mrtr::tools());
+        tools.extend(stateless::tools());
+    }
+    listing
+}
+
+/// The tools every revision's scenarios call.
+fn legacy_listing() -> Value {
     let plain = |name: &str, description: &str| json!({"name": name, "description": description, "inputSchema": empty_schema()});
     json!({"tools": [
         plain("test_simple_text", "Tests simple text content response"),
@@ -74,14 +87,30 @@ fn tool_listing() -> Value {
         plain("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330"),
         {
             "name": "json_schema_2020_12_tool",
-            "description": "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+            "description": "Tool with JSON Schema 2020-12 features",
             "inputSchema": {
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }
+        },
+        {
+            "name": "test_custom_header",
+            "description": "Echoes a value the request also mirrors into the Mcp-Param-Region header",
+            "inputSchema": {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}, "required": ["region"]}
         }
     ]})
 }
@@ -225,6 +254,13 @@ impl Fixtures {
             "json_schema_2020_12_tool" => {
                 text_result(format!("JSON Schema 2020-12 tool called with: {arguments}"))
             }
+            "test_custom_header" => text_result(format!(
+                "region: {}",
+                arguments
+                    .get("region")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            )),
             other => {
                 return Err(ErrorData::invalid_params(
                     format!("unknown tool `{other}`"),
@@ -271,9 +307,11 @@ impl ServerHandler for Fixtures {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_resources()
             .enable_resources_subscribe()
             .enable_prompts()
+            .enable_prompts_list_changed()
             .enable_logging()
             .enable_completions()
             .build();
@@ -296,6 +334,18 @@ impl ServerHandler for Fixtures {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let capabilities = context.client_capabilities();
+        let responses = request.input_responses.as_ref();
+        let state = request.request_state.as_deref();
+        if let Some(answer) = mrtr::call(&request.name, responses, state, capabilities.as_ref()) {
+            return answer;
+        }
+        let meta = stateless::meta(&context);
+        if let Some(answer) =
+            stateless::call(&request.name, meta, capabilities.as_ref(), &context.peer).await
+        {
+            return answer;
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result: CallToolResult =
             complete(self.run_tool(&request.name, arguments, &context).await?)?;
@@ -389,7 +439,8 @@ impl ServerHandler for Fixtures {
              "arguments": [argument("arg1", "First test argument"), argument("arg2", "Second test argument")]},
             {"name": "test_prompt_with_embedded_resource", "title": "Prompt With Embedded Resource", "description": "A prompt that includes an embedded resource",
              "arguments": [argument("resourceUri", "URI of the resource to embed")]},
-            {"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content"}
+            {"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content"},
+            mrtr::prompt_listing()
         ]}))
     }
 
@@ -398,6 +449,9 @@ impl ServerHandler for Fixtures {
         request: GetPromptRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if let Some(answer) = mrtr::prompt(&request.name, request.input_responses.as_ref()) {
+            return answer;
+        }
         let arguments = request.arguments.unwrap_or_default();
         let argument = |name: &str| {
             arguments
@@ -450,6 +504,29 @@ impl ServerHandler for Fixtures {
             .filter(|o| o.starts_with(&prefix))
             .collect();
         complete(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let listing = tool_listing();
+        let entry = listing["tools"]
+            .as_array()?
+            .iter()
+            .find(|t| t["name"] == name)?
+            .clone();
+        model(entry).ok()
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // rmcp keeps of it only what `get_info` advertises.
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        stateless::listen(context.sink().clone(), context.cancelled()).await;
+        Ok(())
     }
 
     async fn set_level(
