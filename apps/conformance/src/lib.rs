@@ -14,6 +14,7 @@
 
 mod mrtr;
 mod stateless;
+mod tasks;
 
 use std::time::Duration;
 
@@ -57,6 +58,7 @@ fn tool_listing() -> Value {
     if let Some(tools) = listing["tools"].as_array_mut() {
         tools.extend(mrtr::tools());
         tools.extend(stateless::tools());
+        tools.extend(tasks::tools());
     }
     listing
 }
@@ -314,6 +316,7 @@ impl ServerHandler for Fixtures {
             .enable_prompts_list_changed()
             .enable_logging()
             .enable_completions()
+            .enable_tasks()
             .build();
         let mut config = ServerConfig::new(capabilities);
         config.server_info =
@@ -338,6 +341,13 @@ impl ServerHandler for Fixtures {
         let responses = request.input_responses.as_ref();
         let state = request.request_state.as_deref();
         if let Some(answer) = mrtr::call(&request.name, responses, state, capabilities.as_ref()) {
+            return answer;
+        }
+        let no_arguments = JsonObject::new();
+        let arguments = request.arguments.as_ref().unwrap_or(&no_arguments);
+        if let Some(answer) =
+            tasks::call(&request.name, arguments, responses, capabilities.as_ref())
+        {
             return answer;
         }
         let meta = stateless::meta(&context);
@@ -527,6 +537,35 @@ impl ServerHandler for Fixtures {
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
         stateless::listen(context.sink().clone(), context.cancelled()).await;
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        tasks::get(&request.task_id, context.client_capabilities().as_ref())
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let capabilities = context.client_capabilities();
+        tasks::update(
+            &request.task_id,
+            &request.input_responses,
+            capabilities.as_ref(),
+        )
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&request.task_id, context.client_capabilities().as_ref())
     }
 
     async fn set_level(

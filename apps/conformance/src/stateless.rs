@@ -71,12 +71,12 @@ pub async fn call(
         }
         "test_streaming_elicitation" => done("Streaming complete"),
         "test_logging_tool" => {
-            if meta.get("io.modelcontextprotocol/logLevel").is_some() {
-                if let Ok(params) = model::<LoggingMessageNotificationParam>(
+            if meta.get("io.modelcontextprotocol/logLevel").is_some()
+                && let Ok(params) = model::<LoggingMessageNotificationParam>(
                     json!({"level": "info", "data": "Diagnostic trace logging activated"}),
-                ) {
-                    let _ = peer.notify_logging_message(params).await;
-                }
+                )
+            {
+                let _ = peer.notify_logging_message(params).await;
             }
             done("Logging evaluated")
         }
