@@ -1,11 +1,16 @@
 //! The MCP side: connect, list tools, call tools — and when the server has forgotten us (a restart:
 //! 404 for the session, a closed connection), connect again once and repeat the call.
+//!
+//! Both protocol eras: `server/discover` first (2026-07-28: no session, every request carries its
+//! version and capabilities), the `initialize` handshake (2025-11-25) when the server does not
+//! know discovery. rmcp answers an `input_required` result by itself where it can; the bot
+//! declares no elicitation, so a confirmable write reaches it as the confirm-token round trip.
 
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RunningService, ServiceExt};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion, Tool};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value};
@@ -38,9 +43,29 @@ impl McpConnection {
         if let Some(token) = &self.token {
             config = config.auth_header(token.clone());
         }
-        ().serve(StreamableHttpClientTransport::from_config(config))
-            .await
-            .map_err(|e| explain(&self.url, self.token.is_some(), &e))
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: None,
+        };
+        ().serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            lifecycle,
+        )
+        .await
+        .map_err(|e| explain(&self.url, self.token.is_some(), &e))
+    }
+
+    /// The protocol revision the connection speaks (connecting first if it has not yet).
+    pub async fn protocol_version(&self) -> Result<String, String> {
+        self.with_session(|session| {
+            Box::pin(async move {
+                Ok(session
+                    .peer_info()
+                    .map(|info| info.protocol_version.to_string())
+                    .unwrap_or_default())
+            })
+        })
+        .await
     }
 
     /// Connects and lists the tools once, keeping the session: what `chat` and `telegram` do
@@ -118,6 +143,10 @@ fn explain(url: &str, has_token: bool, error: &rmcp::service::ClientInitializeEr
     use rmcp::transport::streamable_http_client::StreamableHttpError;
 
     tracing::debug!(%error, "MCP initialize failed");
+    // A legacy server that also failed the handshake: its failure is the one to explain.
+    if let ClientInitializeError::LegacyFallbackFailed { fallback, .. } = error {
+        return explain(url, has_token, fallback);
+    }
     let refused = if has_token {
         "the MCP endpoint refused the token (--token / MCP_TOKEN)"
     } else {
