@@ -140,6 +140,8 @@ pub struct Endpoint {
     pub scope_challenge: bool,
     /// How long a tool may take before the platform stops it (`[server] call_timeout`).
     deadline: Duration,
+    /// Tells `subscriptions/listen` streams that the tools changed (a reload will).
+    changes: tokio::sync::broadcast::Sender<()>,
 }
 
 impl Endpoint {
@@ -160,7 +162,18 @@ impl Endpoint {
             writes: None,
             scope_challenge: true,
             deadline: DEFAULT_DEADLINE,
+            changes: tokio::sync::broadcast::channel(4).0,
         }
+    }
+
+    /// Tells every open `subscriptions/listen` stream that asked for it that the tools changed.
+    pub fn tools_changed(&self) {
+        let _ = self.changes.send(());
+    }
+
+    /// What a `subscriptions/listen` stream waits on.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<()> {
+        self.changes.subscribe()
     }
 
     pub fn audit(mut self, sink: Option<crate::audit::AuditSink>) -> Self {

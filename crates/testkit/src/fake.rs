@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use concierge_core::{
-    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
+    Annotations, BoxFuture, CallContext, FollowUp, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
     WriteSafety,
 };
 use concierge_server::Apps;
@@ -27,6 +27,11 @@ pub enum Behaviour {
     SlowWrite(Arc<WriteSignals>),
     /// A write that counts the times it really wrote (a dry run or a preview does not count).
     CountedWrite(Arc<AtomicUsize>),
+    /// A write that starts a background job (`{"job_id": …}`), followed with the tool `status`
+    /// (a client that declared MCP Tasks gets it as a task).
+    Job,
+    /// The job's status tool: `{"status": "done"}` for any `job_id`.
+    JobStatus,
 }
 
 /// [`Behaviour::SlowWrite`]'s signals: started, may finish, finished.
@@ -71,6 +76,7 @@ impl FakeTool {
     ) -> Arc<dyn Tool> {
         let annotations = match behaviour {
             Behaviour::SlowWrite(_) => Annotations::additive_write(),
+            Behaviour::Job => Annotations::additive_write(),
             Behaviour::CountedWrite(_) => Annotations {
                 destructive: true,
                 ..Annotations::additive_write()
@@ -87,6 +93,16 @@ impl FakeTool {
         if let Behaviour::CountedWrite(_) = behaviour {
             // Write safety with a confirmation: a preview first, then the write.
             spec.write = Some(WriteSafety { confirm: true });
+        }
+        if let Behaviour::Job = behaviour {
+            spec.write = Some(WriteSafety { confirm: false });
+            spec.follow_up = Some(FollowUp {
+                id_field: "job_id".into(),
+                status_tool: "status".into(),
+                state_field: "status".into(),
+                pending: vec!["running".into()],
+                failed: vec!["failed".into()],
+            });
         }
         Arc::new(Self { spec, behaviour })
     }
@@ -109,6 +125,10 @@ impl Tool for FakeTool {
                 Behaviour::EchoAll => Ok(json!({"said": arguments})),
                 Behaviour::Hang => std::future::pending().await,
                 Behaviour::Panic => panic!("the tool broke"),
+                Behaviour::Job => Ok(json!({"job_id": "j-1"})),
+                Behaviour::JobStatus => {
+                    Ok(json!({"status": "done", "job_id": arguments["job_id"]}))
+                }
                 Behaviour::CountedWrite(_) if context.dry_run => {
                     Ok(json!({"wouldWrite": arguments["text"]}))
                 }

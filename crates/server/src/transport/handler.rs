@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use concierge_core::Caller;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult,
-    DetailedTask, GetTaskParams, GetTaskResult, Implementation, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Task, TaskPayload,
-    TaskStatus, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, DetailedTask, GetTaskParams, GetTaskResult, Implementation,
+    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Task, TaskPayload, TaskStatus, ToolAnnotations, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{ServerNotification, SubscriptionFilter, ToolListChangedNotification};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::endpoint::{CallAnswer, Endpoint, ToolAnswer};
@@ -66,6 +67,22 @@ impl EndpointHandler {
                     self.endpoint.audit.clone(),
                 )
             })
+    }
+
+    /// Whether `task_id` is a task of this request's caller here (`-32602` otherwise).
+    async fn callers_task(
+        &self,
+        task_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self
+            .caller(context)
+            .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))?;
+        self.endpoint
+            .callers_task(task_id, &caller)
+            .await
+            .map(|_| ())
+            .map_err(task_error)
     }
 
     fn parts<'a>(
@@ -198,12 +215,30 @@ fn task_error(error: TaskError) -> ErrorData {
     }
 }
 
+/// The request's client declared the Tasks extension (per request in 2026-07-28, at
+/// `initialize` before): `tasks/*` is refused with `-32021` otherwise, before any task is looked
+/// up, as SEP-2663 says.
+fn declared_tasks(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    if context
+        .client_capabilities()
+        .is_some_and(|c| c.supports_tasks())
+    {
+        return Ok(());
+    }
+    let required = serde_json::from_value(serde_json::json!({
+        "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}
+    }))
+    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    Err(ErrorData::missing_required_client_capability(required))
+}
+
 impl ServerHandler for EndpointHandler {
     async fn get_task(
         &self,
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        declared_tasks(&context)?;
         let caller = self
             .caller(&context)
             .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))?;
@@ -219,14 +254,81 @@ impl ServerHandler for EndpointHandler {
         .map_err(task_error)
     }
 
+    /// `tasks/update`: a followed job asks for no input, so answers are taken and ignored (as
+    /// the extension says of answers to nothing asked) once the task is the caller's.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        declared_tasks(&context)?;
+        self.callers_task(&request.task_id, &context).await
+    }
+
+    /// `tasks/cancel`: a followed job is a write already sent to the backend; it cannot be
+    /// recalled, and the caller is told so rather than acknowledged.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        declared_tasks(&context)?;
+        self.callers_task(&request.task_id, &context).await?;
+        Err(ErrorData::invalid_request(
+            "this task is a write the backend has already accepted; it runs to its end and cannot be cancelled",
+            None,
+        ))
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the endpoint's tools changing is all there is to hear.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::default();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    /// One listen stream: each change of the tools, until the client closes it.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.endpoint.changes();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.recv() => match changed {
+                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        let notification = ServerNotification::ToolListChangedNotification(
+                            ToolListChangedNotification::default(),
+                        );
+                        if context.sink().send(notification).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+            }
+        }
+    }
+
+    /// A tool's listing by name: rmcp checks a 2026-07-28 call's `Mcp-Param-*` headers against
+    /// the `x-mcp-header` annotations of its input schema.
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.listings.iter().find(|tool| tool.name == name).cloned()
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = if self.endpoint.offers_tasks() {
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_tasks()
                 .build()
         } else {
-            ServerCapabilities::builder().enable_tools().build()
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
         };
         let mut config = ServerConfig::new(capabilities);
         config.server_info = server_identity();

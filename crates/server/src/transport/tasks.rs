@@ -97,6 +97,26 @@ impl Endpoint {
         })
     }
 
+    /// The status tool and job a task id names, when it was sealed for `caller` here.
+    pub async fn callers_task<'a>(
+        &self,
+        task_id: &'a str,
+        caller: &Caller,
+    ) -> Result<(&'a str, &'a str), TaskError> {
+        let writes = self.writes_store().ok_or(TaskError::Unknown)?;
+        let mut parts = task_id.splitn(3, SEPARATOR);
+        let (Some(status_tool), Some(job), Some(seal)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(TaskError::Unknown);
+        };
+        writes
+            .unseal(seal, &binding(&self.path, caller, status_tool, job))
+            .await
+            .map_err(|_| TaskError::Unavailable(None))?
+            .map_err(|_| TaskError::Unknown)?;
+        Ok((status_tool, job))
+    }
+
     /// `tasks/get`: asks the status tool, as the caller, and reports the job's state. The status
     /// call is the request's tool call: audited and rate limited like any.
     pub async fn task_state(
@@ -106,17 +126,7 @@ impl Endpoint {
         rpc_id: Value,
         record: &RequestRecord,
     ) -> Result<TaskState, TaskError> {
-        let writes = self.writes_store().ok_or(TaskError::Unknown)?;
-        let mut parts = task_id.splitn(3, SEPARATOR);
-        let (Some(status_tool), Some(job), Some(seal)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(TaskError::Unknown);
-        };
-        writes
-            .unseal(seal, &binding(&self.path, &caller, status_tool, job))
-            .await
-            .map_err(|_| TaskError::Unavailable(None))?
-            .map_err(|_| TaskError::Unknown)?;
+        let (status_tool, job) = self.callers_task(task_id, &caller).await?;
         let follow = self
             .tools()
             .iter()

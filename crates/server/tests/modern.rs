@@ -1,0 +1,375 @@
+//! The 2026-07-28 era on an app endpoint, through the real router: no session, each request
+//! carrying its version and capabilities in `_meta`; `resultType` and cache hints on results,
+//! headers that must match the body, an unknown version refused with the supported list,
+//! `subscriptions/listen` carrying tool changes, `tasks/*` only for a client that declared the
+//! extension — and a client that sends `initialize` after a successful discover is served.
+
+use axum::body::Body;
+use concierge_testkit::{Behaviour, FakeTool, Instance, fake_app, instance, send};
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+
+const CONFIG: &str = r#"
+[server]
+listen = "127.0.0.1:0"
+
+[[endpoint]]
+path = "/fake/mcp"
+tools = ["fake.*"]
+auth = { kind = "tokens", env = "FAKE_TOKENS" }
+session = "stateless"
+
+[writes]
+database = "${WRITES}"
+
+[[endpoint]]
+path = "/jobs/mcp"
+tools = ["jobs.*"]
+auth = { kind = "tokens", env = "FAKE_TOKENS" }
+session = "stateless"
+
+[[endpoint]]
+path = "/sessions/mcp"
+tools = ["fake.*"]
+auth = { kind = "tokens", env = "FAKE_TOKENS" }
+session = "stateful"
+"#;
+
+async fn deployment() -> (Instance, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let writes = dir.path().join("writes.sqlite");
+    let job = json!({"type": "object", "properties": {"what": {"type": "string"}}});
+    let status = json!({"type": "object", "properties": {"job_id": {"type": "string"}}, "required": ["job_id"]});
+    let apps = fake_app(vec![FakeTool::arc("echo", Behaviour::Echo)]).tools("jobs", move |_| {
+        Ok(concierge_core::ToolSet::new(
+            "jobs",
+            &concierge_core::messages::ENGLISH,
+            vec![
+                FakeTool::with_schema("start", Behaviour::Job, job.as_object().cloned().unwrap()),
+                FakeTool::with_schema(
+                    "status",
+                    Behaviour::JobStatus,
+                    status.as_object().cloned().unwrap(),
+                ),
+            ],
+        ))
+    });
+    let env = [
+        ("FAKE_TOKENS", "alice:token-a"),
+        ("WRITES", writes.to_str().unwrap()),
+    ];
+    (instance(CONFIG, apps, &env).await, dir)
+}
+
+fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// A 2026-07-28 request of `method` to `path`, its headers as a client sends them (`name` is
+/// `Mcp-Name`), with `header_version` as `MCP-Protocol-Version`.
+fn modern(path: &str, id: u64, method: &str, name: Option<&str>, params: Value) -> Request<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let mut builder = Request::post(path)
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("authorization", "Bearer token-a");
+    if let Some(name) = name {
+        builder = builder.header("mcp-name", name);
+    }
+    builder.body(Body::from(body.to_string())).unwrap()
+}
+
+/// The JSON-RPC message of an answer (JSON, or the first SSE event's data).
+fn message(text: &str) -> Value {
+    let json = text
+        .lines()
+        .find_map(|line| line.strip_prefix("data: ").filter(|d| !d.is_empty()))
+        .unwrap_or(text);
+    serde_json::from_str(json).unwrap_or_else(|_| panic!("a JSON-RPC message: {text}"))
+}
+
+#[tokio::test]
+async fn modern_requests_are_served_without_a_session_on_both_endpoint_modes() {
+    let (d, _dir) = deployment().await;
+    for path in ["/fake/mcp", "/sessions/mcp"] {
+        let (status, headers, text) = send(
+            &d.router,
+            modern(
+                path,
+                1,
+                "tools/list",
+                None,
+                json!({"_meta": meta(json!({}))}),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        assert!(
+            headers.get("mcp-session-id").is_none(),
+            "no session: {headers:?}"
+        );
+        let listed = message(&text)["result"].clone();
+        assert_eq!(listed["resultType"], "complete", "{listed}");
+        assert!(
+            listed["ttlMs"].is_u64() && listed["cacheScope"].is_string(),
+            "{listed}"
+        );
+
+        let params =
+            json!({"name": "echo", "arguments": {"text": "hallo"}, "_meta": meta(json!({}))});
+        let (_, _, text) = send(
+            &d.router,
+            modern(path, 2, "tools/call", Some("echo"), params),
+        )
+        .await;
+        let called = message(&text)["result"].clone();
+        assert_eq!(called["resultType"], "complete", "{called}");
+        assert_eq!(called["structuredContent"]["said"], "hallo", "{called}");
+    }
+}
+
+#[tokio::test]
+async fn headers_must_match_the_body_and_an_unknown_version_names_the_supported_ones() {
+    let (d, _dir) = deployment().await;
+    let params = json!({"name": "echo", "arguments": {"text": "x"}, "_meta": meta(json!({}))});
+    let (status, _, text) = send(
+        &d.router,
+        modern("/fake/mcp", 3, "tools/call", Some("other"), params),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert_eq!(message(&text)["error"]["code"], -32020, "{text}");
+
+    let mut unknown = modern(
+        "/fake/mcp",
+        4,
+        "tools/list",
+        None,
+        json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }}),
+    );
+    unknown
+        .headers_mut()
+        .insert("mcp-protocol-version", "2099-01-01".parse().unwrap());
+    let (status, _, text) = send(&d.router, unknown).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    let error = message(&text)["error"].clone();
+    assert_eq!(error["code"], -32022, "{error}");
+    assert!(
+        error["data"]["supported"]
+            .as_array()
+            .is_some_and(|v| v.contains(&json!("2026-07-28")) && v.contains(&json!("2025-11-25"))),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn tasks_are_for_a_client_that_declared_the_extension() {
+    let (d, _dir) = deployment().await;
+    // An endpoint without followed jobs has no tasks at all.
+    let params = json!({"taskId": "gate-test", "_meta": meta(json!({}))});
+    let (status, _, text) = send(
+        &d.router,
+        modern("/fake/mcp", 5, "tasks/get", Some("gate-test"), params),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+    assert_eq!(message(&text)["error"]["code"], -32601, "{text}");
+
+    // One with them: a client that did not declare the extension is refused before any lookup.
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let params = json!({"taskId": "gate-test", "inputResponses": {}, "_meta": meta(json!({}))});
+        let (status, _, text) = send(
+            &d.router,
+            modern("/jobs/mcp", 6, method, Some("gate-test"), params),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{method}: {text}");
+        let error = message(&text)["error"].clone();
+        assert_eq!(error["code"], -32021, "{method}: {error}");
+        assert!(
+            error["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+                .is_object(),
+            "{error}"
+        );
+    }
+
+    // A declaring client gets its write as a task, follows it, and cannot cancel it.
+    let declared = meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+    let params = json!({"name": "start", "arguments": {"what": "x", "idempotency_key": "k1"}, "_meta": declared});
+    let (_, _, text) = send(
+        &d.router,
+        modern("/jobs/mcp", 7, "tools/call", Some("start"), params),
+    )
+    .await;
+    let created = message(&text)["result"].clone();
+    assert_eq!(created["resultType"], "task", "{created}");
+    let task = created["taskId"].as_str().unwrap().to_string();
+    let params = json!({"taskId": task, "_meta": declared});
+    let (_, _, text) = send(
+        &d.router,
+        modern("/jobs/mcp", 8, "tasks/get", Some(&task), params.clone()),
+    )
+    .await;
+    let state = message(&text);
+    assert_eq!(state["result"]["status"], "completed", "{state}");
+    let (_, _, text) = send(
+        &d.router,
+        modern("/jobs/mcp", 9, "tasks/cancel", Some(&task), params.clone()),
+    )
+    .await;
+    assert_eq!(message(&text)["error"]["code"], -32600, "{text}");
+    let mut update = params.clone();
+    update["inputResponses"] = json!({});
+    let (_, _, text) = send(
+        &d.router,
+        modern("/jobs/mcp", 10, "tasks/update", Some(&task), update),
+    )
+    .await;
+    assert_eq!(message(&text)["result"]["resultType"], "complete", "{text}");
+    let params = json!({"taskId": "gate-test", "_meta": declared});
+    let (_, _, text) = send(
+        &d.router,
+        modern("/jobs/mcp", 11, "tasks/get", Some("gate-test"), params),
+    )
+    .await;
+    assert_eq!(
+        message(&text)["error"]["code"],
+        -32602,
+        "an unknown task: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_listen_stream_is_acknowledged_and_hears_the_tools_change() {
+    let (d, _dir) = deployment().await;
+    let params = json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}, "_meta": meta(json!({}))});
+    let response = d
+        .router
+        .clone()
+        .oneshot_listen(modern(
+            "/fake/mcp",
+            77,
+            "subscriptions/listen",
+            None,
+            params,
+        ))
+        .await;
+    let mut body = response.into_body();
+    let ack = next_message(&mut body).await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 77,
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "{ack}"
+    );
+
+    d.platform.endpoints[0].guard.endpoint.tools_changed();
+    let changed = next_message(&mut body).await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 77,
+        "{changed}"
+    );
+}
+
+#[tokio::test]
+async fn initialize_after_a_successful_discover_opens_a_session() {
+    let (d, _dir) = deployment().await;
+    let (status, _, text) = send(
+        &d.router,
+        modern(
+            "/sessions/mcp",
+            8,
+            "server/discover",
+            None,
+            json!({"_meta": meta(json!({}))}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(
+        message(&text)["result"]["supportedVersions"].is_array(),
+        "{text}"
+    );
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "mixed-up", "version": "1"}}});
+    let request = Request::post("/sessions/mcp")
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", "Bearer token-a")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let (status, headers, text) = send(&d.router, request).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(
+        headers.get("mcp-session-id").is_some(),
+        "a session: {headers:?}"
+    );
+    assert_eq!(
+        message(&text)["result"]["protocolVersion"],
+        "2025-11-25",
+        "{text}"
+    );
+}
+
+/// One streaming answer, not read to its end.
+trait Listen {
+    async fn oneshot_listen(self, request: Request<Body>) -> http::Response<Body>;
+}
+
+impl Listen for axum::Router {
+    async fn oneshot_listen(self, request: Request<Body>) -> http::Response<Body> {
+        use tower::ServiceExt;
+        let response = self.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response
+    }
+}
+
+/// The next JSON-RPC message on an SSE stream (comments and empty events skipped).
+async fn next_message(body: &mut Body) -> Value {
+    let read = async {
+        let mut pending = String::new();
+        loop {
+            let frame = body.frame().await.expect("the stream goes on").unwrap();
+            if let Ok(data) = frame.into_data() {
+                pending.push_str(&String::from_utf8_lossy(&data));
+            }
+            while let Some(end) = pending.find("\n\n") {
+                let event: String = pending.drain(..end + 2).collect();
+                if let Some(data) = event
+                    .lines()
+                    .find_map(|l| l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")))
+                    .filter(|d| !d.trim().is_empty())
+                {
+                    return serde_json::from_str::<Value>(data.trim()).unwrap();
+                }
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read)
+        .await
+        .expect("a message within 10 s")
+}
