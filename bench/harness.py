@@ -76,9 +76,11 @@ def cpu_seconds(pid):
 
 
 class Server:
-    def __init__(self, name, command, url, headers=None, cwd=None, env=None):
+    def __init__(self, name, command, url, headers=None, cwd=None, env=None, era=""):
         self.name, self.command, self.url = name, command, url
         self.headers = headers or {}
+        # The protocol revision its requests are written in ("" for 2025-11-25).
+        self.era = era
         self.cwd, self.env = cwd, env
         self.process = None
         self.cold_start_ms = None
@@ -111,7 +113,7 @@ SERVER_CORE, LOAD_CORE = "0", "1"
 
 
 def wrk(server, tool, args, connections, seconds, session=None, pin=False, args_file=None):
-    env = {**os.environ, "BENCH_TOOL": tool, "BENCH_ARGS": args, "BENCH_ARGS_FILE": str(args_file or ""),
+    env = {**os.environ, "BENCH_TOOL": tool, "BENCH_ARGS": args, "BENCH_ARGS_FILE": str(args_file or ""), "BENCH_ERA": server.era,
            "BENCH_TOKEN": server.headers.get("Authorization", "").removeprefix("Bearer "), "BENCH_SESSION": session or ""}
     command = (["taskset", "-c", LOAD_CORE] if pin else []) + ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", str(WRK_SCRIPT), server.url]
     before = cpu_seconds(server.process.pid)
@@ -188,12 +190,15 @@ def main():
         ]
     concierge = servers[0]
     stateful = Server("concierge stateful", None, f"http://127.0.0.1:{ports[0]}/stateful/mcp", auth)
+    # The same stateless endpoint, asked in the 2026-07-28 era.
+    modern = Server("concierge stateless, 2026-07-28", None, f"http://127.0.0.1:{ports[0]}/stateless/mcp", auth, era="2026-07-28")
     oauth = Server("concierge OAuth (JWT)", None, f"http://127.0.0.1:{ports[0]}/oauth/mcp")
 
     try:
         for server in servers:
             server.start(SERVER_CORE if options.pin else None)
         stateful.process = concierge.process
+        modern.process = concierge.process
         oauth.process = concierge.process
         oauth.headers = {"Authorization": f"Bearer {oauth_token(bin_dir, ports[0], state)}"}
         idle = {s.name: rss_kb(s.process.pid) for s in servers}
@@ -202,7 +207,7 @@ def main():
         idle_anon = rss_kb(concierge.process.pid, "RssAnon")
         session = open_session(stateful.url, auth)
         rows, samples_of = {}, {}
-        runs = [(s, None) for s in servers] + [(stateful, session), (oauth, None)]
+        runs = [(s, None) for s in servers] + [(modern, None), (stateful, session), (oauth, None)]
         for connections in concurrencies:
             for tool, args in TOOLS:
                 for server, sess in runs:
@@ -225,7 +230,7 @@ def main():
         for server in servers:
             server.stop()
 
-    lines = report(rows, servers, [stateful, oauth], idle, peak, sessions_rss, options, concurrencies)
+    lines = report(rows, servers, [modern, stateful, oauth], idle, peak, sessions_rss, options, concurrencies)
     lines += goals(samples_of, idle, idle_anon, sessions_rss, options, concurrencies)
     import catalog  # the ski catalog's rows; it uses this module's helpers
 
@@ -295,6 +300,8 @@ RATIO_GOALS = [
     ("req/s", "rps", 0.93, "min"),
 ]
 OAUTH_GOALS = [("CPU per call", "cpu_us", 1.15, "max")]
+# The 2026-07-28 era ÷ the 2025-11-25 one, same stateless endpoint, same tools.
+MODERN_GOALS = [("CPU per call", "cpu_us", 1.05, "max"), ("req/s", "rps", 1 / 1.05, "min")]
 IDLE_RSS_GOAL_MIB = 16
 SESSION_GOAL_KIB = 20
 
@@ -318,6 +325,7 @@ def ratio_rows(ours, theirs, goals, tool, connections):
 
 def goals(samples_of, idle, idle_anon, sessions_rss, options, concurrencies):
     base, peer, oauth = "concierge stateless", "bare rmcp", "concierge OAuth (JWT)"
+    modern = "concierge stateless, 2026-07-28"
     if options.smoke or any((peer, tool, c) not in samples_of for tool, _ in TOOLS for c in concurrencies):
         return []
     header = ["| tool | conn | figure | ratio | spread | goal | verdict |", "|---|---:|---|---:|---|---|---|"]
@@ -329,6 +337,10 @@ def goals(samples_of, idle, idle_anon, sessions_rss, options, concurrencies):
     for connections in concurrencies:
         for tool, _ in TOOLS:
             lines += ratio_rows(samples_of[(oauth, tool, connections)], samples_of[(base, tool, connections)], OAUTH_GOALS, tool, connections)
+    lines += ["", "## Goals: concierge stateless in the 2026-07-28 era ÷ in the 2025-11-25 era, same endpoint, same run", ""] + header
+    for connections in concurrencies:
+        for tool, _ in TOOLS:
+            lines += ratio_rows(samples_of[(modern, tool, connections)], samples_of[(base, tool, connections)], MODERN_GOALS, tool, connections)
     mib = idle[base] / 1024
     lines += ["", f"- idle RSS: {mib:.1f} MiB (goal ≤ {IDLE_RSS_GOAL_MIB} MiB: {'met' if mib <= IDLE_RSS_GOAL_MIB else 'missed'}); "
               f"{idle_anon / 1024:.1f} MiB of it heap and stacks, the rest the executable's and libraries' pages"]

@@ -1,7 +1,9 @@
 -- POSTs one MCP tools/call per request with a fresh JSON-RPC id (rmcp drops a second in-flight
 -- request with the same id in one session). Settings come from the environment:
 --   BENCH_TOOL, BENCH_ARGS (JSON), BENCH_TOKEN, BENCH_SESSION (stateful only);
---   BENCH_ARGS_FILE instead of BENCH_ARGS: a mix, one JSON object per line, taken in turn.
+--   BENCH_ARGS_FILE instead of BENCH_ARGS: a mix, one JSON object per line, taken in turn;
+--   BENCH_ERA=2026-07-28: requests of that revision (no session; version and capabilities in
+--   `_meta`, the standard headers), else 2025-11-25's.
 local tool = os.getenv("BENCH_TOOL") or "get_menu"
 local token = os.getenv("BENCH_TOKEN")
 local session = os.getenv("BENCH_SESSION")
@@ -15,18 +17,30 @@ else
   mix[1] = os.getenv("BENCH_ARGS") or "{}"
 end
 local counter = 0
+local era = os.getenv("BENCH_ERA") or ""
+local modern = era == "2026-07-28"
+local meta = ""
+if modern then
+  meta = ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}'
+end
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+if modern then
+  wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+  wrk.headers["Mcp-Method"] = "tools/call"
+  wrk.headers["Mcp-Name"] = tool
+else
+  wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+end
 if token and token ~= "" then wrk.headers["Authorization"] = "Bearer " .. token end
 if session and session ~= "" then wrk.headers["Mcp-Session-Id"] = session end
 
 request = function()
   counter = counter + 1
   local args = mix[(counter % #mix) + 1]
-  local body = '{"jsonrpc":"2.0","id":' .. counter .. ',"method":"tools/call","params":{"name":"' .. tool .. '","arguments":' .. args .. '}}'
+  local body = '{"jsonrpc":"2.0","id":' .. counter .. ',"method":"tools/call","params":{"name":"' .. tool .. '","arguments":' .. args .. meta .. '}}'
   return wrk.format(nil, nil, nil, body)
 end
 

@@ -35,6 +35,7 @@ pub struct MountedTool {
     pub validator: ArgumentValidator,
     /// The output schema, compiled when results are checked against it ([`checks_outputs`]).
     output: Option<jsonschema::Validator>,
+    mirrors_headers: bool,
 }
 
 /// Whether every success result is checked against its tool's declared output schema before it
@@ -64,16 +65,25 @@ impl MountedTool {
             } else {
                 None
             };
+        let mirrors_headers = Value::Object(spec.input_schema.clone())
+            .to_string()
+            .contains("\"x-mcp-header\"");
         Ok(Self {
             tool,
             messages,
             validator,
             output,
+            mirrors_headers,
         })
     }
 
     pub fn spec(&self) -> &ToolSpec {
         self.tool.spec()
+    }
+
+    /// Some argument is mirrored into a header (`x-mcp-header`), which rmcp checks.
+    pub fn mirrors_headers(&self) -> bool {
+        self.mirrors_headers
     }
 }
 

@@ -136,6 +136,55 @@ async fn modern_requests_are_served_without_a_session_on_both_endpoint_modes() {
 }
 
 #[tokio::test]
+async fn a_plain_2026_call_is_answered_alike_by_the_direct_path_and_by_rmcp() {
+    let (d, _dir) = deployment().await;
+    let answer = |meta: Value| {
+        let params = json!({"name": "echo", "arguments": {"text": "hallo"}, "_meta": meta});
+        modern("/fake/mcp", 12, "tools/call", Some("echo"), params)
+    };
+    // Plain: the direct path. With a progress token: rmcp's service.
+    let (status, headers, direct) = send(&d.router, answer(meta(json!({})))).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut through_rmcp = meta(json!({}));
+    through_rmcp["progressToken"] = json!("p-1");
+    let (_, _, rmcp) = send(&d.router, answer(through_rmcp)).await;
+    assert_eq!(message(&direct), message(&rmcp), "{direct}\n{rmcp}");
+    assert_eq!(headers["content-type"], "application/json");
+
+    // A confirmable write for a client that declared elicitation: asked, on either path.
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let confirm = |meta: Value| {
+        let params = json!({"name": "delete", "arguments": {"text": "row", "idempotency_key": "k"}, "_meta": meta});
+        modern("/confirm/mcp", 13, "tools/call", Some("delete"), params)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let writes = dir.path().join("writes.sqlite");
+    let apps = fake_app(vec![FakeTool::arc(
+        "delete",
+        Behaviour::CountedWrite(written.clone()),
+    )]);
+    let config = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[writes]\ndatabase = {writes:?}\n[[endpoint]]\npath = \"/confirm/mcp\"\ntools = [\"fake.*\"]\nauth = {{ kind = \"tokens\", env = \"FAKE_TOKENS\" }}\nsession = \"stateless\"\n"
+    );
+    let w = instance(&config, apps, &[("FAKE_TOKENS", "alice:token-a")]).await;
+    let eliciting = json!({"elicitation": {"form": {}}});
+    let (_, _, direct) = send(&w.router, confirm(meta(eliciting.clone()))).await;
+    let mut through_rmcp = meta(eliciting);
+    through_rmcp["progressToken"] = json!("p-2");
+    let (_, _, rmcp) = send(&w.router, confirm(through_rmcp)).await;
+    for answer in [&direct, &rmcp] {
+        let result = message(answer)["result"].clone();
+        assert_eq!(result["resultType"], "input_required", "{answer}");
+        assert!(result["requestState"].is_string(), "{answer}");
+        assert_eq!(
+            result["inputRequests"]["confirm"]["method"],
+            "elicitation/create"
+        );
+    }
+    assert_eq!(written.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
 async fn headers_must_match_the_body_and_an_unknown_version_names_the_supported_ones() {
     let (d, _dir) = deployment().await;
     let params = json!({"name": "echo", "arguments": {"text": "x"}, "_meta": meta(json!({}))});

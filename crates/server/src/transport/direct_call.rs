@@ -6,9 +6,16 @@
 //! connection in tokio's run queue, so a request pays those hops in latency as well as in CPU.
 //! For the request a stateless endpoint serves most — a plain `tools/call` — none of it is
 //! needed: the guard has admitted the caller and the dispatcher answers the call. So the guard
-//! hands such a call here. Everything else still goes to rmcp, which stays the judge of the
-//! protocol: `initialize`, `tools/list`, a call whose params carry `_meta` or a task, a
-//! protocol revision with per-request negotiation or standard headers (2026-07-28 on), and any
+//! hands such a call here, in both protocol eras:
+//!
+//! - before 2026-07-28: exactly `jsonrpc`, `id`, `method`, `params: {name, arguments?}`;
+//! - 2026-07-28 (stateless by nature, so the common case): the same with `params._meta` holding
+//!   exactly the protocol version, the client capabilities and optionally the client info, and
+//!   the standard headers naming the same version, method and tool, written plainly.
+//!
+//! Everything else still goes to rmcp, which stays the judge of the protocol: `initialize`,
+//! `tools/list`, a progress token, a log level, a task, the answers of an MRTR retry, a client
+//! that declared the Tasks extension, a tool whose arguments are mirrored into headers, and any
 //! `Accept` or version header that rmcp would have to weigh or refuse.
 //!
 //! The answer is rmcp's own message, shaped as rmcp shapes it for a peer of that revision, so a
@@ -22,17 +29,21 @@ use concierge_core::Caller;
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use rmcp::model::{
-    CallToolResponse, ErrorData, JsonObject, ProtocolVersion, RequestId, ServerJsonRpcMessage,
-    ServerResult,
+    CallToolResponse, ClientCapabilities, ErrorData, JsonObject, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 
 use crate::endpoint::{CallAnswer, Endpoint};
 use crate::pipeline::RequestRecord;
 use crate::pipeline::framing::is_json;
+use crate::writes::Rounds;
 
-/// A `tools/call` with nothing rmcp treats specially: exactly these fields, so a `_meta`
-/// (progress tokens, per-request negotiation) or a `task` sends the call to rmcp.
+/// The revision of MCP that brought per-request negotiation and standard headers.
+const MODERN: &str = "2026-07-28";
+
+/// A `tools/call` with nothing rmcp treats specially: exactly these fields, so any other
+/// `_meta` (progress tokens, log levels), a `task` or an MRTR retry sends the call to rmcp.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlainCall<'a> {
@@ -50,17 +61,74 @@ struct PlainParams {
     name: String,
     #[serde(default)]
     arguments: Option<JsonObject>,
+    /// Present exactly in a 2026-07-28 call.
+    #[serde(default, rename = "_meta")]
+    meta: Option<ModernMeta>,
+}
+
+/// A 2026-07-28 call's `_meta`: what every such request carries, and nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModernMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: String,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    _client_info: Option<serde::de::IgnoredAny>,
 }
 
 /// The call in `body`, when this module may answer it: the headers are ones rmcp would accept
-/// as they are, and the body is a plain `tools/call`.
-pub fn plain_call<'a>(headers: &HeaderMap, body: &'a [u8]) -> Option<PlainCall<'a>> {
-    if !(accepts_json_and_sse(headers) && is_json(headers) && legacy_revision(headers)) {
+/// as they are, and the body is a plain `tools/call` of the revision they name.
+pub fn plain_call<'a>(
+    headers: &HeaderMap,
+    body: &'a [u8],
+    endpoint: &Endpoint,
+) -> Option<PlainCall<'a>> {
+    if !(accepts_json_and_sse(headers) && is_json(headers)) {
         return None;
     }
-    serde_json::from_slice::<PlainCall>(body)
+    let modern = match one(headers, "mcp-protocol-version") {
+        Ok(Some(version)) if version == MODERN => true,
+        Ok(_) if legacy_revision(headers) => false,
+        _ => return None,
+    };
+    let call = serde_json::from_slice::<PlainCall>(body)
         .ok()
-        .filter(|call| call.jsonrpc == "2.0" && call.method == "tools/call")
+        .filter(|call| call.jsonrpc == "2.0" && call.method == "tools/call")?;
+    match (&call.params.meta, modern) {
+        (None, false) => Some(call),
+        (Some(meta), true) => {
+            let plain = meta.protocol_version == MODERN
+                && !meta.client_capabilities.supports_tasks()
+                && one(headers, "mcp-method") == Ok(Some("tools/call"))
+                && one(headers, "mcp-name") == Ok(Some(call.params.name.as_str()))
+                && !headers
+                    .keys()
+                    .any(|name| name.as_str().starts_with("mcp-param-"))
+                && endpoint
+                    .tool(&call.params.name)
+                    .is_none_or(|tool| !tool.mirrors_headers());
+            plain.then_some(call)
+        }
+        _ => None,
+    }
+}
+
+/// The one value of header `name`, written plainly (no surrounding spaces, visible ASCII);
+/// `Err` for two of them or one that is not plain.
+fn one<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ()> {
+    let mut values = headers.get_all(name).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(());
+    }
+    match value.to_str() {
+        Ok(text) if text.trim() == text => Ok(Some(text)),
+        _ => Err(()),
+    }
 }
 
 /// Runs the call through the dispatcher and answers it as rmcp would.
@@ -72,6 +140,17 @@ pub async fn answer(
 ) -> http::Response<axum::body::Body> {
     let PlainCall { id, params, .. } = call;
     let rpc_id = id.clone().into_json_value();
+    let modern = params.meta.is_some();
+    // A 2026-07-28 client that declared form elicitation may be asked to confirm (MRTR).
+    let rounds = Rounds {
+        can_elicit: params.meta.as_ref().is_some_and(|meta| {
+            meta.client_capabilities
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some() || e.url.is_none())
+        }),
+        ..Rounds::default()
+    };
     let writes = endpoint
         .tool(&params.name)
         .is_some_and(|tool| !tool.spec().annotations.read_only);
@@ -83,24 +162,38 @@ pub async fn answer(
         let name = params.name;
         let arguments = params.arguments;
         let running = tokio::spawn(async move {
-            Box::pin(endpoint.call(&name, arguments, caller, rpc_id, &record)).await
+            let call = endpoint.call_in_rounds(&name, arguments, caller, rpc_id, &rounds, &record);
+            Box::pin(call).await
         });
         match running.await {
             Ok(answer) => answer,
             Err(_) => CallAnswer::BrokenOutput("the call stopped before it answered".into()),
         }
     } else {
-        Box::pin(endpoint.call(&params.name, params.arguments, caller, rpc_id, record)).await
+        let call = endpoint.call_in_rounds(
+            &params.name,
+            params.arguments,
+            caller,
+            rpc_id,
+            &rounds,
+            record,
+        );
+        Box::pin(call).await
     };
     let message = match crate::transport::handler::reply_of(answer) {
         Ok(CallToolResponse::Complete(result)) => {
             let mut result = ServerResult::CallToolResult(result);
-            // What rmcp's handler does for a peer before 2026-07-28, the only peers served here.
-            result.strip_result_type_for_legacy_peer();
-            result.strip_non_object_output_for_legacy_peer();
+            // What rmcp's handler does for a peer of the call's revision.
+            if !modern {
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+            }
             ServerJsonRpcMessage::response(result, id)
         }
-        // A plain call is asked nothing (no rounds): any other answer is our fault.
+        Ok(CallToolResponse::InputRequired(asked)) if modern => {
+            ServerJsonRpcMessage::response(ServerResult::InputRequiredResult(asked), id)
+        }
+        // A task needs the extension (such calls go to rmcp), input a modern peer.
         Ok(_) => ServerJsonRpcMessage::error(
             ErrorData::internal_error("a plain call answered with more than a result", None),
             Some(id),
@@ -171,6 +264,10 @@ mod tests {
         map
     }
 
+    fn endpoint() -> Endpoint {
+        Endpoint::new("/t/mcp".into(), None, Vec::new())
+    }
+
     const PLAIN: &[(&str, &str)] = &[
         ("accept", "application/json, text/event-stream"),
         ("content-type", "application/json"),
@@ -180,7 +277,7 @@ mod tests {
 
     #[test]
     fn a_plain_call_is_answered_here() {
-        let call = plain_call(&headers(PLAIN), CALL.as_bytes()).expect("plain");
+        let call = plain_call(&headers(PLAIN), CALL.as_bytes(), &endpoint()).expect("plain");
         assert_eq!(call.params.name, "t");
         assert_eq!(call.id, RequestId::Number(7));
     }
@@ -197,7 +294,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[]}}"#,
         ] {
             assert!(
-                plain_call(&headers(PLAIN), body.as_bytes()).is_none(),
+                plain_call(&headers(PLAIN), body.as_bytes(), &endpoint()).is_none(),
                 "{body}"
             );
         }
@@ -223,10 +320,87 @@ mod tests {
             for (name, value) in extra {
                 map.append(*name, http::HeaderValue::from_static(value));
             }
-            assert!(plain_call(&map, CALL.as_bytes()).is_none(), "{extra:?}");
+            assert!(
+                plain_call(&map, CALL.as_bytes(), &endpoint()).is_none(),
+                "{extra:?}"
+            );
         }
         let mut known = headers(PLAIN);
         known.append("mcp-protocol-version", "2025-06-18".parse().unwrap());
-        assert!(plain_call(&known, CALL.as_bytes()).is_some());
+        assert!(plain_call(&known, CALL.as_bytes(), &endpoint()).is_some());
+    }
+
+    const MODERN_CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}"#;
+
+    fn modern_headers() -> HeaderMap {
+        let mut map = headers(PLAIN);
+        map.append("mcp-protocol-version", "2026-07-28".parse().unwrap());
+        map.append("mcp-method", "tools/call".parse().unwrap());
+        map.append("mcp-name", "t".parse().unwrap());
+        map
+    }
+
+    #[test]
+    fn a_plain_2026_call_is_answered_here_too() {
+        let call = plain_call(&modern_headers(), MODERN_CALL.as_bytes(), &endpoint());
+        assert!(call.is_some_and(|c| c.params.meta.is_some()));
+    }
+
+    #[test]
+    fn a_2026_call_rmcp_must_judge_goes_to_rmcp() {
+        let with_meta = |extra: &str| {
+            MODERN_CALL.replace(
+                r#""io.modelcontextprotocol/clientInfo""#,
+                &format!(r#"{extra},"io.modelcontextprotocol/clientInfo""#),
+            )
+        };
+        for body in [
+            with_meta(r#""progressToken":1"#),
+            with_meta(r#""io.modelcontextprotocol/logLevel":"debug""#),
+            MODERN_CALL.replace(
+                r#"{"elicitation":{}}"#,
+                r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#,
+            ),
+            MODERN_CALL.replace(
+                r#"protocolVersion":"2026-07-28""#,
+                r#"protocolVersion":"2025-11-25""#,
+            ),
+            MODERN_CALL.replace(r#""arguments":{}"#, r#""arguments":{},"requestState":"x""#),
+            MODERN_CALL.replace(r#""arguments":{}"#, r#""arguments":{},"inputResponses":{}"#),
+            CALL.to_string(),
+        ] {
+            assert!(
+                plain_call(&modern_headers(), body.as_bytes(), &endpoint()).is_none(),
+                "{body}"
+            );
+        }
+        for (name, value) in [
+            ("mcp-name", "other"),
+            ("mcp-name", " t"),
+            ("mcp-method", "tools/list"),
+            ("mcp-method", "TOOLS/CALL"),
+        ] {
+            let mut map = modern_headers();
+            map.insert(name, value.parse().unwrap());
+            assert!(
+                plain_call(&map, MODERN_CALL.as_bytes(), &endpoint()).is_none(),
+                "{name}: {value}"
+            );
+        }
+        for missing in ["mcp-name", "mcp-method"] {
+            let mut map = modern_headers();
+            map.remove(missing);
+            assert!(
+                plain_call(&map, MODERN_CALL.as_bytes(), &endpoint()).is_none(),
+                "{missing}"
+            );
+        }
+        let mut mirrored = modern_headers();
+        mirrored.insert("mcp-param-region", "eu".parse().unwrap());
+        assert!(plain_call(&mirrored, MODERN_CALL.as_bytes(), &endpoint()).is_none());
+        // A legacy header with a 2026 body, or the other way round.
+        let mut legacy = headers(PLAIN);
+        legacy.append("mcp-protocol-version", "2025-11-25".parse().unwrap());
+        assert!(plain_call(&legacy, MODERN_CALL.as_bytes(), &endpoint()).is_none());
     }
 }

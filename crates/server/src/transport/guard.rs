@@ -87,7 +87,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     if guard.answers_calls
         && legacy.is_none()
         && parts.method == http::Method::POST
-        && let Some(call) = super::direct_call::plain_call(&parts.headers, &body)
+        && let Some(call) = super::direct_call::plain_call(&parts.headers, &body, &guard.endpoint)
         && let Some(caller) = parts.extensions.remove::<concierge_core::Caller>()
     {
         return super::direct_call::answer(&guard.endpoint, call, caller, &record).await;
