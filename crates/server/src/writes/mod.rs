@@ -15,6 +15,10 @@
 //! A failed write releases its key (the error is answered to everyone waiting on that run): the
 //! caller may send it again, and a backend that dedupes on the key (Mappy's does) makes that
 //! resend safe even when the failure was a timeout after the backend had accepted it.
+//!
+//! Over 600 lines with its tests: the order of one write call above reads top to bottom in
+//! [`Writes::run`] and [`Writes::execute`]; the confirmation over MRTR, the confirm tokens and
+//! the stores are modules of their own.
 
 pub(crate) mod confirm;
 mod confirmation;
