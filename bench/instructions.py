@@ -1,4 +1,5 @@
-"""Instructions per tools/call under callgrind: concierge (static tokens, OAuth) beside bare rmcp.
+"""Instructions per tools/call under callgrind: concierge (static tokens in both protocol eras,
+OAuth) beside bare rmcp.
 
 wrk's req/s and CPU µs move with whatever else the machine runs; callgrind counts instructions,
 the same for the same binary and requests however busy the machine is. Each server runs under
@@ -46,13 +47,14 @@ def exclusive_costs(path):
     return cost
 
 
-def wrk(url, token, seconds):
-    env = {**os.environ, "BENCH_TOOL": "search_menu", "BENCH_ARGS": '{"query":"кокос"}', "BENCH_TOKEN": token, "BENCH_SESSION": ""}
+def wrk(url, token, seconds, era=""):
+    env = {**os.environ, "BENCH_TOOL": "search_menu", "BENCH_ARGS": '{"query":"кокос"}', "BENCH_TOKEN": token, "BENCH_SESSION": "",
+           "BENCH_ERA": era}
     out = subprocess.run(["wrk", "-t1", "-c1", f"-d{seconds}s", "-s", str(WRK_SCRIPT), url], env=env, capture_output=True, text=True).stdout
     return int(re.search(r"BENCH requests=(\d+)", out).group(1))
 
 
-def measure(name, command, url, token, env, cwd, scratch):
+def measure(name, command, url, token, env, cwd, scratch, era=""):
     out = Path(scratch) / f"{name}.callgrind"
     process = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command], cwd=cwd,
                                env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -66,9 +68,9 @@ def measure(name, command, url, token, env, cwd, scratch):
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit(f"{name} did not answer under valgrind")
                 time.sleep(1)
-        wrk(url, token, 3)
+        wrk(url, token, 3, era)
         subprocess.run(["callgrind_control", "-z", str(process.pid)], capture_output=True, check=True)
-        calls = wrk(url, token, 10)
+        calls = wrk(url, token, 10, era)
         subprocess.run(["callgrind_control", "-d", str(process.pid)], capture_output=True, check=True)
         dump = Path(f"{out}.1")
         for _ in range(100):
@@ -119,10 +121,13 @@ def main():
          f"http://127.0.0.1:{port}/stateless/mcp", "bench-token", concierge_env, ROOT / "bench"),
         ("concierge OAuth (JWT)", [str(bin_dir / "concierge"), "serve", "--config", "concierge-bench.toml"],
          f"http://127.0.0.1:{port}/oauth/mcp", token, concierge_env, ROOT / "bench"),
+        ("concierge stateless, 2026-07-28", [str(bin_dir / "concierge"), "serve", "--config", "concierge-bench.toml"],
+         f"http://127.0.0.1:{port}/stateless/mcp", "bench-token", concierge_env, ROOT / "bench"),
     ]
     results = {}
     for name, command, url, bearer, env, cwd in servers:
-        calls, costs = measure(name.split()[0] + str(len(results)), command, url, bearer, env, cwd, scratch)
+        era = "2026-07-28" if name.endswith("2026-07-28") else ""
+        calls, costs = measure(name.split()[0] + str(len(results)), command, url, bearer, env, cwd, scratch, era)
         results[name] = (calls, costs)
         print(f"instructions: {name}: {calls} calls, {sum(costs.values()) / calls:,.0f} a call", file=sys.stderr)
     bare = sum(results["bare rmcp"][1].values()) / results["bare rmcp"][0]

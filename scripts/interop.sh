@@ -39,8 +39,16 @@ start_demo "$bin"
 # The Python SDK's own OAuth client on /mappy/mcp: it must end up with the write tools.
 "$here/.venv-mcp/bin/python" "$here/oauth_client.py" "$demo_url" examples/mappy/sample.json
 # Mappy's confirmable write confirmed over MRTR (2026-07-28), declined, replayed, tampered, and
-# without elicitation through the confirm token.
+# without elicitation through the confirm token; then the same across three instances of the demo
+# sharing their state in the test command's PostgreSQL (skipped without one).
 "$here/.venv-mcp/bin/python" "$here/mrtr_confirm.py" "$demo_url"
+if [ -n "${CONCIERGE_TEST_POSTGRES:-}" ]; then
+  . "$here/three-instances.sh"
+  start_three "$bin"
+  "$here/.venv-mcp/bin/python" "$here/mrtr_confirm.py" "${instance_urls[@]}"
+else
+  echo "mrtr across instances: skipped (CONCIERGE_TEST_POSTGRES unset; scripts/test.sh starts a PostgreSQL)"
+fi
 
 # The walk, with both SDKs (each validates structuredContent against the tools' outputSchema); the
 # Python SDK in both protocol eras (2026-07-28 by `server/discover`, 2025-11-25 by `initialize`).

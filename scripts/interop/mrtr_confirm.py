@@ -3,8 +3,10 @@
 A client that declares elicitation is asked through a form (`resultType: "input_required"`) and
 writes once when the user confirms; one whose user declines writes nothing; a `requestState`
 handed back twice, or changed, is refused; a client without elicitation keeps the confirm-token
-round trip. Prints one line per check and `mrtr-python: N passed, M failed`; exits 1 on any failure.
-Usage: python mrtr_confirm.py BASE_URL
+round trip. With the URLs of two more instances of one deployment (sharing its state), a state
+asked for on the first writes on the second and is refused on the third.
+Prints one line per check and `mrtr-python: N passed, M failed`; exits 1 on any failure.
+Usage: python mrtr_confirm.py BASE_URL [SECOND_INSTANCE_URL THIRD_INSTANCE_URL]
 """
 
 import asyncio
@@ -20,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 BASE = sys.argv[1].rstrip("/")
 ENDPOINT = f"{BASE}/mappy/mcp"
+OTHERS = [url.rstrip("/") for url in sys.argv[2:4]]
 TOOL = "location_hours_update"
 results = []
 
@@ -34,9 +37,9 @@ def document(result):
     return json.loads(result.content[0].text)
 
 
-def connect(token, elicitation=None):
+def connect(token, elicitation=None, endpoint=ENDPOINT):
     transport = streamable_http_client(
-        ENDPOINT, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60))
+        endpoint, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60))
     return Client(transport, mode="auto", elicitation_callback=elicitation)
 
 
@@ -105,6 +108,21 @@ async def main():
         moved = await client.session.call_tool(TOOL, other, input_responses=accept, request_state=first.request_state)
         check("a state for other arguments is refused", moved.is_error
               and document(moved)["error"]["code"] == "request_state_invalid", moved.content[0].text[:300])
+
+    # Across instances: asked on the first, written on the second, refused on the third.
+    if len(OTHERS) == 2:
+        accept = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+        async with connect(token, confirming) as first, \
+                connect(token, confirming, f"{OTHERS[0]}/mappy/mcp") as second, \
+                connect(token, confirming, f"{OTHERS[1]}/mappy/mcp") as third:
+            args = await hours_call(first)
+            asked = await first.session.call_tool(TOOL, args, allow_input_required=True)
+            done = await second.session.call_tool(TOOL, args, input_responses=accept, request_state=asked.request_state)
+            check("a state asked for on one instance writes on another", not done.is_error
+                  and not document(done).get("idempotentReplay"), done.content[0].text[:300])
+            again = await third.session.call_tool(TOOL, args, input_responses=accept, request_state=asked.request_state)
+            check("and is refused on a third", again.is_error
+                  and document(again)["error"]["code"] == "request_state_used", again.content[0].text[:300])
 
     # A client without elicitation: the confirm-token round trip, as before.
     async with connect(token) as client:

@@ -29,10 +29,12 @@ use concierge_core::Caller;
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ErrorData, JsonObject, ProtocolVersion, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    CallToolResponse, ErrorData, JsonObject, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ServerResult, TASKS_EXTENSION_ID,
 };
 use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 
 use crate::endpoint::{CallAnswer, Endpoint};
 use crate::pipeline::RequestRecord;
@@ -71,11 +73,57 @@ struct PlainParams {
 #[serde(deny_unknown_fields)]
 struct ModernMeta {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: String,
+    protocol_version: Box<RawValue>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: ClientCapabilities,
+    client_capabilities: Capabilities,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
-    _client_info: Option<serde::de::IgnoredAny>,
+    _client_info: Option<IgnoredAny>,
+}
+
+/// Of the client's capabilities, what this path needs to know: whether it declared the Tasks
+/// extension (then rmcp answers) and how it can be asked (MRTR). The rest is not read.
+#[derive(Deserialize)]
+struct Capabilities {
+    #[serde(default)]
+    elicitation: Option<Elicitation>,
+    #[serde(default)]
+    extensions: Option<Extensions>,
+}
+
+#[derive(Deserialize)]
+struct Elicitation {
+    #[serde(default)]
+    form: Option<IgnoredAny>,
+    #[serde(default)]
+    url: Option<IgnoredAny>,
+}
+
+/// The declared extensions: only whether the Tasks extension is among them.
+struct Extensions {
+    tasks: bool,
+}
+
+impl<'de> Deserialize<'de> for Extensions {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let names =
+            std::collections::BTreeMap::<Cow<'de, str>, IgnoredAny>::deserialize(deserializer)?;
+        Ok(Self {
+            tasks: names.contains_key(TASKS_EXTENSION_ID),
+        })
+    }
+}
+
+impl Capabilities {
+    fn tasks(&self) -> bool {
+        self.extensions.as_ref().is_some_and(|e| e.tasks)
+    }
+
+    /// Form elicitation: declared as such, or as the bare `{}` of before URL elicitation.
+    fn can_elicit(&self) -> bool {
+        self.elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    }
 }
 
 /// The call in `body`, when this module may answer it: the headers are ones rmcp would accept
@@ -99,8 +147,13 @@ pub fn plain_call<'a>(
     match (&call.params.meta, modern) {
         (None, false) => Some(call),
         (Some(meta), true) => {
-            let plain = meta.protocol_version == MODERN
-                && !meta.client_capabilities.supports_tasks()
+            let plain = meta
+                .protocol_version
+                .get()
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                == Some(MODERN)
+                && !meta.client_capabilities.tasks()
                 && one(headers, "mcp-method") == Ok(Some("tools/call"))
                 && one(headers, "mcp-name") == Ok(Some(call.params.name.as_str()))
                 && !headers
@@ -143,12 +196,10 @@ pub async fn answer(
     let modern = params.meta.is_some();
     // A 2026-07-28 client that declared form elicitation may be asked to confirm (MRTR).
     let rounds = Rounds {
-        can_elicit: params.meta.as_ref().is_some_and(|meta| {
-            meta.client_capabilities
-                .elicitation
-                .as_ref()
-                .is_some_and(|e| e.form.is_some() || e.url.is_none())
-        }),
+        can_elicit: params
+            .meta
+            .as_ref()
+            .is_some_and(|meta| meta.client_capabilities.can_elicit()),
         ..Rounds::default()
     };
     let writes = endpoint
