@@ -7,8 +7,10 @@
 //! (`-32602`), and the MCP transport answers each with 400. So the step reads the body as
 //! rmcp will: UTF-8 throughout, nesting within [`MAX_DEPTH`], an `id` that is a string or an
 //! integer, `params` an object ([`read`]: one pass, borrowing, no tree built, which also names
-//! the method and the tool the scope step-up needs); and before a message goes to rmcp, as
-//! rmcp's own message type ([`decide_typed`]), so rmcp never has a body to refuse.
+//! the method and the tool the scope step-up needs). A message that passes and still does not
+//! fit rmcp's own message type (a request whose params do not fit its method) is answered the
+//! same way ([`unreadable`]) where rmcp would answer 415: the transport's reply is replaced, so
+//! the check costs nothing on the way in.
 //!
 //! Over 600 lines with its tests (a third): the borrowing readers of the envelope belong with
 //! the rules they enforce.
@@ -287,13 +289,10 @@ pub fn decide(body: &[u8]) -> Result<Message<'_>, Refusal> {
     })
 }
 
-/// The last framing check, for a message about to go to rmcp: it is one of rmcp's own messages
-/// (a request's params fit its method). Refused with 400 and `-32602` (`-32600` for anything
-/// else that does not fit), naming the message's `id` — never rmcp's 415 and serde's text.
-pub fn decide_typed(body: &[u8], framed: &Framed) -> Result<(), Refusal> {
-    if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).is_ok() {
-        return Ok(());
-    }
+/// A message the transport could not read although its envelope passed [`read`]: 400 with
+/// `-32602` for a request or notification (its params do not fit its method), `-32600` for
+/// anything else, naming the message's `id`.
+pub fn unreadable(framed: &Framed) -> Refusal {
     let (code, text) = match &framed.method {
         Some(method) if framed.id.is_some() => (
             -32602,
@@ -313,12 +312,12 @@ pub fn decide_typed(body: &[u8], framed: &Framed) -> Result<(), Refusal> {
     } else {
         "invalid_request"
     };
-    Err(Refusal::with_body(
+    Refusal::with_body(
         StatusCode::BAD_REQUEST,
         Outcome::InvalidArgument,
         outcome_code,
         error_document(framed.id.as_ref(), code, &text),
-    ))
+    )
 }
 
 /// `body` as one JSON-RPC 2.0 message: its envelope as rmcp reads it, or the error to answer.
@@ -601,11 +600,13 @@ mod tests {
     #[test]
     fn a_message_rmcp_cannot_read_is_refused_with_its_id() {
         let body = br#"{"jsonrpc":"2.0","id":5,"error":{"code":"x"}}"#;
-        let framed = read(body).unwrap().framed();
-        let refusal = decide_typed(body, &framed).unwrap_err();
+        let refusal = unreadable(&read(body).unwrap().framed());
         assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
         assert_eq!(refusal.code, "invalid_request");
-        let ok = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x"}}"#;
-        assert!(decide_typed(ok, &read(ok).unwrap().framed()).is_ok());
+        let request = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#;
+        assert_eq!(
+            unreadable(&read(request).unwrap().framed()).code,
+            "invalid_params"
+        );
     }
 }

@@ -92,12 +92,6 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     {
         return super::direct_call::answer(&guard.endpoint, call, caller, &record).await;
     }
-    // The transport gets only messages it can read: it would answer any other with 415.
-    if let Some(framed) = &framed
-        && let Err(refusal) = framing::decide_typed(&body, framed)
-    {
-        return refusal.answer(&record);
-    }
     let request = Request::from_parts(parts, Body::from(body));
     // The session an `initialize` opens gets an id minted for its opener.
     let opener = opening
@@ -112,6 +106,13 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         }
         None => next.run(request).await,
     };
+    // rmcp answers a JSON body it cannot read with 415 and its deserializer's text; framing is
+    // ours, so that answer is replaced (nothing ran: rmcp refuses before any handler).
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && let Some(framed) = &framed
+    {
+        return framing::unreadable(framed).answer(&record);
+    }
     // rmcp answers a session DELETE with 202; the Python SDK (and DeerFlow through it) expects
     // 200 or 204 and warns on every close otherwise. The session is gone either way.
     if is_delete && response.status() == StatusCode::ACCEPTED {

@@ -36,7 +36,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::Endpoint;
-use crate::pipeline::{Refusal, RequestRecord, session};
+use crate::pipeline::{Refusal, RequestRecord, framing, session};
 use crate::transport::handler::EndpointHandler;
 
 struct Session {
@@ -240,6 +240,23 @@ async fn deliver(State(state): State<Arc<LegacySse>>, request: Request) -> Respo
             &record,
         );
     };
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, state.max_body).await else {
+        return refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "request body too large",
+            &record,
+        );
+    };
+    let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        // The guard's framing step passed its envelope: what does not fit is its params.
+        Err(_) => {
+            let framed = framing::read(&body).map(|m| m.framed()).unwrap_or_default();
+            return framing::unreadable(&framed).answer(&record);
+        }
+    };
     // Whose session it is was decided in the pipeline (`session::owned_by_caller`).
     let Some((inbox, last_seen)) = state
         .sessions
@@ -253,26 +270,6 @@ async fn deliver(State(state): State<Arc<LegacySse>>, request: Request) -> Respo
             "no such session; open a new one",
             &record,
         );
-    };
-    let (parts, body) = request.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, state.max_body).await else {
-        return refused(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            "request body too large",
-            &record,
-        );
-    };
-    let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
-        Ok(message) => message,
-        Err(_) => {
-            return refused(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                "the body is not a JSON-RPC message",
-                &record,
-            );
-        }
     };
     // The message runs as the caller of this request (the guard put it into the parts), as the
     // Streamable HTTP transport does: a narrower or newer token is judged by its own scopes.
