@@ -74,22 +74,6 @@ struct Probe<'a> {
     params: Option<Params<'a>>,
 }
 
-/// What the framing step learnt that a later check needs, owned.
-#[derive(Debug, Default, Clone)]
-pub struct Framed {
-    pub method: Option<String>,
-    pub id: Option<Value>,
-}
-
-impl Message<'_> {
-    pub fn framed(&self) -> Framed {
-        Framed {
-            method: self.method.as_deref().map(str::to_string),
-            id: self.id.clone(),
-        }
-    }
-}
-
 /// A field that is present, whatever its value (`null` too: serde reads an `Option` of `null`
 /// as absent).
 fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
@@ -289,12 +273,13 @@ pub fn decide(body: &[u8]) -> Result<Message<'_>, Refusal> {
     })
 }
 
-/// A message the transport could not read although its envelope passed [`read`]: 400 with
-/// `-32602` for a request or notification (its params do not fit its method), `-32600` for
-/// anything else, naming the message's `id`.
-pub fn unreadable(framed: &Framed) -> Refusal {
-    let (code, text) = match &framed.method {
-        Some(method) if framed.id.is_some() => (
+/// A message in `body` the transport could not read although its envelope passed [`read`]: 400
+/// with `-32602` for a request or notification (its params do not fit its method), `-32600`
+/// for anything else, naming the message's `id`.
+pub fn unreadable(body: &[u8]) -> Refusal {
+    let message = read(body).unwrap_or_default();
+    let (code, text) = match &message.method {
+        Some(method) if message.id.is_some() => (
             -32602,
             format!("invalid params: the params of `{method}` do not fit the method"),
         ),
@@ -316,7 +301,7 @@ pub fn unreadable(framed: &Framed) -> Refusal {
         StatusCode::BAD_REQUEST,
         Outcome::InvalidArgument,
         outcome_code,
-        error_document(framed.id.as_ref(), code, &text),
+        error_document(message.id.as_ref(), code, &text),
     )
 }
 
@@ -600,13 +585,10 @@ mod tests {
     #[test]
     fn a_message_rmcp_cannot_read_is_refused_with_its_id() {
         let body = br#"{"jsonrpc":"2.0","id":5,"error":{"code":"x"}}"#;
-        let refusal = unreadable(&read(body).unwrap().framed());
+        let refusal = unreadable(body);
         assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
         assert_eq!(refusal.code, "invalid_request");
         let request = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#;
-        assert_eq!(
-            unreadable(&read(request).unwrap().framed()).code,
-            "invalid_params"
-        );
+        assert_eq!(unreadable(request).code, "invalid_params");
     }
 }

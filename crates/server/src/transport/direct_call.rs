@@ -118,11 +118,10 @@ impl Capabilities {
         self.extensions.as_ref().is_some_and(|e| e.tasks)
     }
 
-    /// Form elicitation: declared as such, or as the bare `{}` of before URL elicitation.
     fn can_elicit(&self) -> bool {
         self.elicitation
             .as_ref()
-            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+            .is_some_and(|e| Rounds::elicits_forms(e.form.is_some(), e.url.is_some()))
     }
 }
 

@@ -79,7 +79,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         record.session(session);
     }
     let is_delete = request.method() == http::Method::DELETE;
-    let (mut parts, body, opening, framed) =
+    let (mut parts, body, opening, json) =
         match admit(&guard, request, &record, session.as_deref()).await {
             Ok(admitted) => admitted,
             Err(refusal) => return refusal.answer(&record),
@@ -92,6 +92,8 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     {
         return super::direct_call::answer(&guard.endpoint, call, caller, &record).await;
     }
+    // Kept (a reference count) for the rare answer below that needs to read it again.
+    let json_body = json.then(|| body.clone());
     let request = Request::from_parts(parts, Body::from(body));
     // The session an `initialize` opens gets an id minted for its opener.
     let opener = opening
@@ -109,9 +111,9 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     // rmcp answers a JSON body it cannot read with 415 and its deserializer's text; framing is
     // ours, so that answer is replaced (nothing ran: rmcp refuses before any handler).
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
-        && let Some(framed) = &framed
+        && let Some(json_body) = &json_body
     {
-        return framing::unreadable(framed).answer(&record);
+        return framing::unreadable(json_body).answer(&record);
     }
     // rmcp answers a session DELETE with 202; the Python SDK (and DeerFlow through it) expects
     // 200 or 204 and warns on every close otherwise. The session is gone either way.
@@ -140,14 +142,9 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
 }
 
 /// The request as the transport gets it: its head (the caller and the record in its
-/// extensions), its body read whole, the place of a session it opens, and what framing learnt
-/// of a JSON message.
-type Admitted = (
-    http::request::Parts,
-    bytes::Bytes,
-    Option<Opening>,
-    Option<framing::Framed>,
-);
+/// extensions), its body read whole, the place of a session it opens, and whether the body
+/// passed the framing step as a JSON message.
+type Admitted = (http::request::Parts, bytes::Bytes, Option<Opening>, bool);
 
 /// Steps 1–7, and what the transport gets ([`Admitted`]).
 async fn admit(
@@ -172,10 +169,9 @@ async fn admit(
     let (mut parts, body) = request.into_parts();
     let bytes = body::read(body, guard.body).await?;
     let mut opening = None;
-    let mut framed = None;
-    if parts.method == http::Method::POST && framing::is_json(&parts.headers) {
+    let json = parts.method == http::Method::POST && framing::is_json(&parts.headers);
+    if json {
         let message = framing::decide(&bytes)?;
-        framed = Some(message.framed());
         if let Some(method) = &message.method {
             record.method(method);
         }
@@ -207,5 +203,5 @@ async fn admit(
     }
     parts.extensions.insert(caller);
     parts.extensions.insert(record.clone());
-    Ok((parts, bytes, opening, framed))
+    Ok((parts, bytes, opening, json))
 }

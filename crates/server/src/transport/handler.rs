@@ -145,7 +145,7 @@ pub(crate) fn reply_of(answer: CallAnswer) -> Result<CallToolResponse, ErrorData
 
 /// What the client said about this call's rounds (MRTR): whether it can be asked through a
 /// form (a 2026-07-28 request declaring form elicitation), and a retry's answers and state.
-fn rounds_of(request: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Rounds {
+fn rounds_of(request: &mut CallToolRequestParams, context: &RequestContext<RoleServer>) -> Rounds {
     let modern = context
         .meta
         .protocol_version()
@@ -154,14 +154,14 @@ fn rounds_of(request: &CallToolRequestParams, context: &RequestContext<RoleServe
         && context
             .client_capabilities()
             .and_then(|c| c.elicitation)
-            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
+            .is_some_and(|e| Rounds::elicits_forms(e.form.is_some(), e.url.is_some()));
     Rounds {
         can_elicit,
-        request_state: request.request_state.clone(),
+        request_state: request.request_state.take(),
         input_responses: request
             .input_responses
-            .as_ref()
-            .map(|responses| responses.clone().into_iter().collect()),
+            .take()
+            .map(|responses| responses.into_iter().collect()),
     }
 }
 
@@ -352,7 +352,7 @@ impl ServerHandler for EndpointHandler {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // Authentication runs before rmcp; a missing caller means a wiring fault, not a client's.
@@ -367,7 +367,7 @@ impl ServerHandler for EndpointHandler {
         // Boxed: the call's state machine (pipeline, writes, the tool's own future) is many
         // kilobytes, and rmcp spawns a task per request whose future would hold it inline —
         // tokio then copies it on every spawn and poll setup (measured: most of a call's memcpy).
-        let rounds = rounds_of(&request, &context);
+        let rounds = rounds_of(&mut request, &context);
         let call = Box::pin(self.endpoint.call_in_rounds(
             &request.name,
             request.arguments,

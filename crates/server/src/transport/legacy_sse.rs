@@ -252,10 +252,7 @@ async fn deliver(State(state): State<Arc<LegacySse>>, request: Request) -> Respo
     let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
         Ok(message) => message,
         // The guard's framing step passed its envelope: what does not fit is its params.
-        Err(_) => {
-            let framed = framing::read(&body).map(|m| m.framed()).unwrap_or_default();
-            return framing::unreadable(&framed).answer(&record);
-        }
+        Err(_) => return framing::unreadable(&body).answer(&record),
     };
     // Whose session it is was decided in the pipeline (`session::owned_by_caller`).
     let Some((inbox, last_seen)) = state

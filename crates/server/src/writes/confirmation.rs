@@ -31,6 +31,12 @@ pub struct Rounds {
 }
 
 impl Rounds {
+    /// Whether a client can be asked through a form: it declared form elicitation, or the bare
+    /// `elicitation: {}` of the revisions before URL elicitation (which meant forms).
+    pub fn elicits_forms(form_declared: bool, url_declared: bool) -> bool {
+        form_declared || !url_declared
+    }
+
     /// The user accepted the form with the box ticked.
     pub fn confirmed(&self) -> bool {
         let Some(answer) = self
