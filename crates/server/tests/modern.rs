@@ -5,7 +5,7 @@
 //! extension — and a client that sends `initialize` after a successful discover is served.
 
 use axum::body::Body;
-use concierge_testkit::{Behaviour, FakeTool, Instance, fake_app, instance, send};
+use concierge_testkit::{Behaviour, FakeTool, Instance, fake_app, instance, modern_request, send};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -69,21 +69,9 @@ fn meta(capabilities: Value) -> Value {
     })
 }
 
-/// A 2026-07-28 request of `method` to `path`, its headers as a client sends them (`name` is
-/// `Mcp-Name`), with `header_version` as `MCP-Protocol-Version`.
+/// A 2026-07-28 request of `method` to `path` as alice.
 fn modern(path: &str, id: u64, method: &str, name: Option<&str>, params: Value) -> Request<Body> {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    let mut builder = Request::post(path)
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method)
-        .header("authorization", "Bearer token-a");
-    if let Some(name) = name {
-        builder = builder.header("mcp-name", name);
-    }
-    builder.body(Body::from(body.to_string())).unwrap()
+    modern_request(path, "token-a", id, method, name, params)
 }
 
 /// The JSON-RPC message of an answer (JSON, or the first SSE event's data).

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use axum::Router;
 use axum::body::Body;
 use concierge_testkit::postgres::fresh_database;
-use concierge_testkit::{Behaviour, FakeTool, Instance, fake_app, instance, send};
+use concierge_testkit::{Behaviour, FakeTool, Instance, fake_app, instance, modern_request, send};
 use http::Request;
 use serde_json::{Value, json};
 
@@ -54,17 +54,7 @@ fn call(token: &str, params: Value) -> Request<Body> {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
     });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    Request::post("/w/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "delete")
-        .header("authorization", format!("Bearer {token}"))
-        .body(Body::from(body.to_string()))
-        .unwrap()
+    modern_request("/w/mcp", token, 1, "tools/call", Some("delete"), params)
 }
 
 /// The JSON-RPC result of one request (answered as JSON, or as one SSE event).

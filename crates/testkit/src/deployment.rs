@@ -6,6 +6,7 @@ use axum::body::Body;
 use concierge_server::{Apps, Config, Platform, router};
 use http::{HeaderMap, Request, StatusCode};
 use http_body_util::BodyExt;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
@@ -57,4 +58,31 @@ pub async fn send_bytes(
         .map(|b| b.to_bytes().to_vec())
         .unwrap_or_default();
     (status, headers, body)
+}
+
+/// A 2026-07-28 request of `method` to `path` as `token`, its headers as a client sends them:
+/// the version, `Mcp-Method`, and `name` as `Mcp-Name`. `params` go as they are (their `_meta`
+/// included).
+pub fn modern_request(
+    path: &str,
+    token: &str,
+    id: u64,
+    method: &str,
+    name: Option<&str>,
+    params: Value,
+) -> Request<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let mut builder = Request::post(path)
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("authorization", format!("Bearer {token}"));
+    if let Some(name) = name {
+        builder = builder.header("mcp-name", name);
+    }
+    builder
+        .body(Body::from(body.to_string()))
+        .expect("a request")
 }

@@ -10,5 +10,5 @@ pub mod fake;
 pub mod postgres;
 pub mod redis;
 
-pub use deployment::{Instance, instance, send, send_bytes};
+pub use deployment::{Instance, instance, modern_request, send, send_bytes};
 pub use fake::{Behaviour, FakeTool, fake_app};
