@@ -67,7 +67,33 @@ fn malformed() -> Vec<(&'static str, Vec<u8>, i64)> {
             -32600,
         ),
         ("not JSON", b"{\"jsonrpc\":".to_vec(), -32700),
+        // A plain call's own shape, which the direct path reads once: serde would fill its
+        // params from an array field by field, and skips the values of `_meta` it ignores.
+        (
+            "tools/call params that is an array",
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["echo",{"text":"x"}]}"#
+                .to_vec(),
+            -32602,
+        ),
+        (
+            "invalid UTF-8 in an ignored client info",
+            modern_call(b"\"M\xfcnchen\""),
+            -32700,
+        ),
+        (
+            "nesting past the bound in an ignored client info",
+            modern_call(format!("{}{}", "[".repeat(100), "]".repeat(100)).as_bytes()),
+            -32600,
+        ),
     ]
+}
+
+/// A plain 2026-07-28 call whose client info carries the JSON value `info`.
+fn modern_call(info: &[u8]) -> Vec<u8> {
+    let mut body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","x":"#.to_vec();
+    body.extend_from_slice(info);
+    body.extend_from_slice(b"}}}}");
+    body
 }
 
 fn post(path: &str, revision: &str, body: Vec<u8>) -> Request<Body> {

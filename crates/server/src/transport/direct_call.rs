@@ -6,7 +6,8 @@
 //! connection in tokio's run queue, so a request pays those hops in latency as well as in CPU.
 //! For the request a stateless endpoint serves most — a plain `tools/call` — none of it is
 //! needed: the guard has admitted the caller and the dispatcher answers the call. So the guard
-//! hands such a call here, in both protocol eras:
+//! reads such a call once, into [`PlainCall`] (which also holds the framing step's rules), and
+//! hands it here, in both protocol eras:
 //!
 //! - before 2026-07-28: exactly `jsonrpc`, `id`, `method`, `params: {name, arguments?}`;
 //! - 2026-07-28 (stateless by nature, so the common case): the same with `params._meta` holding
@@ -33,47 +34,91 @@ use rmcp::model::{
     ServerResult, TASKS_EXTENSION_ID,
 };
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::endpoint::{CallAnswer, Endpoint};
 use crate::pipeline::RequestRecord;
-use crate::pipeline::framing::is_json;
+use crate::pipeline::framing::{self, Message, is_json};
 use crate::writes::Rounds;
 
 /// The revision of MCP that brought per-request negotiation and standard headers.
 const MODERN: &str = "2026-07-28";
 
-/// A `tools/call` with nothing rmcp treats specially: exactly these fields, so any other
-/// `_meta` (progress tokens, log levels), a `task` or an MRTR retry sends the call to rmcp.
+/// A `tools/call` with nothing rmcp treats specially, read once: the guard takes the message's
+/// framing from it too (see [`PlainCall::message`]).
+pub struct PlainCall {
+    id: RequestId,
+    name: String,
+    arguments: Option<JsonObject>,
+    /// A 2026-07-28 call: whether its client can be asked through a form (MRTR).
+    modern: Option<bool>,
+}
+
+/// Exactly these fields, so any other `_meta` (progress tokens, log levels), a `task` or an
+/// MRTR retry sends the call to rmcp; `params` an object, as framing requires.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlainCall<'a> {
+struct Envelope<'a> {
     #[serde(borrow)]
     jsonrpc: Cow<'a, str>,
     id: RequestId,
     #[serde(borrow)]
     method: Cow<'a, str>,
-    params: PlainParams,
+    #[serde(borrow, deserialize_with = "object")]
+    params: PlainParams<'a>,
+}
+
+/// A struct read from a JSON object only: serde would also fill one from an array, field by
+/// field, and framing refuses `params` that are not an object.
+fn object<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    struct Object<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Object<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<T, M::Error> {
+            T::deserialize(MapAccessDeserializer::new(map))
+        }
+    }
+    deserializer.deserialize_map(Object(std::marker::PhantomData))
+}
+
+impl PlainCall {
+    /// What framing would have read from the body: a `tools/call` of this tool, no trace in
+    /// `_meta` (a plain call's `_meta` has none).
+    pub fn message(&self) -> Message<'_> {
+        Message {
+            method: Some(Cow::Borrowed("tools/call")),
+            tool: Some(Cow::Borrowed(&self.name)),
+            traceparent: None,
+            id: None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PlainParams {
+struct PlainParams<'a> {
     name: String,
     #[serde(default)]
     arguments: Option<JsonObject>,
     /// Present exactly in a 2026-07-28 call.
-    #[serde(default, rename = "_meta")]
-    meta: Option<ModernMeta>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<ModernMeta<'a>>,
 }
 
 /// A 2026-07-28 call's `_meta`: what every such request carries, and nothing else.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ModernMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Box<RawValue>,
+struct ModernMeta<'a> {
+    /// Borrowed from the body: compared, never kept.
+    #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: &'a RawValue,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
     client_capabilities: Capabilities,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
@@ -105,11 +150,22 @@ struct Extensions {
 
 impl<'de> Deserialize<'de> for Extensions {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let names =
-            std::collections::BTreeMap::<Cow<'de, str>, IgnoredAny>::deserialize(deserializer)?;
-        Ok(Self {
-            tasks: names.contains_key(TASKS_EXTENSION_ID),
-        })
+        struct Names;
+        impl<'de> Visitor<'de> for Names {
+            type Value = Extensions;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of extensions")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Extensions, M::Error> {
+                let mut tasks = false;
+                while let Some(name) = map.next_key::<Cow<'de, str>>()? {
+                    tasks |= name == TASKS_EXTENSION_ID;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Ok(Extensions { tasks })
+            }
+        }
+        deserializer.deserialize_map(Names)
     }
 }
 
@@ -127,11 +183,7 @@ impl Capabilities {
 
 /// The call in `body`, when this module may answer it: the headers are ones rmcp would accept
 /// as they are, and the body is a plain `tools/call` of the revision they name.
-pub fn plain_call<'a>(
-    headers: &HeaderMap,
-    body: &'a [u8],
-    endpoint: &Endpoint,
-) -> Option<PlainCall<'a>> {
+pub fn plain_call(headers: &HeaderMap, body: &[u8], endpoint: &Endpoint) -> Option<PlainCall> {
     if !(accepts_json_and_sse(headers) && is_json(headers)) {
         return None;
     }
@@ -140,11 +192,13 @@ pub fn plain_call<'a>(
         Ok(_) if legacy_revision(headers) => false,
         _ => return None,
     };
-    let call = serde_json::from_slice::<PlainCall>(body)
+    // UTF-8 checked once here, so the parse need not check each string again.
+    let call = serde_json::from_str::<Envelope>(framing::readable(body)?)
         .ok()
         .filter(|call| call.jsonrpc == "2.0" && call.method == "tools/call")?;
-    match (&call.params.meta, modern) {
-        (None, false) => Some(call),
+    let Envelope { id, params, .. } = call;
+    let modern = match (params.meta, modern) {
+        (None, false) => None,
         (Some(meta), true) => {
             let plain = meta
                 .protocol_version
@@ -154,17 +208,26 @@ pub fn plain_call<'a>(
                 == Some(MODERN)
                 && !meta.client_capabilities.tasks()
                 && one(headers, "mcp-method") == Ok(Some("tools/call"))
-                && one(headers, "mcp-name") == Ok(Some(call.params.name.as_str()))
+                && one(headers, "mcp-name") == Ok(Some(params.name.as_str()))
                 && !headers
                     .keys()
                     .any(|name| name.as_str().starts_with("mcp-param-"))
                 && endpoint
-                    .tool(&call.params.name)
+                    .tool(&params.name)
                     .is_none_or(|tool| !tool.mirrors_headers());
-            plain.then_some(call)
+            if !plain {
+                return None;
+            }
+            Some(meta.client_capabilities.can_elicit())
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(PlainCall {
+        id,
+        name: params.name,
+        arguments: params.arguments,
+        modern,
+    })
 }
 
 /// The one value of header `name`, written plainly (no surrounding spaces, visible ASCII);
@@ -186,31 +249,31 @@ fn one<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ()> {
 /// Runs the call through the dispatcher and answers it as rmcp would.
 pub async fn answer(
     endpoint: &Arc<Endpoint>,
-    call: PlainCall<'_>,
+    call: PlainCall,
     caller: Caller,
     record: &RequestRecord,
 ) -> http::Response<axum::body::Body> {
-    let PlainCall { id, params, .. } = call;
+    let PlainCall {
+        id,
+        name,
+        arguments,
+        modern,
+    } = call;
     let rpc_id = id.clone().into_json_value();
-    let modern = params.meta.is_some();
     // A 2026-07-28 client that declared form elicitation may be asked to confirm (MRTR).
     let rounds = Rounds {
-        can_elicit: params
-            .meta
-            .as_ref()
-            .is_some_and(|meta| meta.client_capabilities.can_elicit()),
+        can_elicit: modern == Some(true),
         ..Rounds::default()
     };
+    let modern = modern.is_some();
     let writes = endpoint
-        .tool(&params.name)
+        .tool(&name)
         .is_some_and(|tool| !tool.spec().annotations.read_only);
     let answer = if writes {
         // rmcp runs a handler in a task of its own, so a client that hangs up mid-call does
         // not stop it; a write keeps that promise here too (its claim and its result must
         // land together). A read is simply dropped with the connection.
         let (endpoint, record) = (endpoint.clone(), record.clone());
-        let name = params.name;
-        let arguments = params.arguments;
         let running = tokio::spawn(async move {
             let call = endpoint.call_in_rounds(&name, arguments, caller, rpc_id, &rounds, &record);
             Box::pin(call).await
@@ -220,14 +283,7 @@ pub async fn answer(
             Err(_) => CallAnswer::BrokenOutput("the call stopped before it answered".into()),
         }
     } else {
-        let call = endpoint.call_in_rounds(
-            &params.name,
-            params.arguments,
-            caller,
-            rpc_id,
-            &rounds,
-            record,
-        );
+        let call = endpoint.call_in_rounds(&name, arguments, caller, rpc_id, &rounds, record);
         Box::pin(call).await
     };
     let message = match crate::transport::handler::reply_of(answer) {
@@ -328,7 +384,7 @@ mod tests {
     #[test]
     fn a_plain_call_is_answered_here() {
         let call = plain_call(&headers(PLAIN), CALL.as_bytes(), &endpoint()).expect("plain");
-        assert_eq!(call.params.name, "t");
+        assert_eq!(call.name, "t");
         assert_eq!(call.id, RequestId::Number(7));
     }
 
@@ -342,6 +398,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"t"}}"#,
             r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["t",{}]}"#,
         ] {
             assert!(
                 plain_call(&headers(PLAIN), body.as_bytes(), &endpoint()).is_none(),
@@ -393,7 +450,7 @@ mod tests {
     #[test]
     fn a_plain_2026_call_is_answered_here_too() {
         let call = plain_call(&modern_headers(), MODERN_CALL.as_bytes(), &endpoint());
-        assert!(call.is_some_and(|c| c.params.meta.is_some()));
+        assert!(call.is_some_and(|c| c.modern == Some(true)));
     }
 
     #[test]

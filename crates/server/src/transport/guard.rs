@@ -79,15 +79,25 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
         record.session(session);
     }
     let is_delete = request.method() == http::Method::DELETE;
-    let (mut parts, body, opening, json) =
-        match admit(&guard, request, &record, session.as_deref()).await {
-            Ok(admitted) => admitted,
-            Err(refusal) => return refusal.answer(&record),
-        };
-    if guard.answers_calls
-        && legacy.is_none()
-        && parts.method == http::Method::POST
-        && let Some(call) = super::direct_call::plain_call(&parts.headers, &body, &guard.endpoint)
+    let Admitted {
+        mut parts,
+        body,
+        opening,
+        json,
+        direct,
+    } = match admit(
+        &guard,
+        request,
+        &record,
+        session.as_deref(),
+        legacy.is_some(),
+    )
+    .await
+    {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refusal.answer(&record),
+    };
+    if let Some(call) = direct
         && let Some(caller) = parts.extensions.remove::<concierge_core::Caller>()
     {
         return super::direct_call::answer(&guard.endpoint, call, caller, &record).await;
@@ -141,10 +151,19 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     response
 }
 
-/// The request as the transport gets it: its head (the caller and the record in its
-/// extensions), its body read whole, the place of a session it opens, and whether the body
-/// passed the framing step as a JSON message.
-type Admitted = (http::request::Parts, bytes::Bytes, Option<Opening>, bool);
+/// The request as the transport gets it.
+struct Admitted {
+    /// Its head, the caller and the record in its extensions.
+    parts: http::request::Parts,
+    /// Its body, read whole.
+    body: bytes::Bytes,
+    /// The place of the session it opens.
+    opening: Option<Opening>,
+    /// The body passed the framing step as a JSON message.
+    json: bool,
+    /// A plain `tools/call` the dispatcher answers itself (`direct_call.rs`), read once.
+    direct: Option<super::direct_call::PlainCall>,
+}
 
 /// Steps 1–7, and what the transport gets ([`Admitted`]).
 async fn admit(
@@ -152,6 +171,7 @@ async fn admit(
     request: Request,
     record: &RequestRecord,
     session: Option<&str>,
+    legacy: bool,
 ) -> Result<Admitted, Refusal> {
     origin::decide(&guard.browser, request.headers())?;
     let caller = authentication::decide(&guard.auth, request.headers()).await?;
@@ -168,10 +188,18 @@ async fn admit(
     }
     let (mut parts, body) = request.into_parts();
     let bytes = body::read(body, guard.body).await?;
-    let mut opening = None;
+    let (mut opening, mut direct) = (None, None);
     let json = parts.method == http::Method::POST && framing::is_json(&parts.headers);
     if json {
-        let message = framing::decide(&bytes)?;
+        // A stateless endpoint's plain `tools/call` is read once, into the type the direct
+        // path answers from; its framing holds by that type. Any other body is probed here.
+        if guard.answers_calls && !legacy {
+            direct = super::direct_call::plain_call(&parts.headers, &bytes, &guard.endpoint);
+        }
+        let message = match &direct {
+            Some(call) => call.message(),
+            None => framing::decide(&bytes)?,
+        };
         if let Some(method) = &message.method {
             record.method(method);
         }
@@ -203,5 +231,11 @@ async fn admit(
     }
     parts.extensions.insert(caller);
     parts.extensions.insert(record.clone());
-    Ok((parts, bytes, opening, json))
+    Ok(Admitted {
+        parts,
+        body: bytes,
+        opening,
+        json,
+        direct,
+    })
 }
