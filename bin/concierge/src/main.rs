@@ -109,6 +109,9 @@ fn apps() -> Apps {
             concierge_coffee::build(&section(config)?, concierge_coffee::system_clock())
         })
         .tools("kgqa", |config| concierge_kgqa::build(&section(config)?))
+        .tools("http", |config| {
+            concierge_upstream::build(&section(config)?)
+        })
         .tools_async("intake", |config| async move {
             concierge_intake::build(&section(&config)?).await
         })

@@ -1,4 +1,4 @@
-//! Upstream HTTP tools: each tool turns its (schema-validated) arguments into one request to the
+//! Upstream HTTP tools (`kind = "http"`, and kgqa's tools with its envelope): each tool turns its (schema-validated) arguments into one request to the
 //! business's existing API and maps the answer back.
 //!
 //! Tools are declared in config, so a deployment adds one without Rust code: a name, descriptions
@@ -30,8 +30,17 @@
 //! stays an object) and is left out when the value is missing; any other string is rendered as text.
 
 mod config;
+mod plain;
 mod render;
 mod tool;
 
 pub use config::{HttpToolConfig, RequestTemplate, UpstreamConfig};
+pub use plain::PlainJson;
 pub use tool::{Answer, Exchange, Failure, ResponseMapper, build_tools};
+
+/// `kind = "http"`: an instance's section to tools that answer with the API's own JSON
+/// ([`PlainJson`]).
+pub fn build(config: &UpstreamConfig) -> Result<concierge_core::ToolSet, String> {
+    let (tools, language) = build_tools(config, std::sync::Arc::new(PlainJson))?;
+    Ok(concierge_core::ToolSet::new("http", language, tools))
+}

@@ -8,8 +8,10 @@
 //! - `sections.rs`, `endpoint.rs`, `state.rs`, `limits.rs`: the types the document reads into
 //! - `load.rs`: text → [`Config`], and the checks across sections
 //! - `interpolate.rs`: `${VAR}`, `${server.url}`
+//! - `apps.rs`: an `[apps.<name>]` instance, its kind and its settings
 //! - `unknown_keys.rs`: every misspelt key at once, with what was meant
 
+mod apps;
 mod endpoint;
 mod error;
 pub mod interpolate;
@@ -21,6 +23,7 @@ mod state;
 mod tests;
 mod unknown_keys;
 
+pub use apps::{KIND as APP_KIND, is_instance_name};
 pub use endpoint::{
     AuthSection, EndpointSection, LegacySse, ScopeRefusal, SessionCaps, SessionMode,
 };

@@ -22,7 +22,8 @@ pub struct Config {
     /// Named audit sinks.
     #[serde(default)]
     pub audit: BTreeMap<String, AuditSection>,
-    /// Per-app settings, handed to the app as they are.
+    /// App instances by name: each one's `kind` (the name when absent) and that kind's settings
+    /// (see `apps.rs`).
     #[serde(default)]
     pub apps: BTreeMap<String, toml::Value>,
     #[serde(default, rename = "endpoint")]

@@ -1,5 +1,7 @@
-//! The apps a binary offers, by the names configs use: tool factories, protocol-level handlers,
-//! simulators and background jobs.
+//! The app kinds a binary offers, by the names configs use (`kind = "…"`, or the section's
+//! name): tool factories, protocol-level handlers, simulators and background jobs. A config's
+//! `[apps.<name>]` is an instance of one of them; each instance is built from its own section.
+//! This registry is the one place a kind is registered.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -35,7 +37,7 @@ pub(super) type HandlerMount = Box<
         + Sync,
 >;
 
-/// The apps a binary offers, by the names configs use.
+/// The app kinds a binary offers, by the names configs use.
 #[derive(Default)]
 pub struct Apps {
     pub(super) tools: BTreeMap<String, ToolsFactory>,
@@ -70,7 +72,8 @@ impl Apps {
         Ok((urls, running))
     }
 
-    /// A tool app: `build` gets the app's `[apps.<name>]` section (an empty table if absent).
+    /// A kind of tool app: `build` gets an instance's `[apps.<name>]` section without its
+    /// `kind` (an empty table if absent), once per instance an endpoint serves.
     pub fn tools(
         self,
         name: &str,
@@ -109,9 +112,9 @@ impl Apps {
         self
     }
 
-    /// An app's background job (a content sync schedule, say), started by `serve` after the
-    /// simulators when the config has `[apps.<name>]`; it gets that section. `check` and stdio
-    /// serving never start it.
+    /// A kind's background job (a content sync schedule, say), started by `serve` after the
+    /// simulators for each `[apps.<name>]` of the kind; it gets that section without `kind`.
+    /// `check` and stdio serving never start it.
     pub fn background<F, S>(mut self, name: &str, start: F) -> Self
     where
         F: Fn(toml::Value) -> S + Send + Sync + 'static,

@@ -81,7 +81,8 @@ impl Shared<'_> {
         let at = |key: &str| format!("endpoint[{index}].{key}");
         let (mounted, tools) = match &section.handler {
             Some(app) => {
-                if !self.apps.handlers.contains_key(app) {
+                let kind = self.config.app_kind(app).unwrap_or(app);
+                if !self.apps.handlers.contains_key(kind) {
                     errors.push(ConfigError::new(
                         at("handler"),
                         format!("no handler app `{app}`; known: {}", known(self.apps)),
@@ -151,7 +152,14 @@ impl Shared<'_> {
         at: &dyn Fn(&str) -> String,
         errors: &mut Vec<ConfigError>,
     ) -> Vec<MountedTool> {
-        let tools = resolve_tools(section, self.tool_sets, self.apps, &at("tools"), errors);
+        let tools = resolve_tools(
+            self.config,
+            section,
+            self.tool_sets,
+            self.apps,
+            &at("tools"),
+            errors,
+        );
         for name in section.confirm.iter().flatten() {
             if !tools
                 .iter()
@@ -208,6 +216,7 @@ impl Shared<'_> {
 
 /// The tools an endpoint lists as `app.tool` / `app.*`, checked against what the apps offer.
 fn resolve_tools(
+    config: &crate::config::Config,
     section: &EndpointSection,
     tool_sets: &BTreeMap<String, ToolSet>,
     apps: &Apps,
@@ -221,13 +230,18 @@ fn resolve_tools(
             continue; // malformed entries were reported by the config check
         };
         let Some(set) = tool_sets.get(app) else {
-            if !apps.tools.contains_key(app) {
+            let kind = config.app_kind(app).ok();
+            if !config.apps.contains_key(app) && !kind.is_some_and(|k| apps.tools.contains_key(k)) {
                 errors.push(ConfigError::new(
                     at,
-                    format!("`{entry}`: no app `{app}`; known: {}", known(apps)),
+                    format!(
+                        "`{entry}`: no app `{app}`: no [apps.{app}] section, and no kind of \
+                         that name; known kinds: {}",
+                        known(apps)
+                    ),
                 ));
             }
-            continue; // an app that failed to build was reported under apps.<name>
+            continue; // an instance that failed to build was reported under apps.<name>
         };
         let chosen: Vec<_> = if tool == "*" {
             set.tools.clone()

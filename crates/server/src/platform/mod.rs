@@ -177,13 +177,15 @@ impl Platform {
         }
     }
 
-    /// Starts the background jobs of the configured apps; returns their futures.
+    /// Starts the background jobs of the configured instances, each by its kind; returns their
+    /// futures.
     pub async fn start_background(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
         let mut running = Vec::new();
-        for (name, section) in &self.config.apps {
-            if let Some(start) = self.apps.background.get(name) {
+        for name in self.config.apps.keys() {
+            let kind = self.config.app_kind(name).map_err(|e| e.to_string())?;
+            if let Some(start) = self.apps.background.get(kind) {
                 running.push(
-                    start(section.clone())
+                    start(self.config.app_settings(name))
                         .await
                         .map_err(|e| format!("apps.{name}: {e}"))?,
                 );
@@ -198,7 +200,9 @@ impl Platform {
     }
 
     pub(crate) fn handler_mount(&self, app: &str) -> Option<&HandlerMount> {
-        self.apps.handlers.get(app)
+        self.apps
+            .handlers
+            .get(self.config.app_kind(app).unwrap_or(app))
     }
 
     pub fn endpoint(&self, path: &str) -> Option<&BuiltEndpoint> {

@@ -1,4 +1,4 @@
-//! The apps a deployment names, and the tool sets of those its endpoints serve.
+//! The app instances a deployment names, and the tool sets of those its endpoints serve.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +7,8 @@ use concierge_core::ToolSet;
 use super::apps::Apps;
 use crate::config::{Config, ConfigError};
 
-/// Every `[simulators.<name>]` and `[apps.<name>]` names something this binary offers.
+/// Every `[simulators.<name>]` names a simulator this binary offers, and every `[apps.<name>]`
+/// is a well-named instance of a kind it offers.
 pub(super) fn check_names(config: &Config, apps: &Apps, errors: &mut Vec<ConfigError>) {
     if let Some(token) = &config.ops.token
         && token.chars().count() < 16
@@ -35,17 +36,37 @@ pub(super) fn check_names(config: &Config, apps: &Apps, errors: &mut Vec<ConfigE
         }
     }
     for name in config.apps.keys() {
-        if !apps.tools.contains_key(name) && !apps.handlers.contains_key(name) {
+        if !crate::config::is_instance_name(name) {
             errors.push(ConfigError::new(
                 format!("apps.{name}"),
-                format!("no app `{name}`; known: {}", known(apps)),
+                "an app instance's name is a lower-case letter, then lower-case letters, \
+                 digits, `_` or `-` (at most 64): it starts the names of its tools in \
+                 `tools = [\"<name>.<tool>\"]`",
             ));
+            continue;
+        }
+        match config.app_kind(name) {
+            Ok(kind) if apps.tools.contains_key(kind) || apps.handlers.contains_key(kind) => {}
+            Ok(kind) if kind == name => errors.push(ConfigError::new(
+                format!("apps.{name}"),
+                format!(
+                    "no app kind `{name}` (a section without `kind` is the kind of its name); \
+                     set `kind` to one of: {}",
+                    known(apps)
+                ),
+            )),
+            Ok(kind) => errors.push(ConfigError::new(
+                format!("apps.{name}.kind"),
+                format!("no app kind `{kind}`; known: {}", known(apps)),
+            )),
+            Err(error) => errors.push(error),
         }
     }
 }
 
-/// The tool sets of the apps some endpoint serves (an app no endpoint names is not built: its
-/// upstream need not be reachable).
+/// The tool sets of the instances some endpoint serves, by instance name, each built by its
+/// kind from its settings (an instance no endpoint names is not built: its upstream need not be
+/// reachable).
 pub(super) async fn tool_sets(
     config: &Config,
     apps: &Apps,
@@ -64,13 +85,13 @@ pub(super) async fn tool_sets(
     wanted.dedup();
     let mut tool_sets = BTreeMap::new();
     for name in wanted {
-        let Some(factory) = apps.tools.get(&name) else {
-            continue; // reported per endpoint
+        let Some(factory) = config.app_kind(&name).ok().and_then(|k| apps.tools.get(k)) else {
+            continue; // reported per endpoint, or under apps.<name>
         };
-        let empty = toml::Value::Table(Default::default());
-        let section = config.apps.get(&name).unwrap_or(&empty).clone();
-        match factory(section).await {
-            Ok(set) => {
+        match factory(config.app_settings(&name)).await {
+            Ok(mut set) => {
+                // The instance, not the kind: two instances of one kind are two apps.
+                set.app = name.clone();
                 tool_sets.insert(name, set);
             }
             Err(message) => errors.push(ConfigError::new(format!("apps.{name}"), message)),
@@ -79,6 +100,7 @@ pub(super) async fn tool_sets(
     tool_sets
 }
 
+/// The kinds this binary offers, for a message that names an unknown one.
 pub(super) fn known(apps: &Apps) -> String {
     let names: Vec<&str> = apps
         .tools
