@@ -14,7 +14,10 @@ pub enum Piece {
     /// `:name`, bound as one value.
     Param(String),
     /// `IN (:name)` or `NOT IN (:name)`: membership in an array parameter.
-    InList { name: String, negated: bool },
+    InList {
+        name: String,
+        negated: bool,
+    },
     /// `{name}`: one of the SQL choices the config wrote, picked by an enum argument.
     Fragment(String),
 }
