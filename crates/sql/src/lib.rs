@@ -5,4 +5,7 @@
 //! fills in from the caller (`bind`). Values are only ever bound; the only SQL text an argument
 //! can choose is a `{fragment}` the config wrote, picked by an enum.
 
+pub mod check;
+pub mod render;
+pub mod settings;
 pub mod statement;

@@ -39,7 +39,7 @@ async fn start_api() -> String {
                 )
             }),
         )
-        .route("/hanging", get(|| std::future::pending::<String>()));
+        .route("/hanging", get(std::future::pending::<String>));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, api).await });

@@ -1,0 +1,169 @@
+//! An `[apps.<name>]` section of kind `sql`, as the config writes it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+/// One database and the tools declared over it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqlSettings {
+    /// `postgres://` or `postgresql://`; `mysql://` or `mariadb://`; `sqlite://path` or a path.
+    pub url: String,
+    /// Every statement runs in a transaction the engine holds read-only (a read-only connection
+    /// on SQLite). `false` allows write tools.
+    #[serde(default = "yes")]
+    pub read_only: bool,
+    /// Connections to the database at most.
+    #[serde(default = "four")]
+    pub max_connections: u32,
+    /// How long one statement may run; the database cancels it then.
+    #[serde(default = "five_seconds", deserialize_with = "bounded_duration")]
+    pub statement_timeout: Duration,
+    /// Rows in one result at most; a tool may lower it.
+    #[serde(default = "two_hundred")]
+    pub max_rows: u32,
+    /// Bytes of one result at most (its JSON); whole rows are dropped from the end.
+    #[serde(default = "sixty_four_kib", deserialize_with = "size")]
+    pub max_bytes: usize,
+    /// `en`, `ru`, `zh`, `de` or `vi`: the language of the platform's messages to the model.
+    #[serde(default)]
+    pub language: Option<String>,
+    #[serde(default, rename = "tool")]
+    pub tools: Vec<SqlToolSettings>,
+}
+
+/// One tool: one statement.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqlToolSettings {
+    /// `^[a-z][a-z0-9_]{0,63}$`.
+    pub name: String,
+    pub title: Option<String>,
+    /// What the tool is for, written for the model.
+    pub description: String,
+    /// One statement; `:name` parameters, `{name}` fragments.
+    pub sql: String,
+    /// Parameters filled from the caller: `"client"`, `"user"` or `"role"`.
+    #[serde(default)]
+    pub bind: BTreeMap<String, String>,
+    /// For each `{name}`: the SQL of each choice, keyed by the values of the enum argument
+    /// `name` declares.
+    #[serde(default)]
+    pub fragments: BTreeMap<String, BTreeMap<String, String>>,
+    /// JSON Schema of the arguments (`type = "object"` and `additionalProperties = false` are
+    /// added); a tool without parameters needs none.
+    #[serde(default)]
+    pub input_schema: Option<Value>,
+    /// The result's JSON Schema; derived from the statement's columns by `check --live` when
+    /// absent.
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+    /// The statement changes data: only on an instance with `read_only = false`, with the
+    /// platform's write safety (idempotency key, dry run).
+    #[serde(default)]
+    pub write: bool,
+    /// A write asks for confirmation first.
+    #[serde(default)]
+    pub confirm: bool,
+    /// A write that would change more rows is rolled back and refused.
+    pub max_affected_rows: Option<u64>,
+    /// This tool's own bound, at most the instance's.
+    pub max_rows: Option<u32>,
+    #[serde(default, deserialize_with = "optional_size")]
+    pub max_bytes: Option<usize>,
+    /// The write may overwrite or delete (default: for `UPDATE` and `DELETE`).
+    pub destructive: Option<bool>,
+    /// Calling twice with the same arguments has no extra effect (default: reads).
+    pub idempotent: Option<bool>,
+    /// Argument names whose values never reach the audit log.
+    #[serde(default)]
+    pub secret_arguments: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn four() -> u32 {
+    4
+}
+
+fn five_seconds() -> Duration {
+    Duration::from_secs(5)
+}
+
+fn two_hundred() -> u32 {
+    200
+}
+
+fn sixty_four_kib() -> usize {
+    64 * 1024
+}
+
+fn bounded_duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    let value: Duration = humantime_serde::deserialize(deserializer)?;
+    if value >= Duration::from_millis(10) && value <= Duration::from_secs(600) {
+        Ok(value)
+    } else {
+        Err(serde::de::Error::custom(
+            "must be at least 10ms and at most 10m",
+        ))
+    }
+}
+
+fn size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Bytes(u64),
+        Text(String),
+    }
+    let bytes = match Written::deserialize(deserializer)? {
+        Written::Bytes(bytes) => Some(bytes),
+        Written::Text(text) => parse_size(&text),
+    };
+    match bytes {
+        Some(bytes) if (1024..=64 * 1024 * 1024).contains(&bytes) => Ok(bytes as usize),
+        _ => Err(serde::de::Error::custom(
+            "must be a size from 1KiB to 64MiB: a number of bytes, or \"64KiB\", \"1MiB\"",
+        )),
+    }
+}
+
+fn optional_size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::Error> {
+    size(deserializer).map(Some)
+}
+
+/// `"64KiB"`, `"1 MiB"`, `"512B"`, `"2KB"` (a kilobyte here is 1024 bytes, as people mean it).
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return None,
+    };
+    number.checked_mul(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_size("64KiB"), Some(65536));
+        assert_eq!(parse_size("1 MiB"), Some(1 << 20));
+        assert_eq!(parse_size("2048"), Some(2048));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size("1GiB"), None);
+    }
+}
