@@ -191,9 +191,9 @@ pub fn kind_of(schema: &Value) -> Kind {
         _ => None,
     };
     match ty(schema).as_deref() {
-        Some("array") => Kind::Array(
-            scalar(schema.get("items").and_then(ty)).unwrap_or(Scalar::Text),
-        ),
+        Some("array") => {
+            Kind::Array(scalar(schema.get("items").and_then(ty)).unwrap_or(Scalar::Text))
+        }
         other => match scalar(other.map(String::from)) {
             Some(Scalar::Integer) => Kind::Integer,
             Some(Scalar::Number) => Kind::Number,
