@@ -4,7 +4,7 @@
 # command exactly as printed, a smoke run of the benchmark harness, the official MCP conformance runs (server and
 # authorization server), the OAuth consent page and the ops console in headless Chromium, the
 # alerting rules and dashboard (promtool), and the production build (no simulators). Needs root
-# or sudo for Debian's chromium, postgresql and prometheus on first use.
+# or sudo for Debian's chromium, postgresql, mariadb-server and prometheus on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step's start, minutes into the run: where CI's time goes.
@@ -17,6 +17,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 . scripts/postgres.sh
 step "start_postgres"
 start_postgres
+# A throwaway MariaDB for the SQL tools' tests (installed from Debian if missing).
+. scripts/mariadb.sh
+step "start_mariadb"
+start_mariadb
 # Redis for the shared rate limits' tests (installed from Debian if missing; each test starts its own).
 . scripts/redis.sh
 step "install_redis"

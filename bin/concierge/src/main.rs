@@ -112,6 +112,9 @@ fn apps() -> Apps {
         .tools("http", |config| {
             concierge_upstream::build(&section(config)?)
         })
+        .tools_async("sql", |config| async move {
+            concierge_sql::build(&section(&config)?).await
+        })
         .tools_async("intake", |config| async move {
             concierge_intake::build(&section(&config)?).await
         })

@@ -93,6 +93,10 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// Top-level argument names whose values never reach the audit log.
     pub secret_fields: Vec<String>,
+    /// Names the tool fills in from the authenticated caller (a SQL tool's `bind`): not in its
+    /// schema, and a call that passes one is refused (`argument_not_allowed`), so no caller
+    /// can speak for another by naming them.
+    pub from_caller: Vec<String>,
     /// OAuth scopes a caller needs (on endpoints whose tokens carry scopes).
     pub scopes: Vec<String>,
     /// Set for write tools that want the platform's write safety: a required `idempotency_key`,
@@ -124,6 +128,7 @@ impl ToolSpec {
             output_schema,
             annotations,
             secret_fields: Vec::new(),
+            from_caller: Vec::new(),
             scopes: Vec::new(),
             write: None,
             follow_up: None,

@@ -28,6 +28,10 @@ pub struct SqlSettings {
     /// Bytes of one result at most (its JSON); whole rows are dropped from the end.
     #[serde(default = "sixty_four_kib", deserialize_with = "size")]
     pub max_bytes: usize,
+    /// SQLite only: a SQL script that creates the database file when there is none (the demo's
+    /// shop, a test's fixture). Never run against a file that exists.
+    #[serde(default)]
+    pub create_from: Option<String>,
     /// `en`, `ru`, `zh`, `de` or `vi`: the language of the platform's messages to the model.
     #[serde(default)]
     pub language: Option<String>,

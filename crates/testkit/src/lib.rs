@@ -1,12 +1,13 @@
 //! What concierge's tests share, written once: the fake app the pipeline tests, the fuzz targets
 //! and the deployment tests drive ([`fake`]), a deployment of the real router in this process
-//! ([`deployment`]), a PostgreSQL database ([`postgres`]) and a `redis-server` ([`redis`]) of a
+//! ([`deployment`]), a PostgreSQL or MariaDB database ([`postgres`], [`mariadb`]) and a `redis-server` ([`redis`]) of a
 //! test's own.
 //!
 //! A dev-dependency only (and of the fuzz targets' library): nothing shipped depends on it.
 
 pub mod deployment;
 pub mod fake;
+pub mod mariadb;
 pub mod postgres;
 pub mod redis;
 

@@ -1,0 +1,362 @@
+//! The three engines behind one door: a pool, a statement in a transaction of the right kind,
+//! rows fetched only as far as the bounds allow, and a database's failure read into what a
+//! model can act on.
+//!
+//! One generic run ([`run`]) serves all three; each engine module says only what differs: how
+//! a value is bound, how a row becomes JSON, how a transaction starts and what its error codes
+//! mean.
+
+mod mysql;
+mod postgres;
+mod sqlite;
+
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use serde_json::{Map, Value};
+use sqlx::{Connection, Database as SqlxDatabase, Executor, Pool};
+
+use crate::render::{Bind, Engine, Rendered};
+use crate::settings::SqlSettings;
+
+/// The bounds of one call.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub max_rows: usize,
+    pub max_bytes: usize,
+    /// The statement's own bound, enforced by the database; the call waits a little longer.
+    pub timeout: Duration,
+}
+
+/// What a call does with its statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Read,
+    /// A write: rolled back for a dry run, and refused (rolled back) past `max_affected`.
+    Write {
+        dry_run: bool,
+        max_affected: Option<u64>,
+        /// The statement returns rows (`RETURNING`): they are fetched, and counted as the
+        /// affected rows.
+        returns_rows: bool,
+    },
+}
+
+/// What the statement did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub rows: Vec<Map<String, Value>>,
+    /// More rows matched than the bounds let through.
+    pub truncated: bool,
+    /// For a write: the rows it changed (or would have, for a dry run).
+    pub affected: Option<u64>,
+}
+
+/// Why a statement gave no outcome. Carries the database's own text for the log only.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The statement ran past its timeout and the database cancelled it.
+    Timeout,
+    /// The database cannot be reached (or its pool is exhausted).
+    Unavailable(String),
+    /// A unique key already holds the value.
+    Conflict(String),
+    /// A foreign key points at nothing (or a row is still referenced).
+    Reference(String),
+    /// A NOT NULL or CHECK constraint refused the value.
+    Constraint(String),
+    /// The database refused to change data in a read-only transaction.
+    ReadOnly(String),
+    /// A write would have changed more rows than its tool allows; rolled back.
+    TooManyRows {
+        affected: u64,
+        allowed: u64,
+    },
+    /// A column of a type this kind cannot pass on faithfully.
+    Column(String),
+    Other(String),
+}
+
+impl Failure {
+    /// Whether trying the same call again later may succeed.
+    pub fn retryable(&self) -> bool {
+        matches!(self, Failure::Timeout | Failure::Unavailable(_))
+    }
+}
+
+/// An instance's database.
+pub enum Database {
+    Postgres(Pool<sqlx::Postgres>),
+    MySql(Pool<sqlx::MySql>),
+    /// The pool, and whether the instance is read-only.
+    Sqlite(Pool<sqlx::Sqlite>, bool),
+}
+
+impl Database {
+    /// The pool for `settings.url`. PostgreSQL and MariaDB connect on first use, so an
+    /// instance starts while its database is down; a SQLite file must exist (or is created
+    /// from the script `create_from`). Relative paths are the working directory's, as for
+    /// every app.
+    pub async fn open(settings: &SqlSettings) -> Result<Self, String> {
+        let url = settings.url.trim();
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return postgres::open(url, settings).map(Database::Postgres);
+        }
+        if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            return mysql::open(url, settings).map(Database::MySql);
+        }
+        let path = url.strip_prefix("sqlite://").unwrap_or(url);
+        if path.contains("://") {
+            return Err(format!(
+                "url: `{}…` is not a database this kind knows: postgres://, mysql://, mariadb://, \
+                 sqlite://path or a file path",
+                url.split("://").next().unwrap_or_default()
+            ));
+        }
+        sqlite::open(std::path::Path::new(path), settings)
+            .await
+            .map(|pool| Database::Sqlite(pool, settings.read_only))
+    }
+
+    pub fn engine(&self) -> Engine {
+        match self {
+            Database::Postgres(_) => Engine::Postgres,
+            Database::MySql(_) => Engine::MySql,
+            Database::Sqlite(..) => Engine::Sqlite,
+        }
+    }
+
+    /// Runs one rendered statement.
+    pub async fn run(
+        &self,
+        statement: Rendered,
+        mode: Mode,
+        bounds: Bounds,
+    ) -> Result<Outcome, Failure> {
+        // The database cancels a statement at the timeout; should it not answer at all (a
+        // network that swallows packets), the call still ends.
+        let grace = bounds.timeout + Duration::from_secs(2);
+        let running = async {
+            match self {
+                Database::Postgres(pool) => {
+                    let mut connection =
+                        pool.acquire().await.map_err(failure_of::<sqlx::Postgres>)?;
+                    run::<sqlx::Postgres>(&mut connection, statement, mode, bounds).await
+                }
+                Database::MySql(pool) => {
+                    let mut connection = pool.acquire().await.map_err(failure_of::<sqlx::MySql>)?;
+                    run::<sqlx::MySql>(&mut connection, statement, mode, bounds).await
+                }
+                Database::Sqlite(pool, read_only) => {
+                    sqlite::run(pool, *read_only, statement, mode, bounds).await
+                }
+            }
+        };
+        tokio::time::timeout(grace, running)
+            .await
+            .unwrap_or(Err(Failure::Timeout))
+    }
+
+    /// Whether the database answers, for `/health`.
+    pub async fn ping(&self) -> Result<(), String> {
+        let result = match self {
+            Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
+            Database::MySql(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
+            Database::Sqlite(pool, _) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
+        };
+        result.map_err(|e| e.to_string())
+    }
+
+    /// Prepares a statement without running it: a misspelt column is reported before anything
+    /// is served. Returns the result's columns, by name and JSON Schema.
+    pub async fn describe(&self, statement: &Rendered) -> Result<Vec<(String, Value)>, String> {
+        let sql = sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(statement.sql.clone()));
+        match self {
+            Database::Postgres(pool) => postgres::describe(pool, sql, &statement.binds).await,
+            Database::MySql(pool) => mysql::describe(pool, sql).await,
+            Database::Sqlite(pool, _) => sqlite::describe(pool, sql).await,
+        }
+    }
+}
+
+/// What differs between the engines in running a statement.
+trait Driver: SqlxDatabase {
+    /// How a read transaction starts: one the engine holds read-only.
+    const BEGIN_READ: &'static str;
+    const BEGIN_WRITE: &'static str;
+    fn bind<'q>(
+        query: sqlx::query::Query<'q, Self, <Self as SqlxDatabase>::Arguments>,
+        value: Bind,
+    ) -> sqlx::query::Query<'q, Self, <Self as SqlxDatabase>::Arguments>;
+    /// One row as a JSON object, columns in the statement's order.
+    fn row(row: &Self::Row) -> Result<Map<String, Value>, String>;
+    fn affected(result: &Self::QueryResult) -> u64;
+    /// A database error in the terms of [`Failure`].
+    fn failure(error: &dyn sqlx::error::DatabaseError) -> Failure;
+}
+
+/// A database failure, or the pool's.
+fn failure_of<DB: Driver>(error: sqlx::Error) -> Failure {
+    match &error {
+        sqlx::Error::Database(database) => DB::failure(database.as_ref()),
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::Protocol(_) => Failure::Unavailable(error.to_string()),
+        _ => Failure::Other(error.to_string()),
+    }
+}
+
+/// A statement in a transaction: rows fetched up to the bounds, a write checked and rolled back
+/// or committed.
+async fn run<DB: Driver>(
+    connection: &mut <DB as SqlxDatabase>::Connection,
+    statement: Rendered,
+    mode: Mode,
+    bounds: Bounds,
+) -> Result<Outcome, Failure>
+where
+    for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
+    <DB as SqlxDatabase>::Arguments: sqlx::IntoArguments<DB>,
+{
+    let begin = match mode {
+        Mode::Read => DB::BEGIN_READ,
+        Mode::Write { .. } => DB::BEGIN_WRITE,
+    };
+    // Owned: a `&'static str` here trips the compiler's proof that the future is `Send` for
+    // every lifetime the generic run is called with.
+    let mut tx = connection
+        .begin_with(sqlx::AssertSqlSafe(begin.to_string()))
+        .await
+        .map_err(failure_of::<DB>)?;
+    let Rendered { sql, binds } = statement;
+    let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(sql));
+    for value in binds {
+        query = DB::bind(query, value);
+    }
+    let outcome = match mode {
+        Mode::Read
+        | Mode::Write {
+            returns_rows: true, ..
+        } => {
+            let mut rows = query.fetch(&mut *tx);
+            let mut page = Page::new(bounds);
+            while let Some(row) = rows.try_next().await.map_err(failure_of::<DB>)? {
+                let counted = matches!(mode, Mode::Write { .. });
+                if !page.add(DB::row(&row).map_err(Failure::Column)?) && !counted {
+                    break;
+                }
+            }
+            drop(rows);
+            page.finish(matches!(mode, Mode::Write { .. }))
+        }
+        Mode::Write { .. } => {
+            let result = query.execute(&mut *tx).await.map_err(failure_of::<DB>)?;
+            Outcome {
+                rows: Vec::new(),
+                truncated: false,
+                affected: Some(DB::affected(&result)),
+            }
+        }
+    };
+    match mode {
+        Mode::Read => {
+            // Nothing to keep; a read-only transaction ends the same either way.
+            tx.rollback().await.map_err(failure_of::<DB>)?;
+        }
+        Mode::Write {
+            dry_run,
+            max_affected,
+            ..
+        } => {
+            let affected = outcome.affected.unwrap_or_default();
+            if let Some(allowed) = max_affected
+                && affected > allowed
+            {
+                tx.rollback().await.map_err(failure_of::<DB>)?;
+                return Err(Failure::TooManyRows { affected, allowed });
+            }
+            if dry_run {
+                tx.rollback().await.map_err(failure_of::<DB>)?;
+            } else {
+                tx.commit().await.map_err(failure_of::<DB>)?;
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// Rows kept within the bounds: at most `max_rows`, at most `max_bytes` of JSON; whole rows
+/// are dropped from the end.
+struct Page {
+    bounds: Bounds,
+    rows: Vec<Map<String, Value>>,
+    bytes: usize,
+    seen: u64,
+    truncated: bool,
+}
+
+impl Page {
+    fn new(bounds: Bounds) -> Self {
+        Self {
+            bounds,
+            rows: Vec::new(),
+            bytes: 0,
+            seen: 0,
+            truncated: false,
+        }
+    }
+
+    /// Adds a row; `false` once the page is full (the next row would not fit): a read stops
+    /// fetching there, having seen one row more than it returns.
+    fn add(&mut self, row: Map<String, Value>) -> bool {
+        self.seen += 1;
+        if self.truncated {
+            return false;
+        }
+        let size = serde_json::to_string(&row).map_or(usize::MAX, |text| text.len() + 1);
+        if self.rows.len() >= self.bounds.max_rows
+            || self.bytes.saturating_add(size) > self.bounds.max_bytes
+        {
+            self.truncated = true;
+            return false;
+        }
+        self.bytes += size;
+        self.rows.push(row);
+        true
+    }
+
+    /// The outcome; a write's rows returned are the rows it changed.
+    fn finish(self, write: bool) -> Outcome {
+        Outcome {
+            affected: write.then_some(self.seen),
+            rows: self.rows,
+            truncated: self.truncated,
+        }
+    }
+}
+
+/// A timestamp without a zone, as UTC in RFC 3339.
+pub(crate) fn naive_utc(value: chrono::NaiveDateTime) -> Value {
+    Value::String(
+        value
+            .and_utc()
+            .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+    )
+}
+
+pub(crate) fn utc(value: chrono::DateTime<chrono::Utc>) -> Value {
+    Value::String(value.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
+pub(crate) fn base64(bytes: &[u8]) -> Value {
+    use base64::Engine as _;
+    Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// A float as JSON: NaN and the infinities have no JSON number, so they are null.
+pub(crate) fn float(value: f64) -> Value {
+    serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)
+}

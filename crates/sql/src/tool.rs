@@ -1,0 +1,603 @@
+//! One declared SQL tool: checked when the instance is built, then called with arguments the
+//! platform has already validated against its schema.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use concierge_core::{
+    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSpec, WriteSafety,
+};
+use serde_json::{Map, Value, json};
+
+use crate::check::{self, Effect};
+use crate::engine::{Bounds, Database, Failure, Mode, Outcome};
+use crate::render::{Kind, Rendered, kind_of, render};
+use crate::settings::{SqlSettings, SqlToolSettings};
+use crate::statement::{self, Piece};
+
+/// Where a parameter's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Source {
+    Argument,
+    /// Filled from the authenticated caller; never an argument.
+    Caller(CallerField),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallerField {
+    Client,
+    User,
+    Role,
+}
+
+#[derive(Debug, Clone)]
+struct Parameter {
+    name: String,
+    kind: Kind,
+    source: Source,
+    default: Option<Value>,
+}
+
+pub struct SqlTool {
+    spec: ToolSpec,
+    pieces: Vec<Piece>,
+    parameters: Vec<Parameter>,
+    /// Each fragment's choices, and its default choice.
+    fragments: BTreeMap<String, (BTreeMap<String, String>, Option<String>)>,
+    database: Arc<Database>,
+    bounds: Bounds,
+    write: Option<Mode>,
+}
+
+/// Names that would promise a model a door to any SQL. A tool is one business question.
+fn is_generic_name(name: &str) -> bool {
+    [
+        "sql",
+        "query",
+        "run_query",
+        "execute",
+        "raw_sql",
+        "query_sql",
+        "run_sql",
+    ]
+    .contains(&name)
+        || ["execute_", "run_", "raw_", "sql_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+}
+
+fn is_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+impl SqlTool {
+    /// Checks `tool` against every rule `concierge check` holds it to, and builds it.
+    pub fn build(
+        tool: &SqlToolSettings,
+        instance: &SqlSettings,
+        database: Arc<Database>,
+    ) -> Result<Self, String> {
+        let engine = database.engine();
+        if !is_tool_name(&tool.name) {
+            return Err("a tool's name is a lower-case letter, then lower-case letters, digits or `_`, at most 64".into());
+        }
+        if is_generic_name(&tool.name) {
+            return Err("a generic tool (sql, query, execute_*, run_*, raw_*) is not allowed: declare one tool per business question".into());
+        }
+        if tool.write && instance.read_only {
+            return Err("a write tool needs an instance with `read_only = false`".into());
+        }
+        if !tool.write && (tool.confirm || tool.max_affected_rows.is_some()) {
+            return Err(
+                "`confirm` and `max_affected_rows` are for write tools (`write = true`)".into(),
+            );
+        }
+        let pieces = statement::pieces(&tool.sql).map_err(|e| format!("sql: {}", e.0))?;
+
+        // The schema: an object with declared properties, nothing else accepted.
+        let mut schema = match &tool.input_schema {
+            None => Map::new(),
+            Some(Value::Object(schema)) => schema.clone(),
+            Some(_) => return Err("input_schema must be a table (a JSON Schema object)".into()),
+        };
+        match schema.get("type") {
+            None => {
+                schema.insert("type".into(), json!("object"));
+            }
+            Some(Value::String(t)) if t == "object" => {}
+            Some(_) => return Err("input_schema must have type = \"object\"".into()),
+        }
+        schema
+            .entry("additionalProperties")
+            .or_insert(Value::Bool(false));
+        let properties = match schema.entry("properties").or_insert_with(|| json!({})) {
+            Value::Object(properties) => properties.clone(),
+            _ => return Err("input_schema.properties must be a table".into()),
+        };
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+
+        // Fragments: one enum argument each, whose values are exactly the choices.
+        let used_fragments = statement::fragments(&pieces);
+        let mut fragments = BTreeMap::new();
+        for name in &used_fragments {
+            let Some(choices) = tool.fragments.get(*name) else {
+                return Err(format!("sql: `{{{name}}}` has no `fragments.{name}`"));
+            };
+            let Some(property) = properties.get(*name) else {
+                return Err(format!(
+                    "fragment `{name}` needs an argument `{name}` in input_schema.properties with an enum of its choices"
+                ));
+            };
+            let mut listed: Vec<String> = property
+                .get("enum")
+                .and_then(Value::as_array)
+                .map(|e| {
+                    e.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            listed.sort();
+            let keys: Vec<String> = choices.keys().cloned().collect();
+            if listed != keys {
+                return Err(format!(
+                    "fragment `{name}`: the choices ({}) and the argument's enum ({}) must be the same",
+                    keys.join(", "),
+                    listed.join(", ")
+                ));
+            }
+            for (choice, sql) in choices {
+                if sql.contains([':', '{', ';']) || sql.contains("--") || sql.contains("/*") {
+                    return Err(format!(
+                        "fragment `{name}.{choice}`: a fragment is plain SQL, without parameters, fragments, `;` or comments"
+                    ));
+                }
+            }
+            let default = property
+                .get("default")
+                .and_then(Value::as_str)
+                .map(String::from);
+            if default.is_none() && !required.contains(name) {
+                return Err(format!(
+                    "fragment `{name}`: its argument needs a `default` or must be required"
+                ));
+            }
+            fragments.insert(name.to_string(), (choices.clone(), default));
+        }
+        if let Some(unused) = tool
+            .fragments
+            .keys()
+            .find(|f| !used_fragments.contains(&f.as_str()))
+        {
+            return Err(format!(
+                "fragments.{unused} is not used in the statement (`{{{unused}}}`)"
+            ));
+        }
+
+        // Parameters: each declared once, each declared one used.
+        let used = statement::parameters(&pieces);
+        let mut parameters = Vec::new();
+        for name in &used {
+            if let Some(from) = tool.bind.get(*name) {
+                if properties.contains_key(*name) {
+                    return Err(format!(
+                        "`{name}` is filled from the caller (bind), so it cannot be an argument too"
+                    ));
+                }
+                let field = match from.as_str() {
+                    "client" => CallerField::Client,
+                    "user" => CallerField::User,
+                    "role" => CallerField::Role,
+                    other => {
+                        return Err(format!(
+                            "bind.{name} = \"{other}\": a parameter is filled from \"client\", \"user\" or \"role\""
+                        ));
+                    }
+                };
+                parameters.push(Parameter {
+                    name: name.to_string(),
+                    kind: Kind::Text,
+                    source: Source::Caller(field),
+                    default: None,
+                });
+            } else if let Some(property) = properties.get(*name) {
+                if fragments.contains_key(*name) {
+                    return Err(format!(
+                        "`{name}` is a fragment; it cannot be a parameter too"
+                    ));
+                }
+                parameters.push(Parameter {
+                    name: name.to_string(),
+                    kind: kind_of(property),
+                    source: Source::Argument,
+                    default: property.get("default").cloned(),
+                });
+            } else {
+                return Err(format!(
+                    "sql: `:{name}` is not declared: add it to input_schema.properties, or to bind"
+                ));
+            }
+        }
+        for name in properties.keys() {
+            if !used.contains(&name.as_str()) && !fragments.contains_key(name) {
+                return Err(format!(
+                    "input_schema.properties.{name} is not used in the statement"
+                ));
+            }
+        }
+        for name in tool.bind.keys() {
+            if !used.contains(&name.as_str()) {
+                return Err(format!("bind.{name} is not used in the statement"));
+            }
+        }
+        for (name, parameter) in properties.iter() {
+            if kind_of(parameter) == Kind::Json
+                && parameter.get("type").is_some()
+                && !fragments.contains_key(name)
+                && parameter.get("type") != Some(&json!("object"))
+            {
+                return Err(format!(
+                    "input_schema.properties.{name}: a parameter is a string, integer, number, boolean or an array of one of them"
+                ));
+            }
+        }
+
+        // Every rendering the fragments allow, through the engine's parser.
+        let mut effect = None;
+        for variant in variants(&fragments) {
+            let dummy = |name: &str| {
+                let parameter = parameters.iter().find(|p| p.name == name);
+                let kind = parameter.map_or(Kind::Text, |p| p.kind);
+                let value = match kind {
+                    Kind::Array(_) => json!([1]),
+                    _ => Value::Null,
+                };
+                (value, kind)
+            };
+            let choose = |name: &str| variant.get(name).map_or("", String::as_str);
+            let rendered = render(engine, &pieces, &dummy, &choose);
+            let found = check::statement(&rendered.sql, engine, tool.write)
+                .map_err(|e| format!("sql: {e}"))?;
+            effect = Some(found);
+        }
+        let effect = effect.unwrap_or(Effect::Reads);
+        let returns_rows = tool.write && statement_returns_rows(&tool.sql);
+
+        let annotations = if tool.write {
+            Annotations {
+                read_only: false,
+                destructive: tool
+                    .destructive
+                    .unwrap_or(matches!(effect, Effect::Updates | Effect::Deletes)),
+                idempotent: tool.idempotent.unwrap_or(false),
+                open_world: false,
+            }
+        } else {
+            Annotations::read_only()
+        };
+        let output_schema = match &tool.output_schema {
+            Some(Value::Object(schema)) => schema.clone(),
+            Some(_) => return Err("output_schema must be a table (a JSON Schema object)".into()),
+            None => result_schema(json!({"type": "object"}), tool.write),
+        };
+        let max_rows = tool
+            .max_rows
+            .unwrap_or(instance.max_rows)
+            .min(instance.max_rows);
+        let max_bytes = tool
+            .max_bytes
+            .unwrap_or(instance.max_bytes)
+            .min(instance.max_bytes);
+        Ok(Self {
+            spec: ToolSpec {
+                title: tool.title.clone(),
+                secret_fields: tool.secret_arguments.clone(),
+                from_caller: tool.bind.keys().cloned().collect(),
+                write: tool.write.then_some(WriteSafety {
+                    confirm: tool.confirm,
+                }),
+                ..ToolSpec::new(
+                    tool.name.clone(),
+                    tool.description.clone(),
+                    schema,
+                    output_schema,
+                    annotations,
+                )
+            },
+            pieces,
+            parameters,
+            fragments,
+            database,
+            bounds: Bounds {
+                max_rows: max_rows as usize,
+                max_bytes,
+                timeout: instance.statement_timeout,
+            },
+            write: tool.write.then_some(Mode::Write {
+                dry_run: false,
+                max_affected: tool.max_affected_rows,
+                returns_rows,
+            }),
+        })
+    }
+
+    /// The statement as it runs for one fragment choice each (the defaults, else the first),
+    /// for `check --live` to prepare.
+    pub fn rendered_for_check(&self) -> Vec<Rendered> {
+        variants(&self.fragments)
+            .into_iter()
+            .map(|variant| {
+                let dummy = |name: &str| {
+                    let kind = self
+                        .parameters
+                        .iter()
+                        .find(|p| p.name == name)
+                        .map_or(Kind::Text, |p| p.kind);
+                    let value = match kind {
+                        Kind::Array(_) => json!([1]),
+                        _ => Value::Null,
+                    };
+                    (value, kind)
+                };
+                let choose = |name: &str| variant.get(name).map_or("", String::as_str);
+                render(self.database.engine(), &self.pieces, &dummy, &choose)
+            })
+            .collect()
+    }
+
+    fn value_of(
+        &self,
+        parameter: &Parameter,
+        arguments: &Map<String, Value>,
+        context: &CallContext,
+    ) -> Result<Value, ToolError> {
+        Ok(match &parameter.source {
+            Source::Argument => arguments
+                .get(&parameter.name)
+                .or(parameter.default.as_ref())
+                .cloned()
+                .unwrap_or(Value::Null),
+            Source::Caller(field) => {
+                let value = match field {
+                    CallerField::Client => Some(context.caller.client.clone()),
+                    CallerField::User => context.caller.user.clone(),
+                    CallerField::Role => context.caller.role.clone(),
+                };
+                match value {
+                    Some(value) => Value::String(value),
+                    None => {
+                        return Err(ToolError::rejected(
+                            "sign_in_required",
+                            "this tool answers for a signed-in user; sign in and try again",
+                        ));
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// Every choice of each fragment, the others at their default (or first) choice: each
+/// fragment's choices are checked without multiplying them.
+fn variants(
+    fragments: &BTreeMap<String, (BTreeMap<String, String>, Option<String>)>,
+) -> Vec<BTreeMap<String, String>> {
+    let base: BTreeMap<String, String> = fragments
+        .iter()
+        .map(|(name, (choices, default))| {
+            let chosen = default
+                .as_ref()
+                .and_then(|d| choices.get(d))
+                .or_else(|| choices.values().next())
+                .cloned()
+                .unwrap_or_default();
+            (name.clone(), chosen)
+        })
+        .collect();
+    let mut all = vec![base.clone()];
+    for (name, (choices, _)) in fragments {
+        for sql in choices.values() {
+            if base.get(name) != Some(sql) {
+                let mut variant = base.clone();
+                variant.insert(name.clone(), sql.clone());
+                all.push(variant);
+            }
+        }
+    }
+    all
+}
+
+/// Whether a write statement hands rows back (`RETURNING`), so a dry run can show them.
+fn statement_returns_rows(sql: &str) -> bool {
+    sql.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|word| word == "returning")
+}
+
+/// The JSON Schema of every result: the rows (each as `row` says), how many, whether more
+/// matched, and for a write the rows it changed.
+pub fn result_schema(row: Value, write: bool) -> Map<String, Value> {
+    let mut properties = json!({
+        "rows": {"type": "array", "items": row},
+        "returned": {"type": "integer", "minimum": 0},
+        "truncated": {"type": "boolean", "description": "more rows matched than were returned: narrow the filter"},
+        "note": {"type": "string"}
+    });
+    if write {
+        properties["affected_rows"] = json!({"type": "integer", "minimum": 0});
+    }
+    // A write's answer may also be the platform's confirmation preview or a dry run's, which
+    // carry these fields inside `preview` or beside others: a write requires none of them.
+    let required = if write {
+        json!([])
+    } else {
+        json!(["rows", "returned", "truncated"])
+    };
+    match json!({"type": "object", "properties": properties, "required": required}) {
+        Value::Object(schema) => schema,
+        _ => Map::new(),
+    }
+}
+
+impl Tool for SqlTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(
+        &self,
+        arguments: Value,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let arguments = match arguments {
+                Value::Object(arguments) => arguments,
+                _ => Map::new(),
+            };
+            let mut values = BTreeMap::new();
+            for parameter in &self.parameters {
+                let value = self.value_of(parameter, &arguments, &context)?;
+                values.insert(parameter.name.as_str(), (value, parameter.kind));
+            }
+            let mut chosen = BTreeMap::new();
+            for (name, (choices, default)) in &self.fragments {
+                let choice = arguments
+                    .get(name)
+                    .and_then(Value::as_str)
+                    .or(default.as_deref());
+                let Some(sql) = choice.and_then(|c| choices.get(c)) else {
+                    let allowed: Vec<&str> = choices.keys().map(String::as_str).collect();
+                    return Err(ToolError::invalid(
+                        name.clone(),
+                        format!("must be one of: {}", allowed.join(", ")),
+                    ));
+                };
+                chosen.insert(name.as_str(), sql.as_str());
+            }
+            let value = |name: &str| {
+                values
+                    .get(name)
+                    .cloned()
+                    .unwrap_or((Value::Null, Kind::Text))
+            };
+            let choose = |name: &str| chosen.get(name).copied().unwrap_or("");
+            let rendered = render(self.database.engine(), &self.pieces, &value, &choose);
+            let mode = match self.write {
+                Some(Mode::Write {
+                    max_affected,
+                    returns_rows,
+                    ..
+                }) => Mode::Write {
+                    dry_run: context.dry_run,
+                    max_affected,
+                    returns_rows,
+                },
+                _ => Mode::Read,
+            };
+            let outcome = self
+                .database
+                .run(rendered, mode, self.bounds)
+                .await
+                .map_err(tool_error)?;
+            Ok(answer(outcome, &context, self.write.is_some()))
+        })
+    }
+}
+
+fn answer(outcome: Outcome, context: &CallContext, write: bool) -> Value {
+    let Outcome {
+        rows,
+        truncated,
+        affected,
+    } = outcome;
+    context.note("returned", rows.len());
+    context.note("truncated", truncated);
+    let mut result = json!({
+        "rows": rows,
+        "returned": rows.len(),
+        "truncated": truncated,
+    });
+    if write {
+        let affected = affected.unwrap_or_default();
+        context.note("affected_rows", affected);
+        result["affected_rows"] = json!(affected);
+    }
+    if truncated {
+        result["note"] =
+            json!("more rows matched than one answer holds; narrow the filter to see the rest");
+    }
+    result
+}
+
+/// A failure as the model may see it: what happened and what to do, never the database's
+/// text (which names tables, columns and values); that goes to the log.
+fn tool_error(failure: Failure) -> ToolError {
+    match failure {
+        Failure::Timeout => ToolError::internal("timeout", "statement timeout")
+            .with_message("the query took too long and was stopped; try again, or narrow the filter"),
+        Failure::Unavailable(detail) => ToolError::internal("database_unavailable", detail)
+            .with_message("the database cannot be reached right now; try again later"),
+        Failure::Conflict(detail) => ToolError::rejected(
+            "conflict",
+            "a record with this value already exists; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::Reference(detail) => ToolError::rejected(
+            "reference_missing",
+            "the change refers to a record that does not exist, or removes one that others still refer to; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::Constraint(detail) => ToolError::rejected(
+            "constraint_failed",
+            "a value is missing or not allowed by the database's rules; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::ReadOnly(detail) => ToolError::rejected(
+            "read_only",
+            "this tool may only read, and the database refused a change; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::TooManyRows { affected, allowed } => ToolError::rejected(
+            "too_many_rows",
+            format!(
+                "the change would affect {affected} rows, more than the {allowed} this tool allows; nothing was changed"
+            ),
+        ),
+        Failure::Column(detail) => ToolError::internal("unsupported_column", detail),
+        Failure::Other(detail) => ToolError::internal("database_error", detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_and_badly_named_tools_are_recognised() {
+        for name in ["sql", "run_sql", "execute_anything", "raw_query"] {
+            assert!(is_generic_name(name), "{name}");
+        }
+        assert!(!is_generic_name("order_list"));
+        assert!(is_tool_name("order_list"));
+        for bad in ["Order", "order-list", "1x", ""] {
+            assert!(!is_tool_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn returning_is_found_as_a_word() {
+        assert!(statement_returns_rows(
+            "DELETE FROM t WHERE id = :id RETURNING id"
+        ));
+        assert!(!statement_returns_rows(
+            "UPDATE t SET returning_customer = 1 WHERE id = :id"
+        ));
+    }
+}
