@@ -1,0 +1,173 @@
+//! What `concierge check` refuses in a declaration, each named by its tool, before anything is
+//! served (on a SQLite file: the rules are the same on every engine).
+
+use concierge_server::{Apps, Config, Platform, section};
+
+fn apps() -> Apps {
+    Apps::new().tools_async("sql", |settings| async move {
+        concierge_sql::build(&section(&settings)?).await
+    })
+}
+
+/// The problems of an instance with `tool` (a `[[apps.shop.tool]]` body) on a fixture file.
+async fn problems(tool: &str, read_only: bool) -> Vec<String> {
+    let folder = tempfile::tempdir().unwrap();
+    let script = folder.path().join("shop.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, status TEXT);",
+    )
+    .unwrap();
+    let text = format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+[writes]
+database = "{writes}"
+
+[apps.shop]
+kind = "sql"
+url = "{db}"
+create_from = "{script}"
+read_only = {read_only}
+
+[[apps.shop.tool]]
+{tool}
+
+[[endpoint]]
+path = "/mcp"
+tools = ["shop.*"]
+auth = {{ kind = "none" }}
+"#,
+        writes = folder.path().join("writes.db").display(),
+        db = folder.path().join("shop.db").display(),
+        script = script.display(),
+    );
+    let config = Config::parse(&text, &|_| None).expect("parses");
+    match Platform::build(config, apps(), &|_| None).await {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors.iter().map(ToString::to_string).collect(),
+    }
+}
+
+async fn refused(tool: &str, says: &str) {
+    refused_on(tool, says, true).await;
+}
+
+async fn refused_on(tool: &str, says: &str, read_only: bool) {
+    let problems = problems(tool, read_only).await;
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("apps.shop: tool `") && p.contains(says)),
+        "{tool}\n→ {problems:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_good_declaration_passes() {
+    let problems = problems(
+        r#"name = "order_list"
+description = "x"
+sql = "SELECT id FROM orders WHERE customer = :customer AND (:status IS NULL OR status = :status) ORDER BY {sort}"
+bind = { customer = "client" }
+fragments.sort = { newest = "id DESC", oldest = "id ASC" }
+input_schema.properties = { status = { type = "string" }, sort = { type = "string", enum = ["newest", "oldest"], default = "newest" } }"#,
+        true,
+    )
+    .await;
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+#[tokio::test]
+async fn statements_a_tool_may_not_run_are_refused() {
+    let with_sql = |sql: &str| format!("name = \"t\"\ndescription = \"x\"\nsql = \"{sql}\"");
+    refused(&with_sql("SELECT 1; SELECT 2"), "exactly one statement").await;
+    refused(&with_sql("DROP TABLE orders"), "is not allowed").await;
+    refused(&with_sql("PRAGMA writable_schema = 1"), "is not allowed").await;
+    refused(&with_sql("ATTACH DATABASE 'x' AS x"), "is not allowed").await;
+    refused(&with_sql("DELETE FROM orders WHERE id = 1"), "write = true").await;
+    refused(
+        &with_sql("SELECT * FROM orders WHERE id = ?"),
+        "`?` is not a parameter",
+    )
+    .await;
+    refused(
+        &with_sql("SELECT * FROM orders WHERE id = :id"),
+        "`:id` is not declared",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn writes_are_refused_where_they_cannot_be_safe() {
+    let write =
+        |sql: &str| format!("name = \"t\"\ndescription = \"x\"\nwrite = true\nsql = \"{sql}\"");
+    refused(
+        &write("UPDATE orders SET status = 'x' WHERE id = 1"),
+        "read_only = false",
+    )
+    .await;
+    refused_on(
+        &write("UPDATE orders SET status = 'x'"),
+        "without WHERE",
+        false,
+    )
+    .await;
+    refused_on(&write("DELETE FROM orders"), "without WHERE", false).await;
+    refused_on(&write("SELECT 1"), "read tool", false).await;
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nconfirm = true\nsql = \"SELECT 1\"",
+        "for write tools",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn parameters_and_fragments_must_be_declared_and_used() {
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT 1\"\ninput_schema.properties = { x = { type = \"string\" } }",
+        "properties.x is not used",
+    )
+    .await;
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT 1\"\nbind = { who = \"client\" }",
+        "bind.who is not used",
+    )
+    .await;
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT id FROM orders WHERE customer = :who\"\nbind = { who = \"everyone\" }",
+        "\"client\", \"user\" or \"role\"",
+    )
+    .await;
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT id FROM orders WHERE customer = :who\"\nbind = { who = \"client\" }\ninput_schema.properties = { who = { type = \"string\" } }",
+        "cannot be an argument too",
+    )
+    .await;
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT id FROM orders ORDER BY {sort}\"\nfragments.sort = { a = \"id\", b = \"status\" }\ninput_schema.properties = { sort = { type = \"string\", enum = [\"a\", \"c\"], default = \"a\" } }",
+        "must be the same",
+    )
+    .await;
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT id FROM orders ORDER BY {sort}\"\nfragments.sort = { a = \"id; DROP TABLE orders\" }\ninput_schema.properties = { sort = { type = \"string\", enum = [\"a\"], default = \"a\" } }",
+        "plain SQL",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn names_must_be_plain_and_specific() {
+    refused(
+        "name = \"Order List\"\ndescription = \"x\"\nsql = \"SELECT 1\"",
+        "lower-case",
+    )
+    .await;
+    refused(
+        "name = \"run_sql\"\ndescription = \"x\"\nsql = \"SELECT 1\"",
+        "generic tool",
+    )
+    .await;
+}
