@@ -42,7 +42,12 @@ enum Command {
         endpoint: Option<String>,
     },
     /// Validate a config: keys, limits, environment, token lists, tool names. Exit 1 on error.
-    Check,
+    Check {
+        /// Also ask the systems the config names: a SQL instance's database prepares every
+        /// statement (a misspelt column is reported with its tool) and says what each returns.
+        #[arg(long)]
+        live: bool,
+    },
     #[command(flatten)]
     Trips(concierge_trips::commands::Command),
     /// Read back audit events from a sink's table (`[audit.<name>] database`), one JSON object per
@@ -171,7 +176,7 @@ fn main() -> ExitCode {
     // content of the demo's sample data such as feed codes without a product) is not a problem
     // of the config, so it stays out of the report unless RUST_LOG asks for it.
     let default_filter = match cli.command {
-        Command::Check => "error",
+        Command::Check { .. } => "error",
         Command::Bot(ref bot) => bot.log_filter(),
         _ => "info,rmcp=warn",
     };
@@ -253,12 +258,26 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                 Err(error) => fail(&config, &error),
             }
         }
-        Command::Check => match build(&config, Start::Nothing).await {
+        Command::Check { live } => match build(&config, Start::Nothing).await {
             // A shared store that does not answer is a problem `check` exists to find; `serve`
             // starts without it and says so in /health until it answers.
             Ok((platform, _)) => {
                 let mut problems = platform.warnings.clone();
                 problems.extend(platform.unreachable_stores().await);
+                let mut notes = Vec::new();
+                if live {
+                    for (name, check) in &platform.live_checks {
+                        let report = check().await;
+                        let at = format!("apps.{name}");
+                        problems.extend(
+                            report
+                                .problems
+                                .into_iter()
+                                .map(|p| ConfigError::new(&at, p)),
+                        );
+                        notes.extend(report.notes.into_iter().map(|n| format!("  {at}: {n}")));
+                    }
+                }
                 if !problems.is_empty() {
                     return report(&config, &problems);
                 }
@@ -267,6 +286,9 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                     config.display(),
                     platform.endpoints.len()
                 );
+                for note in notes {
+                    println!("{note}");
+                }
                 // How each limit counts: "60/minute" as a bucket lets nearly twice that through
                 // in a rolling minute, so the policy is said, not implied.
                 for (name, _) in &platform.stores {

@@ -25,6 +25,18 @@ impl From<Result<(), String>> for Health {
 /// Whether an app can answer now, as `/health` reports it.
 pub type HealthCheck = Arc<dyn Fn() -> BoxFuture<'static, Health> + Send + Sync>;
 
+/// What a live check found (`concierge check --live`): problems stop the config (a statement
+/// the database cannot prepare), notes are for the operator (a read-only role that could write).
+/// Both name what they are about (the tool), never a secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveReport {
+    pub problems: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// A check against the systems an app's config names, run by `concierge check --live` only.
+pub type LiveCheck = Arc<dyn Fn() -> BoxFuture<'static, LiveReport> + Send + Sync>;
+
 /// Something an operator may ask an app to do now from the ops console (`sync now`). It answers
 /// with a short report, or why it did nothing; it must respect the app's own rules (locks, load
 /// windows) as a scheduled run does.
@@ -48,6 +60,8 @@ pub struct ToolSet {
     pub tools: Vec<Arc<dyn Tool>>,
     /// The app's upstream, checked by `/health`.
     pub health: Option<HealthCheck>,
+    /// What `concierge check --live` asks of the app's systems.
+    pub live_check: Option<LiveCheck>,
     pub readings: Option<Readings>,
     pub actions: Vec<Action>,
     /// Why this app's state cannot be shared by several instances, when it cannot (files only
@@ -66,6 +80,7 @@ impl ToolSet {
             messages,
             tools,
             health: None,
+            live_check: None,
             readings: None,
             actions: Vec::new(),
             single_instance: None,
@@ -81,6 +96,12 @@ impl ToolSet {
     /// Adds the check `/health` runs for this app's upstream.
     pub fn with_health(mut self, check: HealthCheck) -> Self {
         self.health = Some(check);
+        self
+    }
+
+    /// What `concierge check --live` runs against the app's systems.
+    pub fn with_live_check(mut self, check: LiveCheck) -> Self {
+        self.live_check = Some(check);
         self
     }
 

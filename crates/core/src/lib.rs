@@ -42,7 +42,7 @@ mod schema;
 pub mod sqlite;
 mod tool;
 
-pub use app::{Action, Health, HealthCheck, Readings, ToolSet};
+pub use app::{Action, Health, HealthCheck, LiveCheck, LiveReport, Readings, ToolSet};
 pub use audit::{
     AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_document, audit_output, audit_output_of, redact,
     redact_in_place,

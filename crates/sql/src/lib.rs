@@ -23,14 +23,19 @@ mod tool;
 
 use std::sync::Arc;
 
-use concierge_core::{Health, ToolSet};
+use concierge_core::{Health, LiveReport, ToolSet};
 
 pub use engine::Database;
 pub use settings::{SqlSettings, SqlToolSettings};
 pub use tool::{SqlTool, result_schema};
 
+/// How long start-up waits for a database to describe the tools' rows: a database that is down
+/// must not hold the server back (its tools then declare rows without columns).
+const DESCRIBE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// An instance's section to its tools: every tool checked (a problem names the tool), the
-/// database opened (a SQLite file now, a server on first use).
+/// database opened (a SQLite file now, a server on first use), and each read tool's rows
+/// described by the database when it answers at once.
 pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
     let code = settings.language.as_deref().unwrap_or("en");
     let messages = concierge_core::messages::by_code(code)
@@ -39,18 +44,37 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
         return Err("declare at least one [[apps.<name>.tool]]".into());
     }
     let database = Arc::new(Database::open(settings).await?);
-    let mut tools: Vec<Arc<dyn concierge_core::Tool>> = Vec::new();
+    let mut tools: Vec<SqlTool> = Vec::new();
     for tool in &settings.tools {
-        if tools.iter().any(|t| t.spec().name == tool.name) {
+        if tools.iter().any(|t| t.name() == tool.name) {
             return Err(format!("tool `{}` is declared twice", tool.name));
         }
         let built = SqlTool::build(tool, settings, database.clone())
             .map_err(|e| format!("tool `{}`: {e}", tool.name))?;
-        tools.push(Arc::new(built));
+        tools.push(built);
     }
+    if tokio::time::timeout(DESCRIBE_WAIT, database.ping())
+        .await
+        .is_ok_and(|answered| answered.is_ok())
+    {
+        for tool in &mut tools {
+            if let Some(first) = tool.rendered_for_check().first()
+                && let Ok(Ok(columns)) =
+                    tokio::time::timeout(DESCRIBE_WAIT, database.describe(first)).await
+            {
+                tool.describe_rows(&columns);
+            }
+        }
+    }
+    let tools: Vec<Arc<SqlTool>> = tools.into_iter().map(Arc::new).collect();
     let health = database.clone();
-    Ok(
-        ToolSet::new("sql", messages, tools).with_health(Arc::new(move || {
+    let live = (database.clone(), tools.clone(), settings.read_only);
+    let served: Vec<Arc<dyn concierge_core::Tool>> = tools
+        .iter()
+        .map(|t| t.clone() as Arc<dyn concierge_core::Tool>)
+        .collect();
+    Ok(ToolSet::new("sql", messages, served)
+        .with_health(Arc::new(move || {
             let database = health.clone();
             Box::pin(async move {
                 match database.ping().await {
@@ -59,6 +83,55 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
                     Err(_) => Health::Down("the database does not answer".into()),
                 }
             })
-        })),
-    )
+        }))
+        .with_live_check(Arc::new(move || {
+            let (database, tools, read_only) = live.clone();
+            Box::pin(async move { live_check(&database, &tools, read_only).await })
+        })))
+}
+
+/// `check --live`: every statement (each fragment choice) prepared by the database, and a note
+/// when a read-only instance's role could write.
+async fn live_check(database: &Database, tools: &[Arc<SqlTool>], read_only: bool) -> LiveReport {
+    let mut report = LiveReport::default();
+    if let Err(error) = database.ping().await {
+        report
+            .problems
+            .push(format!("the database does not answer: {error}"));
+        return report;
+    }
+    for tool in tools {
+        for statement in tool.rendered_for_check() {
+            match database.describe(&statement).await {
+                Ok(columns) if !columns.is_empty() => {
+                    let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
+                    report.notes.push(format!(
+                        "tool `{}` returns {}",
+                        tool.name(),
+                        names.join(", ")
+                    ));
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    let problem = format!(
+                        "tool `{}`: the database cannot prepare its statement: {error}",
+                        tool.name()
+                    );
+                    // One line for a problem every fragment choice shares.
+                    if !report.problems.contains(&problem) {
+                        report.problems.push(problem);
+                    }
+                }
+            }
+        }
+    }
+    if read_only && database.role_could_write().await == Some(true) {
+        report.notes.push(
+            "the instance is read-only, but its database role could write: every statement \
+             still runs read-only, and a role without write grants would be a second wall"
+                .into(),
+        );
+    }
+    report.notes.dedup();
+    report
 }

@@ -47,6 +47,8 @@ pub struct SqlTool {
     database: Arc<Database>,
     bounds: Bounds,
     write: Option<Mode>,
+    /// The config declared the output schema: it wins over what the database describes.
+    declared_output: bool,
 }
 
 /// Names that would promise a model a door to any SQL. A tool is one business question.
@@ -325,11 +327,16 @@ impl SqlTool {
                 max_affected: tool.max_affected_rows,
                 returns_rows,
             }),
+            declared_output: tool.output_schema.is_some(),
         })
     }
 
     /// The statement as it runs for one fragment choice each (the defaults, else the first),
     /// for `check --live` to prepare.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
     pub fn rendered_for_check(&self) -> Vec<Rendered> {
         variants(&self.fragments)
             .into_iter()
@@ -350,6 +357,28 @@ impl SqlTool {
                 render(self.database.engine(), &self.pieces, &dummy, &choose)
             })
             .collect()
+    }
+
+    /// The tool's rows as the database describes them, when the config declares no output
+    /// schema: each column by name, typed where the engine types its values (SQLite's are as
+    /// stored, so any JSON value there).
+    pub fn describe_rows(&mut self, columns: &[(String, Value)]) {
+        if self.declared_output || self.write.is_some() {
+            return;
+        }
+        let sqlite = self.database.engine() == crate::render::Engine::Sqlite;
+        let properties: Map<String, Value> = columns
+            .iter()
+            .map(|(name, schema)| {
+                (
+                    name.clone(),
+                    if sqlite { json!({}) } else { schema.clone() },
+                )
+            })
+            .collect();
+        let names: Vec<&String> = properties.keys().collect();
+        let row = json!({"type": "object", "properties": properties, "required": names});
+        self.spec.output_schema = result_schema(row, false);
     }
 
     fn value_of(

@@ -11,6 +11,17 @@ fn apps() -> Apps {
 
 /// The problems of an instance with `tool` (a `[[apps.shop.tool]]` body) on a fixture file.
 async fn problems(tool: &str, read_only: bool) -> Vec<String> {
+    match platform(tool, read_only).await {
+        Ok(_) => Vec::new(),
+        Err(problems) => problems,
+    }
+}
+
+/// The deployment of an instance with `tool` on a fixture file, or its problems.
+async fn platform(
+    tool: &str,
+    read_only: bool,
+) -> Result<(Platform, tempfile::TempDir), Vec<String>> {
     let folder = tempfile::tempdir().unwrap();
     let script = folder.path().join("shop.sql");
     std::fs::write(
@@ -46,8 +57,8 @@ auth = {{ kind = "none" }}
     );
     let config = Config::parse(&text, &|_| None).expect("parses");
     match Platform::build(config, apps(), &|_| None).await {
-        Ok(_) => Vec::new(),
-        Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        Ok(platform) => Ok((platform, folder)),
+        Err(errors) => Err(errors.iter().map(ToString::to_string).collect()),
     }
 }
 
@@ -170,4 +181,27 @@ async fn names_must_be_plain_and_specific() {
         "generic tool",
     )
     .await;
+}
+
+#[tokio::test]
+async fn check_live_has_the_database_prepare_every_statement() {
+    let (platform, _folder) = platform(
+        r#"name = "order_list"
+description = "x"
+sql = "SELECT id, statsu FROM orders ORDER BY {sort}"
+fragments.sort = { newest = "id DESC", oldest = "id ASC" }
+input_schema.properties = { sort = { type = "string", enum = ["newest", "oldest"], default = "newest" } }"#,
+        true,
+    )
+    .await
+    .expect("the declaration itself is fine");
+    let (name, check) = &platform.live_checks[0];
+    assert_eq!(name, "shop");
+    let report = check().await;
+    assert_eq!(report.problems.len(), 1, "{report:?}");
+    assert!(
+        report.problems[0].starts_with("tool `order_list`: the database cannot prepare")
+            && report.problems[0].contains("statsu"),
+        "{report:?}"
+    );
 }

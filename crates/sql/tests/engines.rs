@@ -203,3 +203,41 @@ async fn values_are_typed_faithfully() {
         assert_eq!(answer["structuredContent"]["returned"], 1);
     }
 }
+
+#[tokio::test]
+async fn a_read_tools_rows_are_described_by_the_database() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        let deployment = instance(&config(&loaded), apps(), &[("TOKENS", TOKENS)]).await;
+        let request = http::Request::post("/mcp")
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", "Bearer token-acme")
+            .body(axum::body::Body::from(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
+            ))
+            .unwrap();
+        let (_, _, text) = concierge_testkit::send(&deployment.router, request).await;
+        let listed: Value = serde_json::from_str(&text).expect("JSON");
+        let tool = listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "order_list")
+            .expect("order_list")
+            .clone();
+        let row = &tool["outputSchema"]["properties"]["rows"]["items"];
+        assert_eq!(
+            row["required"],
+            json!(["id", "status", "total", "placed_at"]),
+            "{at}: {row}"
+        );
+        let id = &row["properties"]["id"];
+        match at {
+            // SQLite's values are as stored: any JSON value.
+            "sqlite" => assert_eq!(id, &json!({}), "{at}"),
+            _ => assert_eq!(id["type"][0], "integer", "{at}: {row}"),
+        }
+    }
+}

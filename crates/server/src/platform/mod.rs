@@ -39,6 +39,8 @@ pub struct Platform {
     pub oauth: Option<OAuthSetup>,
     /// The apps' upstream checks, by app name, for `/health`.
     pub health: Vec<(String, concierge_core::HealthCheck)>,
+    /// The apps' checks of their systems, by instance name, for `concierge check --live`.
+    pub live_checks: Vec<(String, concierge_core::LiveCheck)>,
     /// The shared stores' checks (`redis`, `postgres`), for `/health` and `concierge check`.
     pub stores: Vec<(String, concierge_core::HealthCheck)>,
     /// What the apps report about themselves, by app name, for `/metrics`.
@@ -120,6 +122,10 @@ impl Platform {
             .iter()
             .filter_map(|(name, set)| set.health.clone().map(|check| (name.clone(), check)))
             .collect();
+        let live_checks = tool_sets
+            .iter()
+            .filter_map(|(name, set)| set.live_check.clone().map(|c| (name.clone(), c)))
+            .collect();
         let readings = tool_sets
             .iter()
             .filter_map(|(name, set)| set.readings.clone().map(|r| (name.clone(), r)))
@@ -142,6 +148,7 @@ impl Platform {
             sinks,
             oauth,
             health,
+            live_checks,
             stores,
             readings,
             actions,

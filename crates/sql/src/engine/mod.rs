@@ -179,6 +179,38 @@ impl Database {
     }
 }
 
+impl Database {
+    /// Whether the instance's role could change data although the instance is read-only (the
+    /// engine still holds every statement read-only; a role that cannot write is a second wall).
+    /// `None` when the database does not say.
+    pub async fn role_could_write(&self) -> Option<bool> {
+        match self {
+            Database::Postgres(pool) => sqlx::query_scalar::<_, bool>(
+                "SELECT rolsuper OR EXISTS (SELECT 1 FROM information_schema.table_privileges \
+                 WHERE grantee = current_user AND privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')) \
+                 FROM pg_roles WHERE rolname = current_user",
+            )
+            .fetch_one(pool)
+            .await
+            .ok(),
+            Database::MySql(pool) => {
+                let grants: Vec<String> = sqlx::query_scalar("SHOW GRANTS")
+                    .fetch_all(pool)
+                    .await
+                    .ok()?;
+                Some(grants.iter().any(|grant| {
+                    let grant = grant.to_ascii_uppercase();
+                    ["ALL PRIVILEGES", "INSERT", "UPDATE", "DELETE"]
+                        .iter()
+                        .any(|word| grant.contains(word))
+                }))
+            }
+            // The connection is opened read-only; the file's permissions are the operator's.
+            Database::Sqlite(..) => None,
+        }
+    }
+}
+
 /// What differs between the engines in running a statement.
 trait Driver: SqlxDatabase {
     /// How a read transaction starts: one the engine holds read-only.
