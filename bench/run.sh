@@ -9,6 +9,8 @@
 #                           bench/results/<date>-cluster.md
 #   bench/run.sh --telemetry  metrics and traces on vs off, same run (bench/telemetry.py), table to
 #                           bench/results/<date>-telemetry.md
+#   bench/run.sh --sql      SQL tools against MCP Toolbox on one PostgreSQL (bench/sql.py), table to
+#                           bench/results/<date>-sql.md
 # Extra arguments go to bench/harness.py (e.g. --duration 5 --repeat 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,11 +18,29 @@ cd "$(dirname "$0")/.."
 smoke=false
 cluster=false
 telemetry=false
+sql=false
 for arg in "$@"; do
+  [ "$arg" = "--sql" ] && sql=true
   [ "$arg" = "--telemetry" ] && telemetry=true
   [ "$arg" = "--smoke" ] && smoke=true
   [ "$arg" = "--cluster" ] && cluster=true
 done
+
+if $sql; then
+  . scripts/postgres.sh && start_postgres
+  command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
+  cargo build --quiet --release -p concierge
+  # MCP Toolbox from PyPI (its Go binary in the wheel), pinned, into an ignored folder.
+  if [ ! -x bench/.venv-toolbox/bin/toolbox-server ]; then
+    rm -rf bench/.venv-toolbox && python3 -m venv bench/.venv-toolbox
+    bench/.venv-toolbox/bin/pip install --quiet --disable-pip-version-check toolbox-server==1.15.0
+  fi
+  args=()
+  for arg in "$@"; do [ "$arg" != "--sql" ] && args+=("$arg"); done
+  # Not exec: postgres.sh stops its server when this script exits.
+  python3 bench/sql.py --bin target/release "${args[@]}"
+  exit
+fi
 
 if $cluster; then
   # Installs PostgreSQL when missing (and names its programs; cluster.py runs its own server).

@@ -56,7 +56,21 @@ pub struct CallContext {
     /// The caller's `idempotency_key` for a write: pass it on to a backend that dedupes too, so a
     /// resend after a timeout cannot write twice there either.
     pub idempotency_key: Option<String>,
+    /// For a write the user confirmed: the digest ([`preview_digest`]) of the preview they saw,
+    /// the tool's own dry-run answer. A tool that can tell inside its own transaction whether
+    /// the change is still the one previewed (a SQL write's rows) refuses it as stale when not.
+    pub confirmed_preview: Option<String>,
     notes: std::sync::Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>>,
+}
+
+/// The digest of a write's preview, as the confirmation carries it: the same answer from the
+/// same tool has the same digest (a tool builds its answer in one order).
+pub fn preview_digest(preview: &serde_json::Value) -> String {
+    use sha2::{Digest, Sha256};
+    let text = serde_json::to_vec(preview).unwrap_or_default();
+    // Sixteen hex digits: the digest is covered by the confirmation's own MAC or seal, so it
+    // only has to tell two previews of one tool apart.
+    hex::encode(&Sha256::digest(&text)[..8])
 }
 
 impl CallContext {
@@ -66,6 +80,7 @@ impl CallContext {
             trace_id: trace_id.into(),
             dry_run: false,
             idempotency_key: None,
+            confirmed_preview: None,
             notes: Default::default(),
         }
     }

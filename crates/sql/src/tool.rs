@@ -530,9 +530,19 @@ impl Tool for SqlTool {
                 },
                 _ => Mode::Read,
             };
+            // A confirmed write commits only if it is the change previewed: the same rows.
+            let previewed = context.confirmed_preview.clone();
+            let same_change = |outcome: &Outcome| {
+                previewed.as_deref()
+                    == Some(concierge_core::preview_digest(&result_of(outcome, true)).as_str())
+            };
+            let confirmed: Option<&crate::engine::Confirmed<'_>> = match (&previewed, mode) {
+                (Some(_), Mode::Write { dry_run: false, .. }) => Some(&same_change),
+                _ => None,
+            };
             let outcome = self
                 .database
-                .run(rendered, mode, self.bounds)
+                .run(rendered, mode, self.bounds, confirmed)
                 .await
                 .map_err(tool_error)?;
             Ok(answer(outcome, &context, self.write.is_some()))
@@ -540,25 +550,28 @@ impl Tool for SqlTool {
     }
 }
 
+/// The call's answer, its figures noted for the audit line.
 fn answer(outcome: Outcome, context: &CallContext, write: bool) -> Value {
-    let Outcome {
-        rows,
-        truncated,
-        affected,
-    } = outcome;
-    context.note("returned", rows.len());
-    context.note("truncated", truncated);
+    context.note("returned", outcome.rows.len());
+    context.note("truncated", outcome.truncated);
+    if write {
+        context.note("affected_rows", outcome.affected.unwrap_or_default());
+    }
+    result_of(&outcome, write)
+}
+
+/// What a call answers for `outcome`: a dry run's preview and the write it previews answer the
+/// same for the same change.
+fn result_of(outcome: &Outcome, write: bool) -> Value {
     let mut result = json!({
-        "rows": rows,
-        "returned": rows.len(),
-        "truncated": truncated,
+        "rows": outcome.rows,
+        "returned": outcome.rows.len(),
+        "truncated": outcome.truncated,
     });
     if write {
-        let affected = affected.unwrap_or_default();
-        context.note("affected_rows", affected);
-        result["affected_rows"] = json!(affected);
+        result["affected_rows"] = json!(outcome.affected.unwrap_or_default());
     }
-    if truncated {
+    if outcome.truncated {
         result["note"] =
             json!("more rows matched than one answer holds; narrow the filter to see the rest");
     }
@@ -598,6 +611,10 @@ fn tool_error(failure: Failure) -> ToolError {
             format!(
                 "the change would affect {affected} rows, more than the {allowed} this tool allows; nothing was changed"
             ),
+        ),
+        Failure::Stale => ToolError::rejected(
+            "stale_preview",
+            "the data changed since the preview: this change would now affect other rows than the ones confirmed; nothing was changed, ask for a new preview",
         ),
         Failure::Column(detail) => ToolError::internal("unsupported_column", detail),
         Failure::Other(detail) => ToolError::internal("database_error", detail),

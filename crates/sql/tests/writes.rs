@@ -56,6 +56,16 @@ properties = {{ id = {{ type = "integer" }} }}
 required = ["id"]
 
 [[apps.shop.tool]]
+name = "order_pay"
+description = "Mark one open order paid."
+write = true
+sql = "UPDATE orders SET status = 'paid' WHERE id = :id AND customer = :customer AND status = 'open'"
+bind = {{ customer = "client" }}
+[apps.shop.tool.input_schema]
+properties = {{ id = {{ type = "integer" }} }}
+required = ["id"]
+
+[[apps.shop.tool]]
 name = "orders_close_all"
 description = "Close every open order of this customer."
 write = true
@@ -162,6 +172,79 @@ async fn a_dry_run_changes_nothing_and_a_confirmed_write_changes_one_row() {
         assert_eq!(
             preview["structuredContent"]["preview"]["affected_rows"], 0,
             "{at}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_confirmation_of_a_preview_the_data_has_since_outgrown_is_refused_as_stale() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        let folder = tempfile::tempdir().unwrap();
+        let config = config(&loaded, &folder.path().join("writes.db"));
+        let deployment = instance(&config, apps(), &[("TOKENS", TOKENS)]).await;
+        let router = &deployment.router;
+        let preview = call(
+            router,
+            "token-acme",
+            "order_cancel",
+            json!({"id": 5, "idempotency_key": "s1"}),
+        )
+        .await;
+        assert_eq!(
+            preview["structuredContent"]["preview"]["affected_rows"], 1,
+            "{at}: {preview}"
+        );
+        let token = preview["structuredContent"]["confirmToken"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Meanwhile the order is paid: the cancel would now change nothing.
+        let paid = call(
+            router,
+            "token-acme",
+            "order_pay",
+            json!({"id": 5, "idempotency_key": "p1"}),
+        )
+        .await;
+        assert_eq!(
+            paid["structuredContent"]["affected_rows"], 1,
+            "{at}: {paid}"
+        );
+        let stale = call(
+            router,
+            "token-acme",
+            "order_cancel",
+            json!({"id": 5, "idempotency_key": "s1", "confirm_token": token}),
+        )
+        .await;
+        assert_eq!(error_code(&stale), "stale_preview", "{at}: {stale}");
+        let list = call(router, "token-acme", "order_list", json!({})).await;
+        assert_eq!(status_of(&list, 5), "paid", "{at}: nothing changed");
+        // A token whose preview digest was swapped does not verify.
+        let preview = call(
+            router,
+            "token-acme",
+            "order_cancel",
+            json!({"id": 1, "idempotency_key": "s2"}),
+        )
+        .await;
+        let token = preview["structuredContent"]["confirmToken"]
+            .as_str()
+            .unwrap();
+        let (signed, _) = token.rsplit_once('.').unwrap();
+        let swapped = format!("{signed}.0000000000000000");
+        let refused = call(
+            router,
+            "token-acme",
+            "order_cancel",
+            json!({"id": 1, "idempotency_key": "s2", "confirm_token": swapped}),
+        )
+        .await;
+        assert_eq!(
+            error_code(&refused),
+            "confirm_token_invalid",
+            "{at}: {refused}"
         );
     }
 }

@@ -101,23 +101,25 @@ impl Writes {
     pub(super) async fn seal_state(
         &self,
         binding: &str,
+        preview: &str,
         says: &Messages,
     ) -> Result<String, ToolError> {
         let expires = self.clock.now().timestamp_millis() + self.confirm_ttl.as_millis() as i64;
-        Ok(self.states(says).await?.seal(binding, expires).0)
+        Ok(self.states(says).await?.seal(binding, preview, expires).0)
     }
 
     /// Opens `state` for the call `binding` names and uses it up: a state opens once, on every
     /// instance (its id is claimed in the idempotency store and recorded at once, so no owner's
-    /// death can free it again). Refused: forged or for another call, expired, used.
+    /// death can free it again). Refused: forged or for another call, expired, used. Answers
+    /// the digest of the preview the user was asked to confirm.
     pub(super) async fn redeem(
         &self,
         state: &str,
         binding: &str,
         says: &Messages,
-    ) -> Result<(), ToolError> {
+    ) -> Result<String, ToolError> {
         let now = self.clock.now();
-        let jti = self
+        let (jti, preview) = self
             .states(says)
             .await?
             .open(state, binding, now.timestamp_millis())
@@ -145,7 +147,7 @@ impl Writes {
             // after the state has expired.
             tracing::error!(%error, "request state: cannot record its use");
         }
-        Ok(())
+        Ok(preview)
     }
 }
 

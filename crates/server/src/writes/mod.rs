@@ -10,7 +10,10 @@
 //! the user's (the client's when there is no user) and the endpoint's: records are kept per
 //! endpoint and tool as the client sees them. A key that already wrote answers its result before
 //! any confirmation is asked. A confirm token is bound to the caller (client and user), the tool,
-//! the key and the arguments: one preview confirms one change.
+//! the key and the arguments: one preview confirms one change. It (and an MRTR request state)
+//! also carries the digest of the preview the user saw, handed to the tool at execution
+//! (`CallContext::confirmed_preview`): a tool that can tell in its own transaction that the
+//! change now differs (a SQL write's rows) refuses it as stale.
 //!
 //! A failed write releases its key (the error is answered to everyone waiting on that run): the
 //! caller may send it again, and a backend that dedupes on the key (Mappy's does) makes that
@@ -218,9 +221,11 @@ impl Writes {
         if safety.confirm
             && confirm_token.is_none()
             && let Some(state) = &rounds.request_state
-            && let Err(refused) = self.redeem(state, &binding, says).await
         {
-            return (Err(refused), WriteCode::Executed);
+            match self.redeem(state, &binding, says).await {
+                Ok(preview) => context.confirmed_preview = Some(preview),
+                Err(refused) => return (Err(refused), WriteCode::Executed),
+            }
         }
         let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{actor}\u{0}{key}"));
         // A key that already wrote answers its result, whatever else the call carries: a resend
@@ -263,8 +268,11 @@ impl Writes {
                         Ok(preview) => preview,
                         Err(error) => return (Err(error), WriteCode::ConfirmationRequired),
                     };
+                    // What the user sees is what they confirm: the token (or state) carries
+                    // the preview's digest, for a tool that can check it at execution.
+                    let digest = concierge_core::preview_digest(&preview);
                     if rounds.can_elicit {
-                        return match self.seal_state(&binding, says).await {
+                        return match self.seal_state(&binding, &digest, says).await {
                             Ok(state) => (
                                 Ok(confirmation::ask(name, &preview, state, says)),
                                 WriteCode::InputRequired,
@@ -275,7 +283,10 @@ impl Writes {
                     let answer = json!({
                         "confirmationRequired": true,
                         "preview": preview,
-                        CONFIRM_TOKEN_ANSWER: tokens.mint(&binding, expires),
+                        CONFIRM_TOKEN_ANSWER: format!(
+                            "{}.{digest}",
+                            tokens.mint(&format!("{binding}\u{0}{digest}"), expires)
+                        ),
                         "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
                             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                         "message": says.confirm_first,
@@ -283,7 +294,13 @@ impl Writes {
                     return (Ok(answer), WriteCode::ConfirmationRequired);
                 }
                 (Some(token), _) => {
-                    if let Err(refused) = tokens.verify(&token, &binding, now_ms) {
+                    // `ct1.<expires>.<mac>.<preview digest>`: the MAC covers the digest too.
+                    let (token, digest) = token.trim().rsplit_once('.').unwrap_or(("", ""));
+                    let verified = tokens.verify(token, &format!("{binding}\u{0}{digest}"), now_ms);
+                    if verified.is_ok() {
+                        context.confirmed_preview = Some(digest.to_string());
+                    }
+                    if let Err(refused) = verified {
                         let (code, message) = match refused {
                             Refused::Expired => {
                                 ("confirm_token_expired", says.confirm_token_expired)

@@ -36,6 +36,9 @@ struct Plain {
     exp: i64,
     /// The single-use id.
     jti: String,
+    /// The digest of the preview the user is asked to confirm.
+    #[serde(default)]
+    pv: String,
 }
 
 impl RequestStates {
@@ -50,12 +53,14 @@ impl RequestStates {
         }
     }
 
-    /// A state for `binding`, valid until `expires_ms`, and its single-use id.
-    pub fn seal(&self, binding: &str, expires_ms: i64) -> (String, String) {
+    /// A state for `binding` and the preview whose digest is `preview`, valid until
+    /// `expires_ms`, and its single-use id.
+    pub fn seal(&self, binding: &str, preview: &str, expires_ms: i64) -> (String, String) {
         let jti = uuid::Uuid::new_v4().simple().to_string();
         let plain = serde_json::to_vec(&Plain {
             exp: expires_ms,
             jti: jti.clone(),
+            pv: preview.to_string(),
         })
         .expect("a state serializes");
         let mut nonce = [0u8; NONCE_BYTES];
@@ -75,9 +80,14 @@ impl RequestStates {
         (format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes)), jti)
     }
 
-    /// The single-use id of `state` when it was sealed here for `binding` and has not expired
-    /// by `now_ms`.
-    pub fn open(&self, state: &str, binding: &str, now_ms: i64) -> Result<String, Refused> {
+    /// The single-use id of `state` and its preview's digest, when it was sealed here for
+    /// `binding` and has not expired by `now_ms`.
+    pub fn open(
+        &self,
+        state: &str,
+        binding: &str,
+        now_ms: i64,
+    ) -> Result<(String, String), Refused> {
         if state.len() > MAX_LEN {
             return Err(Refused::Invalid);
         }
@@ -102,7 +112,7 @@ impl RequestStates {
         if now_ms >= plain.exp {
             return Err(Refused::Expired);
         }
-        Ok(plain.jti)
+        Ok((plain.jti, plain.pv))
     }
 }
 
@@ -113,8 +123,11 @@ mod tests {
     #[test]
     fn a_state_opens_only_for_its_binding_until_it_expires_and_cannot_be_forged() {
         let states = RequestStates::new([7; 32]);
-        let (state, jti) = states.seal("alice|hours|abc", 1_000);
-        assert_eq!(states.open(&state, "alice|hours|abc", 999), Ok(jti));
+        let (state, jti) = states.seal("alice|hours|abc", "0f0f", 1_000);
+        assert_eq!(
+            states.open(&state, "alice|hours|abc", 999),
+            Ok((jti, "0f0f".to_string()))
+        );
         assert_eq!(
             states.open(&state, "alice|hours|abc", 1_000),
             Err(Refused::Expired)
@@ -148,14 +161,14 @@ mod tests {
             );
         }
         // Two seals of one binding differ (a fresh nonce and id each).
-        assert_ne!(states.seal("a", 1).0, states.seal("a", 1).0);
+        assert_ne!(states.seal("a", "", 1).0, states.seal("a", "", 1).0);
     }
 
     #[test]
     fn nothing_of_the_state_is_readable() {
         let states = RequestStates::new([7; 32]);
-        let (state, jti) = states.seal("alice|hours|abc", 1_000);
-        assert!(!state.contains(&jti) && !state.contains("alice"));
+        let (state, jti) = states.seal("alice|hours|abc", "0f0f", 1_000);
+        assert!(!state.contains(&jti) && !state.contains("alice") && !state.contains("0f0f"));
         let bytes = URL_SAFE_NO_PAD
             .decode(state.strip_prefix(PREFIX).unwrap())
             .unwrap();

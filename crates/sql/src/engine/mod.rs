@@ -72,6 +72,9 @@ pub enum Failure {
         affected: u64,
         allowed: u64,
     },
+    /// A confirmed write would now change something else than the preview the user confirmed;
+    /// rolled back.
+    Stale,
     /// A column of a type this kind cannot pass on faithfully.
     Column(String),
     Other(String),
@@ -126,12 +129,14 @@ impl Database {
         }
     }
 
-    /// Runs one rendered statement.
+    /// Runs one rendered statement. A write with `confirmed` commits only when it holds for
+    /// what the statement did (the change the user confirmed), inside the transaction.
     pub async fn run(
         &self,
         statement: Rendered,
         mode: Mode,
         bounds: Bounds,
+        confirmed: Option<&Confirmed<'_>>,
     ) -> Result<Outcome, Failure> {
         // The database cancels a statement at the timeout; should it not answer at all (a
         // network that swallows packets), the call still ends.
@@ -141,14 +146,14 @@ impl Database {
                 Database::Postgres(pool) => {
                     let mut connection =
                         pool.acquire().await.map_err(failure_of::<sqlx::Postgres>)?;
-                    run::<sqlx::Postgres>(&mut connection, statement, mode, bounds).await
+                    run::<sqlx::Postgres>(&mut connection, statement, mode, bounds, confirmed).await
                 }
                 Database::MySql(pool) => {
                     let mut connection = pool.acquire().await.map_err(failure_of::<sqlx::MySql>)?;
-                    run::<sqlx::MySql>(&mut connection, statement, mode, bounds).await
+                    run::<sqlx::MySql>(&mut connection, statement, mode, bounds, confirmed).await
                 }
                 Database::Sqlite(pool, read_only) => {
-                    sqlite::run(pool, *read_only, statement, mode, bounds).await
+                    sqlite::run(pool, *read_only, statement, mode, bounds, confirmed).await
                 }
             }
         };
@@ -211,6 +216,9 @@ impl Database {
     }
 }
 
+/// Whether a write's outcome is the change the user confirmed.
+pub type Confirmed<'a> = dyn Fn(&Outcome) -> bool + Sync + 'a;
+
 /// What differs between the engines in running a statement.
 trait Driver: SqlxDatabase {
     /// How a read transaction starts: one the engine holds read-only.
@@ -248,6 +256,7 @@ async fn run<DB: Driver>(
     statement: Rendered,
     mode: Mode,
     bounds: Bounds,
+    confirmed: Option<&Confirmed<'_>>,
 ) -> Result<Outcome, Failure>
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
@@ -309,6 +318,13 @@ where
             {
                 tx.rollback().await.map_err(failure_of::<DB>)?;
                 return Err(Failure::TooManyRows { affected, allowed });
+            }
+            if !dry_run
+                && let Some(confirmed) = confirmed
+                && !confirmed(&outcome)
+            {
+                tx.rollback().await.map_err(failure_of::<DB>)?;
+                return Err(Failure::Stale);
             }
             if dry_run {
                 tx.rollback().await.map_err(failure_of::<DB>)?;

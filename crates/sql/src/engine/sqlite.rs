@@ -76,6 +76,7 @@ pub(super) async fn run(
     statement: Rendered,
     mode: Mode,
     bounds: Bounds,
+    confirmed: Option<&super::Confirmed<'_>>,
 ) -> Result<Outcome, Failure> {
     let mut connection = pool.acquire().await.map_err(failure_of::<Sqlite>)?;
     let deadline = Instant::now() + bounds.timeout;
@@ -92,7 +93,7 @@ pub(super) async fn run(
             .await
             .map_err(failure_of::<Sqlite>)?;
     }
-    let outcome = super::run::<Sqlite>(&mut connection, statement, mode, bounds).await;
+    let outcome = super::run::<Sqlite>(&mut connection, statement, mode, bounds, confirmed).await;
     if guard_read {
         // Should this fail, the connection must not serve a write: close it.
         if connection.execute("PRAGMA query_only = OFF").await.is_err() {
