@@ -86,7 +86,11 @@ def median_range(values):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/release")
-    parser.add_argument("--toolbox", default="bench/.venv-toolbox/bin/toolbox-server")
+    # The Go binary the wheel ships, not the Python wrapper that starts it: the wrapper's own
+    # process would count in Toolbox's memory.
+    parser.add_argument("--toolbox", default=next(
+        (str(p.relative_to(ROOT)) for p in (ROOT / "bench/.venv-toolbox/lib").glob("python3*/site-packages/toolbox_server/bin/toolbox")),
+        "bench/.venv-toolbox/bin/toolbox-server"))
     parser.add_argument("--duration", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=7)
     options = parser.parse_args()

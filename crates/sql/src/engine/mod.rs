@@ -88,10 +88,11 @@ impl Failure {
 }
 
 /// An instance's database.
+/// An instance's database: its pool, and whether the instance is read-only (then every
+/// connection is opened read-only too).
 pub enum Database {
-    Postgres(Pool<sqlx::Postgres>),
-    MySql(Pool<sqlx::MySql>),
-    /// The pool, and whether the instance is read-only.
+    Postgres(Pool<sqlx::Postgres>, bool),
+    MySql(Pool<sqlx::MySql>, bool),
     Sqlite(Pool<sqlx::Sqlite>, bool),
 }
 
@@ -103,10 +104,12 @@ impl Database {
     pub async fn open(settings: &SqlSettings) -> Result<Self, String> {
         let url = settings.url.trim();
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return postgres::open(url, settings).map(Database::Postgres);
+            return postgres::open(url, settings)
+                .map(|pool| Database::Postgres(pool, settings.read_only));
         }
         if url.starts_with("mysql://") || url.starts_with("mariadb://") {
-            return mysql::open(url, settings).map(Database::MySql);
+            return mysql::open(url, settings)
+                .map(|pool| Database::MySql(pool, settings.read_only));
         }
         let path = url.strip_prefix("sqlite://").unwrap_or(url);
         if path.contains("://") {
@@ -123,8 +126,8 @@ impl Database {
 
     pub fn engine(&self) -> Engine {
         match self {
-            Database::Postgres(_) => Engine::Postgres,
-            Database::MySql(_) => Engine::MySql,
+            Database::Postgres(..) => Engine::Postgres,
+            Database::MySql(..) => Engine::MySql,
             Database::Sqlite(..) => Engine::Sqlite,
         }
     }
@@ -143,14 +146,18 @@ impl Database {
         let grace = bounds.timeout + Duration::from_secs(2);
         let running = async {
             match self {
-                Database::Postgres(pool) => {
+                Database::Postgres(pool, read_only) => {
                     let mut connection =
                         pool.acquire().await.map_err(failure_of::<sqlx::Postgres>)?;
-                    run::<sqlx::Postgres>(&mut connection, statement, mode, bounds, confirmed).await
+                    let held = *read_only;
+                    run::<sqlx::Postgres>(&mut connection, statement, mode, bounds, confirmed, held)
+                        .await
                 }
-                Database::MySql(pool) => {
+                Database::MySql(pool, read_only) => {
                     let mut connection = pool.acquire().await.map_err(failure_of::<sqlx::MySql>)?;
-                    run::<sqlx::MySql>(&mut connection, statement, mode, bounds, confirmed).await
+                    let held = *read_only;
+                    run::<sqlx::MySql>(&mut connection, statement, mode, bounds, confirmed, held)
+                        .await
                 }
                 Database::Sqlite(pool, read_only) => {
                     sqlite::run(pool, *read_only, statement, mode, bounds, confirmed).await
@@ -165,8 +172,8 @@ impl Database {
     /// Whether the database answers, for `/health`.
     pub async fn ping(&self) -> Result<(), String> {
         let result = match self {
-            Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
-            Database::MySql(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
+            Database::Postgres(pool, _) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
+            Database::MySql(pool, _) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
             Database::Sqlite(pool, _) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
         };
         result.map_err(|e| e.to_string())
@@ -177,8 +184,8 @@ impl Database {
     pub async fn describe(&self, statement: &Rendered) -> Result<Vec<(String, Value)>, String> {
         let sql = sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(statement.sql.clone()));
         match self {
-            Database::Postgres(pool) => postgres::describe(pool, sql, &statement.binds).await,
-            Database::MySql(pool) => mysql::describe(pool, sql).await,
+            Database::Postgres(pool, _) => postgres::describe(pool, sql, &statement.binds).await,
+            Database::MySql(pool, _) => mysql::describe(pool, sql).await,
             Database::Sqlite(pool, _) => sqlite::describe(pool, sql).await,
         }
     }
@@ -190,7 +197,7 @@ impl Database {
     /// `None` when the database does not say.
     pub async fn role_could_write(&self) -> Option<bool> {
         match self {
-            Database::Postgres(pool) => sqlx::query_scalar::<_, bool>(
+            Database::Postgres(pool, _) => sqlx::query_scalar::<_, bool>(
                 "SELECT rolsuper OR EXISTS (SELECT 1 FROM information_schema.table_privileges \
                  WHERE grantee = current_user AND privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')) \
                  FROM pg_roles WHERE rolname = current_user",
@@ -198,7 +205,7 @@ impl Database {
             .fetch_one(pool)
             .await
             .ok(),
-            Database::MySql(pool) => {
+            Database::MySql(pool, _) => {
                 let grants: Vec<String> = sqlx::query_scalar("SHOW GRANTS")
                     .fetch_all(pool)
                     .await
@@ -250,18 +257,38 @@ fn failure_of<DB: Driver>(error: sqlx::Error) -> Failure {
 }
 
 /// A statement in a transaction: rows fetched up to the bounds, a write checked and rolled back
-/// or committed.
+/// or committed. A read on a connection the engine already holds read-only (`held_read_only`)
+/// runs in the statement's own transaction.
 async fn run<DB: Driver>(
     connection: &mut <DB as SqlxDatabase>::Connection,
     statement: Rendered,
     mode: Mode,
     bounds: Bounds,
     confirmed: Option<&Confirmed<'_>>,
+    held_read_only: bool,
 ) -> Result<Outcome, Failure>
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
     <DB as SqlxDatabase>::Arguments: sqlx::IntoArguments<DB>,
 {
+    let Rendered { sql, binds } = statement;
+    if mode == Mode::Read && held_read_only {
+        // The connection itself is read-only (`default_transaction_read_only`, the session's
+        // `TRANSACTION READ ONLY`, a read-only SQLite handle): the statement's own implicit
+        // transaction is held read-only by the engine, without two more round trips.
+        let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(sql));
+        for value in binds {
+            query = DB::bind(query, value);
+        }
+        let mut rows = query.fetch(&mut *connection);
+        let mut page = Page::new(bounds);
+        while let Some(row) = rows.try_next().await.map_err(failure_of::<DB>)? {
+            if !page.add(DB::row(&row).map_err(Failure::Column)?) {
+                break;
+            }
+        }
+        return Ok(page.finish(false));
+    }
     let begin = match mode {
         Mode::Read => DB::BEGIN_READ,
         Mode::Write { .. } => DB::BEGIN_WRITE,
@@ -272,7 +299,6 @@ where
         .begin_with(sqlx::AssertSqlSafe(begin.to_string()))
         .await
         .map_err(failure_of::<DB>)?;
-    let Rendered { sql, binds } = statement;
     let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(sql));
     for value in binds {
         query = DB::bind(query, value);

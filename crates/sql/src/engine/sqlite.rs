@@ -93,7 +93,15 @@ pub(super) async fn run(
             .await
             .map_err(failure_of::<Sqlite>)?;
     }
-    let outcome = super::run::<Sqlite>(&mut connection, statement, mode, bounds, confirmed).await;
+    let outcome = super::run::<Sqlite>(
+        &mut connection,
+        statement,
+        mode,
+        bounds,
+        confirmed,
+        read_only,
+    )
+    .await;
     if guard_read {
         // Should this fail, the connection must not serve a write: close it.
         if connection.execute("PRAGMA query_only = OFF").await.is_err() {
