@@ -12,8 +12,10 @@
 //! - `render.rs`: those pieces in one engine's form, with typed values to bind
 //! - `check.rs`: what a statement may be, by the engine's own SQL grammar
 //! - `tool.rs`: a declared tool, checked, and its calls
+//! - `answer.rs`: what a call answers, and a failure in a model's terms
 //! - `engine/`: the three databases behind one run
 
+mod answer;
 pub mod check;
 mod engine;
 pub mod render;
@@ -25,9 +27,10 @@ use std::sync::Arc;
 
 use concierge_core::{Health, LiveReport, ToolSet};
 
+pub use answer::result_schema;
 pub use engine::Database;
 pub use settings::{SqlSettings, SqlToolSettings};
-pub use tool::{SqlTool, result_schema};
+pub use tool::SqlTool;
 
 /// How long start-up waits for a database to describe the tools' rows: a database that is down
 /// must not hold the server back (its tools then declare rows without columns).

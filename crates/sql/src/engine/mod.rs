@@ -235,8 +235,20 @@ trait Driver: SqlxDatabase {
         query: sqlx::query::Query<'q, Self, <Self as SqlxDatabase>::Arguments>,
         value: Bind,
     ) -> sqlx::query::Query<'q, Self, <Self as SqlxDatabase>::Arguments>;
+    /// One column's value as JSON, as faithfully as the engine types it.
+    fn value(row: &Self::Row, index: usize) -> Result<Value, String>;
     /// One row as a JSON object, columns in the statement's order.
-    fn row(row: &Self::Row) -> Result<Map<String, Value>, String>;
+    fn row(row: &Self::Row) -> Result<Map<String, Value>, String> {
+        use sqlx::{Column, Row};
+        let mut object = Map::with_capacity(row.columns().len());
+        for column in row.columns() {
+            object.insert(
+                column.name().to_string(),
+                Self::value(row, column.ordinal())?,
+            );
+        }
+        Ok(object)
+    }
     fn affected(result: &Self::QueryResult) -> u64;
     /// A database error in the terms of [`Failure`].
     fn failure(error: &dyn sqlx::error::DatabaseError) -> Failure;

@@ -2,7 +2,7 @@
 //! statement timeout set on every connection as it opens (`max_statement_time` on MariaDB,
 //! `max_execution_time` on MySQL, which bounds its SELECTs).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::error::DatabaseError;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions, MySqlRow};
 use sqlx::{Column, Executor, MySql, Pool, Row, TypeInfo, ValueRef};
@@ -73,12 +73,8 @@ impl Driver for MySql {
         }
     }
 
-    fn row(row: &MySqlRow) -> Result<Map<String, Value>, String> {
-        let mut object = Map::with_capacity(row.columns().len());
-        for column in row.columns() {
-            object.insert(column.name().to_string(), value(row, column.ordinal())?);
-        }
-        Ok(object)
+    fn value(row: &MySqlRow, index: usize) -> Result<Value, String> {
+        value(row, index)
     }
 
     fn affected(result: &sqlx::mysql::MySqlQueryResult) -> u64 {

@@ -1,7 +1,7 @@
 //! PostgreSQL: `$n` parameters, arrays bound whole, `BEGIN READ ONLY`, the statement timeout
 //! set on every connection at start-up (so it costs no round trip a call).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::error::DatabaseError;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow, PgTypeKind};
 use sqlx::{Column, Pool, Postgres, Row, TypeInfo, ValueRef};
@@ -73,13 +73,8 @@ impl Driver for Postgres {
         }
     }
 
-    fn row(row: &PgRow) -> Result<Map<String, Value>, String> {
-        let mut object = Map::with_capacity(row.columns().len());
-        for column in row.columns() {
-            let value = value(row, column.ordinal())?;
-            object.insert(column.name().to_string(), value);
-        }
-        Ok(object)
+    fn value(row: &PgRow, index: usize) -> Result<Value, String> {
+        value(row, index)
     }
 
     fn affected(result: &sqlx::postgres::PgQueryResult) -> u64 {

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::error::DatabaseError;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
 use sqlx::{Column, Executor, Pool, Row, Sqlite, TypeInfo, ValueRef};
@@ -137,12 +137,8 @@ impl Driver for Sqlite {
         }
     }
 
-    fn row(row: &SqliteRow) -> Result<Map<String, Value>, String> {
-        let mut object = Map::with_capacity(row.columns().len());
-        for column in row.columns() {
-            object.insert(column.name().to_string(), value(row, column.ordinal())?);
-        }
-        Ok(object)
+    fn value(row: &SqliteRow, index: usize) -> Result<Value, String> {
+        value(row, index)
     }
 
     fn affected(result: &sqlx::sqlite::SqliteQueryResult) -> u64 {

@@ -1,0 +1,104 @@
+//! What a SQL tool answers: its result's schema, the result of an outcome (the same for a dry
+//! run's preview and the write it previews), and a database's failure in words a model can act
+//! on, without the database's own text.
+
+use concierge_core::{CallContext, ToolError};
+use serde_json::{Map, Value, json};
+
+use crate::engine::{Failure, Outcome};
+
+/// The JSON Schema of every result: the rows (each as `row` says), how many, whether more
+/// matched, and for a write the rows it changed.
+pub fn result_schema(row: Value, write: bool) -> Map<String, Value> {
+    let mut properties = json!({
+        "rows": {"type": "array", "items": row},
+        "returned": {"type": "integer", "minimum": 0},
+        "truncated": {"type": "boolean", "description": "more rows matched than were returned: narrow the filter"},
+        "note": {"type": "string"}
+    });
+    if write {
+        properties["affected_rows"] = json!({"type": "integer", "minimum": 0});
+    }
+    // A write's answer may also be the platform's confirmation preview or a dry run's, which
+    // carry these fields inside `preview` or beside others: a write requires none of them.
+    let required = if write {
+        json!([])
+    } else {
+        json!(["rows", "returned", "truncated"])
+    };
+    match json!({"type": "object", "properties": properties, "required": required}) {
+        Value::Object(schema) => schema,
+        _ => Map::new(),
+    }
+}
+
+/// The call's answer, its figures noted for the audit line.
+pub(crate) fn answer(outcome: Outcome, context: &CallContext, write: bool) -> Value {
+    context.note("returned", outcome.rows.len());
+    context.note("truncated", outcome.truncated);
+    if write {
+        context.note("affected_rows", outcome.affected.unwrap_or_default());
+    }
+    result_of(&outcome, write)
+}
+
+/// What a call answers for `outcome`: a dry run's preview and the write it previews answer the
+/// same for the same change.
+pub(crate) fn result_of(outcome: &Outcome, write: bool) -> Value {
+    let mut result = json!({
+        "rows": outcome.rows,
+        "returned": outcome.rows.len(),
+        "truncated": outcome.truncated,
+    });
+    if write {
+        result["affected_rows"] = json!(outcome.affected.unwrap_or_default());
+    }
+    if outcome.truncated {
+        result["note"] =
+            json!("more rows matched than one answer holds; narrow the filter to see the rest");
+    }
+    result
+}
+
+/// A failure as the model may see it: what happened and what to do, never the database's
+/// text (which names tables, columns and values); that goes to the log.
+pub(crate) fn tool_error(failure: Failure) -> ToolError {
+    match failure {
+        Failure::Timeout => ToolError::internal("timeout", "statement timeout")
+            .with_message("the query took too long and was stopped; try again, or narrow the filter"),
+        Failure::Unavailable(detail) => ToolError::internal("database_unavailable", detail)
+            .with_message("the database cannot be reached right now; try again later"),
+        Failure::Conflict(detail) => ToolError::rejected(
+            "conflict",
+            "a record with this value already exists; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::Reference(detail) => ToolError::rejected(
+            "reference_missing",
+            "the change refers to a record that does not exist, or removes one that others still refer to; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::Constraint(detail) => ToolError::rejected(
+            "constraint_failed",
+            "a value is missing or not allowed by the database's rules; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::ReadOnly(detail) => ToolError::rejected(
+            "read_only",
+            "this tool may only read, and the database refused a change; nothing was changed",
+        )
+        .with_detail(detail),
+        Failure::TooManyRows { affected, allowed } => ToolError::rejected(
+            "too_many_rows",
+            format!(
+                "the change would affect {affected} rows, more than the {allowed} this tool allows; nothing was changed"
+            ),
+        ),
+        Failure::Stale => ToolError::rejected(
+            "stale_preview",
+            "the data changed since the preview: this change would now affect other rows than the ones confirmed; nothing was changed, ask for a new preview",
+        ),
+        Failure::Column(detail) => ToolError::internal("unsupported_column", detail),
+        Failure::Other(detail) => ToolError::internal("database_error", detail),
+    }
+}
