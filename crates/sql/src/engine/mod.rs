@@ -402,14 +402,19 @@ impl Page {
         if self.truncated {
             return false;
         }
-        let size = serde_json::to_string(&row).map_or(usize::MAX, |text| text.len() + 1);
-        if self.rows.len() >= self.bounds.max_rows
-            || self.bytes.saturating_add(size) > self.bounds.max_bytes
-        {
+        // The row bound first: a row past it is not even measured.
+        if self.rows.len() >= self.bounds.max_rows {
             self.truncated = true;
             return false;
         }
-        self.bytes += size;
+        let bytes = self
+            .bytes
+            .saturating_add(json_length(&row).saturating_add(1));
+        if bytes > self.bounds.max_bytes {
+            self.truncated = true;
+            return false;
+        }
+        self.bytes = bytes;
         self.rows.push(row);
         true
     }
@@ -421,6 +426,25 @@ impl Page {
             rows: self.rows,
             truncated: self.truncated,
         }
+    }
+}
+
+/// How many bytes `row` takes as JSON, counted as it is written out, without keeping the text.
+fn json_length(row: &Map<String, Value>) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, row) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
     }
 }
 
