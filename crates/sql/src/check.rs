@@ -19,14 +19,31 @@ pub enum Effect {
     Deletes,
 }
 
-/// The rules for one rendering of a tool's statement (every fragment choice is checked).
-pub fn statement(sql: &str, engine: Engine, write: bool) -> Result<Effect, String> {
-    let dialect: Box<dyn Dialect> = match engine {
+/// Whether a write hands rows back (`RETURNING`, as the parser reads it: not a word in a
+/// string), so they are fetched and counted as the rows it changed.
+pub fn returns_rows(sql: &str, engine: Engine) -> bool {
+    let Ok(statements) = Parser::parse_sql(dialect(engine).as_ref(), sql) else {
+        return false;
+    };
+    statements.iter().any(|statement| match statement {
+        Statement::Insert(insert) => insert.returning.is_some(),
+        Statement::Update(update) => update.returning.is_some(),
+        Statement::Delete(delete) => delete.returning.is_some(),
+        _ => false,
+    })
+}
+
+fn dialect(engine: Engine) -> Box<dyn Dialect> {
+    match engine {
         Engine::Postgres => Box::new(PostgreSqlDialect {}),
         Engine::MySql => Box::new(MySqlDialect {}),
         Engine::Sqlite => Box::new(SQLiteDialect {}),
-    };
-    let statements = Parser::parse_sql(dialect.as_ref(), sql)
+    }
+}
+
+/// The rules for one rendering of a tool's statement (every fragment choice is checked).
+pub fn statement(sql: &str, engine: Engine, write: bool) -> Result<Effect, String> {
+    let statements = Parser::parse_sql(dialect(engine).as_ref(), sql)
         .map_err(|e| format!("the statement does not parse: {e}"))?;
     let [statement] = statements.as_slice() else {
         return Err(format!(
@@ -145,6 +162,17 @@ mod tests {
                 Ok(Effect::Inserts)
             );
         }
+        let pg = Engine::Postgres;
+        assert!(returns_rows("DELETE FROM t WHERE id = 1 RETURNING id", pg));
+        // A word in a string or a column's name is not the clause.
+        assert!(!returns_rows(
+            "UPDATE t SET note = 'returning' WHERE id = 1",
+            pg
+        ));
+        assert!(!returns_rows(
+            "UPDATE t SET returning_customer = 1 WHERE id = 1",
+            pg
+        ));
     }
 
     #[test]

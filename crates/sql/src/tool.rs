@@ -271,7 +271,12 @@ impl SqlTool {
             effect = Some(found);
         }
         let effect = effect.unwrap_or(Effect::Reads);
-        let returns_rows = tool.write && statement_returns_rows(&tool.sql);
+        let returns_rows = tool.write
+            && variants(&fragments).iter().all(|variant| {
+                let dummy = |_: &str| (Value::Null, Kind::Text);
+                let choose = |name: &str| variant.get(name).map_or("", String::as_str);
+                check::returns_rows(&render(engine, &pieces, &dummy, &choose).sql, engine)
+            });
 
         let annotations = if tool.write {
             Annotations {
@@ -444,13 +449,6 @@ fn variants(
     all
 }
 
-/// Whether a write statement hands rows back (`RETURNING`), so a dry run can show them.
-fn statement_returns_rows(sql: &str) -> bool {
-    sql.to_ascii_lowercase()
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .any(|word| word == "returning")
-}
-
 impl Tool for SqlTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
@@ -540,15 +538,5 @@ mod tests {
         for bad in ["Order", "order-list", "1x", ""] {
             assert!(!is_tool_name(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn returning_is_found_as_a_word() {
-        assert!(statement_returns_rows(
-            "DELETE FROM t WHERE id = :id RETURNING id"
-        ));
-        assert!(!statement_returns_rows(
-            "UPDATE t SET returning_customer = 1 WHERE id = :id"
-        ));
     }
 }

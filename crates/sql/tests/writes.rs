@@ -66,6 +66,16 @@ properties = {{ id = {{ type = "integer" }} }}
 required = ["id"]
 
 [[apps.shop.tool]]
+name = "order_remove"
+description = "Remove one order, answering what was removed."
+write = true
+sql = "DELETE FROM orders WHERE id = :id AND customer = :customer RETURNING id, status"
+bind = {{ customer = "client" }}
+[apps.shop.tool.input_schema]
+properties = {{ id = {{ type = "integer" }} }}
+required = ["id"]
+
+[[apps.shop.tool]]
 name = "orders_close_all"
 description = "Close every open order of this customer."
 write = true
@@ -246,6 +256,46 @@ async fn a_confirmation_of_a_preview_the_data_has_since_outgrown_is_refused_as_s
             "confirm_token_invalid",
             "{at}: {refused}"
         );
+    }
+}
+
+#[tokio::test]
+async fn a_dry_run_of_a_write_with_returning_shows_the_rows_it_would_change() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        let folder = tempfile::tempdir().unwrap();
+        let config = config(&loaded, &folder.path().join("writes.db"));
+        let deployment = instance(&config, apps(), &[("TOKENS", TOKENS)]).await;
+        let router = &deployment.router;
+        let dry = call(
+            router,
+            "token-acme",
+            "order_remove",
+            json!({"id": 2, "idempotency_key": "r1", "dry_run": true}),
+        )
+        .await;
+        let result = &dry["structuredContent"];
+        assert_eq!(result["affected_rows"], 1, "{at}: {dry}");
+        assert_eq!(
+            result["rows"],
+            json!([{"id": 2, "status": "paid"}]),
+            "{at}: {dry}"
+        );
+        let list = call(router, "token-acme", "order_list", json!({})).await;
+        assert_eq!(status_of(&list, 2), "paid", "{at}: still there");
+        let done = call(
+            router,
+            "token-acme",
+            "order_remove",
+            json!({"id": 2, "idempotency_key": "r2"}),
+        )
+        .await;
+        assert_eq!(
+            done["structuredContent"]["affected_rows"], 1,
+            "{at}: {done}"
+        );
+        let list = call(router, "token-acme", "order_list", json!({})).await;
+        assert_eq!(status_of(&list, 2), "", "{at}: removed");
     }
 }
 
