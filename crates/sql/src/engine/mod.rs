@@ -1,6 +1,7 @@
-//! The three engines behind one door: a pool, a statement in a transaction of the right kind,
-//! rows fetched only as far as the bounds allow, and a database's failure read into what a
-//! model can act on.
+//! The three engines behind one door: a pool, a statement in a transaction of the right kind
+//! (a read on a read-only instance in its own, which the connection holds read-only), rows
+//! fetched only as far as the bounds allow, and a database's failure read into what a model can
+//! act on.
 //!
 //! One generic run ([`run`]) serves all three; each engine module says only what differs: how
 //! a value is bound, how a row becomes JSON, how a transaction starts and what its error codes
