@@ -19,18 +19,13 @@ pub enum Effect {
     Deletes,
 }
 
-/// Whether a write hands rows back (`RETURNING`, as the parser reads it: not a word in a
-/// string), so they are fetched and counted as the rows it changed.
-pub fn returns_rows(sql: &str, engine: Engine) -> bool {
-    let Ok(statements) = Parser::parse_sql(dialect(engine).as_ref(), sql) else {
-        return false;
-    };
-    statements.iter().any(|statement| match statement {
-        Statement::Insert(insert) => insert.returning.is_some(),
-        Statement::Update(update) => update.returning.is_some(),
-        Statement::Delete(delete) => delete.returning.is_some(),
-        _ => false,
-    })
+/// A statement that passed, as the parser read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    pub effect: Effect,
+    /// A write hands rows back (`RETURNING`, the clause, not a word in a string): they are
+    /// fetched and counted as the rows it changed.
+    pub returns_rows: bool,
 }
 
 fn dialect(engine: Engine) -> Box<dyn Dialect> {
@@ -42,7 +37,7 @@ fn dialect(engine: Engine) -> Box<dyn Dialect> {
 }
 
 /// The rules for one rendering of a tool's statement (every fragment choice is checked).
-pub fn statement(sql: &str, engine: Engine, write: bool) -> Result<Effect, String> {
+pub fn statement(sql: &str, engine: Engine, write: bool) -> Result<Checked, String> {
     let statements = Parser::parse_sql(dialect(engine).as_ref(), sql)
         .map_err(|e| format!("the statement does not parse: {e}"))?;
     let [statement] = statements.as_slice() else {
@@ -84,12 +79,22 @@ pub fn statement(sql: &str, engine: Engine, write: bool) -> Result<Effect, Strin
             ));
         }
     };
+    let returns_rows = match statement {
+        Statement::Insert(insert) => insert.returning.is_some(),
+        Statement::Update(update) => update.returning.is_some(),
+        Statement::Delete(delete) => delete.returning.is_some(),
+        _ => false,
+    };
+    let checked = Checked {
+        effect,
+        returns_rows,
+    };
     match (effect, write) {
         (Effect::Reads, true) => Err(
             "a write tool runs an INSERT, UPDATE or DELETE; a SELECT is a read tool (drop `write`)"
                 .into(),
         ),
-        (Effect::Reads, false) | (_, true) => Ok(effect),
+        (Effect::Reads, false) | (_, true) => Ok(checked),
         (_, false) => Err(
             "this statement changes data: declare the tool `write = true` (on an instance with \
              `read_only = false`)"
@@ -146,7 +151,8 @@ mod tests {
                     &format!("SELECT id FROM orders WHERE customer = {p}"),
                     engine,
                     false
-                ),
+                )
+                .map(|c| c.effect),
                 Ok(Effect::Reads)
             );
             assert_eq!(
@@ -154,24 +160,23 @@ mod tests {
                     &format!("UPDATE orders SET status = 'x' WHERE id = {p}"),
                     engine,
                     true
-                ),
+                )
+                .map(|c| c.effect),
                 Ok(Effect::Updates)
             );
             assert_eq!(
-                statement("INSERT INTO t (a) VALUES (1)", engine, true),
+                statement("INSERT INTO t (a) VALUES (1)", engine, true).map(|c| c.effect),
                 Ok(Effect::Inserts)
             );
         }
-        let pg = Engine::Postgres;
-        assert!(returns_rows("DELETE FROM t WHERE id = 1 RETURNING id", pg));
+        let returns_rows = |sql: &str| statement(sql, Engine::Postgres, true).unwrap().returns_rows;
+        assert!(returns_rows("DELETE FROM t WHERE id = 1 RETURNING id"));
         // A word in a string or a column's name is not the clause.
         assert!(!returns_rows(
-            "UPDATE t SET note = 'returning' WHERE id = 1",
-            pg
+            "UPDATE t SET note = 'returning' WHERE id = 1"
         ));
         assert!(!returns_rows(
-            "UPDATE t SET returning_customer = 1 WHERE id = 1",
-            pg
+            "UPDATE t SET returning_customer = 1 WHERE id = 1"
         ));
     }
 

@@ -253,30 +253,14 @@ impl SqlTool {
         }
 
         // Every rendering the fragments allow, through the engine's parser.
-        let mut effect = None;
-        for variant in variants(&fragments) {
-            let dummy = |name: &str| {
-                let parameter = parameters.iter().find(|p| p.name == name);
-                let kind = parameter.map_or(Kind::Text, |p| p.kind);
-                let value = match kind {
-                    Kind::Array(_) => json!([1]),
-                    _ => Value::Null,
-                };
-                (value, kind)
-            };
-            let choose = |name: &str| variant.get(name).map_or("", String::as_str);
-            let rendered = render(engine, &pieces, &dummy, &choose);
-            let found = check::statement(&rendered.sql, engine, tool.write)
+        let mut effect = Effect::Reads;
+        let mut returns_rows = tool.write;
+        for rendered in renderings(engine, &pieces, &parameters, &fragments) {
+            let checked = check::statement(&rendered.sql, engine, tool.write)
                 .map_err(|e| format!("sql: {e}"))?;
-            effect = Some(found);
+            effect = checked.effect;
+            returns_rows &= checked.returns_rows;
         }
-        let effect = effect.unwrap_or(Effect::Reads);
-        let returns_rows = tool.write
-            && variants(&fragments).iter().all(|variant| {
-                let dummy = |_: &str| (Value::Null, Kind::Text);
-                let choose = |name: &str| variant.get(name).map_or("", String::as_str);
-                check::returns_rows(&render(engine, &pieces, &dummy, &choose).sql, engine)
-            });
 
         let annotations = if tool.write {
             Annotations {
@@ -337,32 +321,18 @@ impl SqlTool {
         })
     }
 
-    /// The statement as it runs for one fragment choice each (the defaults, else the first),
-    /// for `check --live` to prepare.
     pub fn name(&self) -> &str {
         &self.spec.name
     }
 
+    /// The statement as it runs for each fragment choice, for `check --live` to prepare.
     pub fn rendered_for_check(&self) -> Vec<Rendered> {
-        variants(&self.fragments)
-            .into_iter()
-            .map(|variant| {
-                let dummy = |name: &str| {
-                    let kind = self
-                        .parameters
-                        .iter()
-                        .find(|p| p.name == name)
-                        .map_or(Kind::Text, |p| p.kind);
-                    let value = match kind {
-                        Kind::Array(_) => json!([1]),
-                        _ => Value::Null,
-                    };
-                    (value, kind)
-                };
-                let choose = |name: &str| variant.get(name).map_or("", String::as_str);
-                render(self.database.engine(), &self.pieces, &dummy, &choose)
-            })
-            .collect()
+        renderings(
+            self.database.engine(),
+            &self.pieces,
+            &self.parameters,
+            &self.fragments,
+        )
     }
 
     /// The tool's rows as the database describes them, when the config declares no output
@@ -417,6 +387,35 @@ impl SqlTool {
             }
         })
     }
+}
+
+/// The statement written out for every fragment choice ([`variants`]), with stand-in values
+/// (NULL, a one-element array) of each parameter's kind: what `check` parses and `check --live`
+/// has the database prepare.
+fn renderings(
+    engine: crate::render::Engine,
+    pieces: &[Piece],
+    parameters: &[Parameter],
+    fragments: &BTreeMap<String, (BTreeMap<String, String>, Option<String>)>,
+) -> Vec<Rendered> {
+    let stand_in = |name: &str| {
+        let kind = parameters
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(Kind::Text, |p| p.kind);
+        let value = match kind {
+            Kind::Array(_) => json!([1]),
+            _ => Value::Null,
+        };
+        (value, kind)
+    };
+    variants(fragments)
+        .iter()
+        .map(|variant| {
+            let choose = |name: &str| variant.get(name).map_or("", String::as_str);
+            render(engine, pieces, &stand_in, &choose)
+        })
+        .collect()
 }
 
 /// Every choice of each fragment, the others at their default (or first) choice: each
