@@ -285,7 +285,7 @@ impl Writes {
                         "preview": preview,
                         CONFIRM_TOKEN_ANSWER: format!(
                             "{}.{digest}",
-                            tokens.mint(&format!("{binding}\u{0}{digest}"), expires)
+                            tokens.mint(&with_preview(&binding, &digest), expires)
                         ),
                         "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
                             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
@@ -296,7 +296,7 @@ impl Writes {
                 (Some(token), _) => {
                     // `ct1.<expires>.<mac>.<preview digest>`: the MAC covers the digest too.
                     let (token, digest) = token.trim().rsplit_once('.').unwrap_or(("", ""));
-                    let verified = tokens.verify(token, &format!("{binding}\u{0}{digest}"), now_ms);
+                    let verified = tokens.verify(token, &with_preview(&binding, digest), now_ms);
                     if verified.is_ok() {
                         context.confirmed_preview = Some(digest.to_string());
                     }
@@ -540,6 +540,12 @@ fn canonical_json(value: &Value, out: &mut String) {
         }
         other => out.push_str(&other.to_string()),
     }
+}
+
+/// What a confirm token's MAC covers: the call's binding and the digest of the preview it
+/// confirms (minted and verified alike through this one function).
+fn with_preview(binding: &str, digest: &str) -> String {
+    format!("{binding}\u{0}{digest}")
 }
 
 fn hex_sha256(text: &str) -> String {
