@@ -10,18 +10,18 @@
 //! once, PostgreSQL makes the second wait for the first and then refuses it, and the second
 //! answers with the first one's batch.
 //!
-//! The queries are the same text on both databases (`$1`-style parameters, which SQLite reads as
-//! well); [`intake_queries!`] compiles them once per database.
+//! The queries are written once, for both databases, the platform's way
+//! ([`concierge_core::store`]).
 
 use std::path::Path;
-use std::sync::Arc;
 
-use concierge_core::postgres::{Migrated, Schema, SharedDatabase};
+use concierge_core::StoreUnavailable;
+use concierge_core::postgres::Schema;
 use concierge_core::sqlite::SqliteFile;
+use concierge_core::store::StoreDatabase;
+use concierge_core::{on_store, store_queries};
 use serde_json::{Map, Value, json};
 use sqlx::Row;
-use sqlx::postgres::PgPool;
-use sqlx::sqlite::SqlitePool;
 
 use crate::adapter::{Form, Submission};
 use crate::rules::{Verdict, judge_event, judge_item, judge_notice};
@@ -90,6 +90,12 @@ pub enum IntakeError {
     Storage(String),
 }
 
+impl From<StoreUnavailable> for IntakeError {
+    fn from(error: StoreUnavailable) -> Self {
+        Self::Storage(error.0)
+    }
+}
+
 /// The same tables in PostgreSQL, with identity columns where SQLite has its rowid.
 static POSTGRES_SCHEMA: Schema = Schema {
     table: "concierge_intake_migrations",
@@ -100,13 +106,8 @@ static POSTGRES_SCHEMA: Schema = Schema {
     )],
 };
 
-enum Database {
-    Sqlite(SqlitePool),
-    Postgres(Migrated),
-}
-
 pub struct IntakeService {
-    database: Database,
+    database: StoreDatabase,
     hotel_id: String,
 }
 
@@ -116,15 +117,14 @@ impl IntakeService {
     /// migrated) on the first submission, so an instance starts while its database is down.
     pub async fn open(target: &str, hotel_id: String) -> Result<Self, String> {
         let database = if concierge_core::postgres::is_url(target) {
-            let shared = SharedDatabase::new(target)?;
-            Database::Postgres(Migrated::new(Arc::new(shared), &POSTGRES_SCHEMA))
+            StoreDatabase::postgres_url(target, &POSTGRES_SCHEMA)?
         } else {
             let pool = SqliteFile::new(Path::new(target))
                 .foreign_keys()
                 .open(&[SQLITE_SCHEMA])
                 .await
                 .map_err(|e| e.to_string())?;
-            Database::Sqlite(pool)
+            StoreDatabase::Sqlite(pool)
         };
         Ok(Self { database, hotel_id })
     }
@@ -134,230 +134,215 @@ impl IntakeService {
         let Some(external_id) = submission.source_message_id.as_deref() else {
             return Err(IntakeError::MissingSourceMessageId);
         };
-        match &self.database {
-            Database::Sqlite(pool) => {
-                on_sqlite::accept(pool, &self.hotel_id, external_id, submission).await
-            }
-            Database::Postgres(database) => {
-                let pool = (database.pool().await).map_err(|e| IntakeError::Storage(e.0))?;
-                on_postgres::accept(pool, &self.hotel_id, external_id, submission).await
-            }
-        }
+        on_store!(
+            &self.database,
+            queries::accept(&self.hotel_id, external_id, submission)
+        )
     }
 }
 
-/// `accept` and its queries for one database: `$db` the sqlx database, `$pool` its pool,
-/// `$begin` how a write transaction starts on it.
-macro_rules! intake_queries {
-    ($module:ident, $db:ty, $pool:ty, |$p:ident| $begin:expr) => {
-        mod $module {
-            use super::*;
-            use sqlx::Transaction;
-
-            pub(super) async fn accept(
-                $p: &$pool,
-                hotel_id: &str,
-                external_id: &str,
-                submission: &Submission,
-            ) -> Result<Accepted, IntakeError> {
-                let storage = |e: sqlx::Error| IntakeError::Storage(e.to_string());
-                let mut tx = $begin.await.map_err(storage)?;
-                if let Some(existing) = existing_batch(&mut tx, external_id)
-                    .await
-                    .map_err(storage)?
-                {
+store_queries! {
+    /// `accept` and its queries.
+    mod queries {
+        pub async fn accept(
+            pool: &Pool,
+            hotel_id: &str,
+            external_id: &str,
+            submission: &Submission,
+        ) -> Result<Accepted, IntakeError> {
+            let storage = |e: sqlx::Error| IntakeError::Storage(e.to_string());
+            let mut tx = begin_write(pool).await.map_err(storage)?;
+            if let Some(existing) = existing_batch(&mut tx, external_id)
+                .await
+                .map_err(storage)?
+            {
+                tx.rollback().await.map_err(storage)?;
+                return Ok(existing);
+            }
+            match record(&mut tx, hotel_id, external_id, submission).await {
+                Ok(accepted) => {
+                    tx.commit().await.map_err(storage)?;
+                    Ok(accepted)
+                }
+                // Another process got there between our check and our insert: answer with
+                // its batch.
+                Err(e) if is_unique_violation(&e) => {
                     tx.rollback().await.map_err(storage)?;
-                    return Ok(existing);
+                    let mut tx = pool.begin().await.map_err(storage)?;
+                    existing_batch(&mut tx, external_id)
+                        .await
+                        .map_err(storage)?
+                        .ok_or_else(|| {
+                            IntakeError::Storage("unique violation without a batch".into())
+                        })
                 }
-                match record(&mut tx, hotel_id, external_id, submission).await {
-                    Ok(accepted) => {
-                        tx.commit().await.map_err(storage)?;
-                        Ok(accepted)
-                    }
-                    // Another process got there between our check and our insert: answer with
-                    // its batch.
-                    Err(e) if is_unique_violation(&e) => {
-                        tx.rollback().await.map_err(storage)?;
-                        let mut tx = $p.begin().await.map_err(storage)?;
-                        existing_batch(&mut tx, external_id)
-                            .await
-                            .map_err(storage)?
-                            .ok_or_else(|| {
-                                IntakeError::Storage("unique violation without a batch".into())
-                            })
-                    }
-                    Err(e) => Err(storage(e)),
-                }
-            }
-
-            async fn record(
-                tx: &mut Transaction<'_, $db>,
-                hotel_id: &str,
-                external_id: &str,
-                submission: &Submission,
-            ) -> Result<Accepted, sqlx::Error> {
-                let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-                let message = submission.source_message.clone().unwrap_or_default();
-                let text = |key: &str| message.get(key).and_then(Value::as_str).map(String::from);
-                let inbox_id: i64 = sqlx::query(
-                    "INSERT INTO platform_source_message_inbox (external_message_id, hotel_id, subject, sender, received_at, source_channel, message_json, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                )
-                .bind(external_id)
-                .bind(hotel_id)
-                .bind(text("subject"))
-                .bind(text("from"))
-                .bind(text("received_at"))
-                .bind(text("source_channel"))
-                .bind(Value::Object(message.clone()).to_string())
-                .bind(&now)
-                .fetch_one(&mut **tx)
-                .await?
-                .get(0);
-                let batch_id: i64 = sqlx::query(
-                    "INSERT INTO reservation_ai_batch (source_message_inbox_id, payload_form, accepted_count, contract_error_count, root_json, created_at) \
-                     VALUES ($1, $2, 0, 0, $3, $4) RETURNING id",
-                )
-                .bind(inbox_id)
-                .bind(submission.form.name())
-                .bind(Value::Object(submission.root.clone()).to_string())
-                .bind(&now)
-                .fetch_one(&mut **tx)
-                .await?
-                .get(0);
-
-                let mut task_ids = Vec::new();
-                let mut contract_errors = Vec::new();
-                for (position, event) in submission.events.iter().enumerate() {
-                    let index = event
-                        .get("source_event_index")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(position as i64 + 1);
-                    let payload = transition_payload(event);
-                    match verdict(submission.form, event) {
-                        Verdict::Task {
-                            catalog_code,
-                            skill_id,
-                            task_type,
-                            result_type,
-                            status,
-                        } => {
-                            let task_id: i64 = sqlx::query(
-                                "INSERT INTO reservation_ai_task (batch_id, source_event_index, catalog_code, skill_id, task_type, result_type, status, created_at) \
-                                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                            )
-                            .bind(batch_id)
-                            .bind(index)
-                            .bind(&catalog_code)
-                            .bind(&skill_id)
-                            .bind(&task_type)
-                            .bind(&result_type)
-                            .bind(status)
-                            .bind(&now)
-                            .fetch_one(&mut **tx)
-                            .await?
-                            .get(0);
-                            let row = Transition::accepted(batch_id, task_id, index);
-                            insert_transition(tx, row, &payload, &now).await?;
-                            task_ids.push(task_id);
-                        }
-                        Verdict::ContractError { code, message } => {
-                            let row = Transition::contract_error(batch_id, index, code, &message);
-                            insert_transition(tx, row, &payload, &now).await?;
-                            contract_errors.push(
-                                json!({"source_event_index": index, "code": code, "message": message}),
-                            );
-                        }
-                    }
-                }
-                sqlx::query(
-                    "UPDATE reservation_ai_batch SET accepted_count = $1, contract_error_count = $2 WHERE id = $3",
-                )
-                .bind(task_ids.len() as i64)
-                .bind(contract_errors.len() as i64)
-                .bind(batch_id)
-                .execute(&mut **tx)
-                .await?;
-                Ok(Accepted {
-                    batch_id,
-                    accepted_count: task_ids.len() as i64,
-                    task_ids,
-                    contract_errors,
-                    duplicate: false,
-                })
-            }
-
-            async fn insert_transition(
-                tx: &mut Transaction<'_, $db>,
-                row: Transition<'_>,
-                payload: &str,
-                now: &str,
-            ) -> Result<(), sqlx::Error> {
-                sqlx::query(
-                    "INSERT INTO workflow_reservation_ai_transition (batch_id, task_id, source_event_index, transition, error_code, error_message, ai_payload_json, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                )
-                .bind(row.batch_id)
-                .bind(row.task_id)
-                .bind(row.index)
-                .bind(row.transition)
-                .bind(row.error.map(|e| e.0))
-                .bind(row.error.map(|e| e.1))
-                .bind(payload)
-                .bind(now)
-                .execute(&mut **tx)
-                .await?;
-                Ok(())
-            }
-
-            async fn existing_batch(
-                tx: &mut Transaction<'_, $db>,
-                external_id: &str,
-            ) -> Result<Option<Accepted>, sqlx::Error> {
-                let Some(row) = sqlx::query(
-                    "SELECT b.id, b.accepted_count FROM reservation_ai_batch b \
-                     JOIN platform_source_message_inbox i ON i.id = b.source_message_inbox_id WHERE i.external_message_id = $1",
-                )
-                .bind(external_id)
-                .fetch_optional(&mut **tx)
-                .await?
-                else {
-                    return Ok(None);
-                };
-                let batch_id: i64 = row.get(0);
-                let task_ids: Vec<i64> =
-                    sqlx::query("SELECT id FROM reservation_ai_task WHERE batch_id = $1 ORDER BY id")
-                        .bind(batch_id)
-                        .fetch_all(&mut **tx)
-                        .await?
-                        .iter()
-                        .map(|r| r.get(0))
-                        .collect();
-                let contract_errors = sqlx::query(
-                    "SELECT source_event_index, error_code, error_message FROM workflow_reservation_ai_transition \
-                     WHERE batch_id = $1 AND transition = 'adapter_contract_error' ORDER BY id",
-                )
-                .bind(batch_id)
-                .fetch_all(&mut **tx)
-                .await?
-                .iter()
-                .map(|r| json!({"source_event_index": r.get::<i64, _>(0), "code": r.get::<String, _>(1), "message": r.get::<String, _>(2)}))
-                .collect();
-                Ok(Some(Accepted {
-                    batch_id,
-                    accepted_count: row.get(1),
-                    task_ids,
-                    contract_errors,
-                    duplicate: true,
-                }))
+                Err(e) => Err(storage(e)),
             }
         }
-    };
-}
 
-intake_queries!(on_sqlite, sqlx::Sqlite, SqlitePool, |pool| pool
-    .begin_with("BEGIN IMMEDIATE"));
-intake_queries!(on_postgres, sqlx::Postgres, PgPool, |pool| pool.begin());
+        async fn record(
+            tx: &mut Tx<'_>,
+            hotel_id: &str,
+            external_id: &str,
+            submission: &Submission,
+        ) -> Result<Accepted, sqlx::Error> {
+            let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let message = submission.source_message.clone().unwrap_or_default();
+            let text = |key: &str| message.get(key).and_then(Value::as_str).map(String::from);
+            let inbox_id: i64 = sqlx::query(
+                "INSERT INTO platform_source_message_inbox (external_message_id, hotel_id, subject, sender, received_at, source_channel, message_json, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            )
+            .bind(external_id)
+            .bind(hotel_id)
+            .bind(text("subject"))
+            .bind(text("from"))
+            .bind(text("received_at"))
+            .bind(text("source_channel"))
+            .bind(Value::Object(message.clone()).to_string())
+            .bind(&now)
+            .fetch_one(&mut **tx)
+            .await?
+            .get(0);
+            let batch_id: i64 = sqlx::query(
+                "INSERT INTO reservation_ai_batch (source_message_inbox_id, payload_form, accepted_count, contract_error_count, root_json, created_at) \
+                 VALUES ($1, $2, 0, 0, $3, $4) RETURNING id",
+            )
+            .bind(inbox_id)
+            .bind(submission.form.name())
+            .bind(Value::Object(submission.root.clone()).to_string())
+            .bind(&now)
+            .fetch_one(&mut **tx)
+            .await?
+            .get(0);
+
+            let mut task_ids = Vec::new();
+            let mut contract_errors = Vec::new();
+            for (position, event) in submission.events.iter().enumerate() {
+                let index = event
+                    .get("source_event_index")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(position as i64 + 1);
+                let payload = transition_payload(event);
+                match verdict(submission.form, event) {
+                    Verdict::Task {
+                        catalog_code,
+                        skill_id,
+                        task_type,
+                        result_type,
+                        status,
+                    } => {
+                        let task_id: i64 = sqlx::query(
+                            "INSERT INTO reservation_ai_task (batch_id, source_event_index, catalog_code, skill_id, task_type, result_type, status, created_at) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                        )
+                        .bind(batch_id)
+                        .bind(index)
+                        .bind(&catalog_code)
+                        .bind(&skill_id)
+                        .bind(&task_type)
+                        .bind(&result_type)
+                        .bind(status)
+                        .bind(&now)
+                        .fetch_one(&mut **tx)
+                        .await?
+                        .get(0);
+                        let row = Transition::accepted(batch_id, task_id, index);
+                        insert_transition(tx, row, &payload, &now).await?;
+                        task_ids.push(task_id);
+                    }
+                    Verdict::ContractError { code, message } => {
+                        let row = Transition::contract_error(batch_id, index, code, &message);
+                        insert_transition(tx, row, &payload, &now).await?;
+                        contract_errors.push(
+                            json!({"source_event_index": index, "code": code, "message": message}),
+                        );
+                    }
+                }
+            }
+            sqlx::query(
+                "UPDATE reservation_ai_batch SET accepted_count = $1, contract_error_count = $2 WHERE id = $3",
+            )
+            .bind(task_ids.len() as i64)
+            .bind(contract_errors.len() as i64)
+            .bind(batch_id)
+            .execute(&mut **tx)
+            .await?;
+            Ok(Accepted {
+                batch_id,
+                accepted_count: task_ids.len() as i64,
+                task_ids,
+                contract_errors,
+                duplicate: false,
+            })
+        }
+
+        async fn insert_transition(
+            tx: &mut Tx<'_>,
+            row: Transition<'_>,
+            payload: &str,
+            now: &str,
+        ) -> Result<(), sqlx::Error> {
+            sqlx::query(
+                "INSERT INTO workflow_reservation_ai_transition (batch_id, task_id, source_event_index, transition, error_code, error_message, ai_payload_json, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(row.batch_id)
+            .bind(row.task_id)
+            .bind(row.index)
+            .bind(row.transition)
+            .bind(row.error.map(|e| e.0))
+            .bind(row.error.map(|e| e.1))
+            .bind(payload)
+            .bind(now)
+            .execute(&mut **tx)
+            .await?;
+            Ok(())
+        }
+
+        async fn existing_batch(
+            tx: &mut Tx<'_>,
+            external_id: &str,
+        ) -> Result<Option<Accepted>, sqlx::Error> {
+            let Some(row) = sqlx::query(
+                "SELECT b.id, b.accepted_count FROM reservation_ai_batch b \
+                 JOIN platform_source_message_inbox i ON i.id = b.source_message_inbox_id WHERE i.external_message_id = $1",
+            )
+            .bind(external_id)
+            .fetch_optional(&mut **tx)
+            .await?
+            else {
+                return Ok(None);
+            };
+            let batch_id: i64 = row.get(0);
+            let task_ids: Vec<i64> =
+                sqlx::query("SELECT id FROM reservation_ai_task WHERE batch_id = $1 ORDER BY id")
+                    .bind(batch_id)
+                    .fetch_all(&mut **tx)
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+            let contract_errors = sqlx::query(
+                "SELECT source_event_index, error_code, error_message FROM workflow_reservation_ai_transition \
+                 WHERE batch_id = $1 AND transition = 'adapter_contract_error' ORDER BY id",
+            )
+            .bind(batch_id)
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(|r| json!({"source_event_index": r.get::<i64, _>(0), "code": r.get::<String, _>(1), "message": r.get::<String, _>(2)}))
+            .collect();
+            Ok(Some(Accepted {
+                batch_id,
+                accepted_count: row.get(1),
+                task_ids,
+                contract_errors,
+                duplicate: true,
+            }))
+        }
+    }
+}
 
 /// One transition row's own columns.
 #[derive(Clone, Copy)]

@@ -40,6 +40,8 @@ pub mod postgres;
 mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub mod store;
 mod tool;
 
 pub use app::{Action, Health, HealthCheck, LiveCheck, LiveReport, Readings, ToolSet};

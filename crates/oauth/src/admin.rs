@@ -6,7 +6,7 @@
 use std::io::BufRead;
 
 use crate::OAuthConfig;
-use crate::store::{Client, OAuthStore, PgStore, SqliteStore, StoreError};
+use crate::store::{Client, OAuthStore, SqlStore, StoreError};
 use crate::util::{hash, random_token};
 
 /// What the operator asked for: `concierge token <operation>` (the binary flattens this into its
@@ -87,10 +87,10 @@ pub async fn run(
 ) -> Result<String, AdminError> {
     check(config, &operation)?;
     let store: Box<dyn OAuthStore> = match shared {
-        Some(database) => Box::new(PgStore::new(database)),
+        Some(database) => Box::new(SqlStore::shared(database)),
         None => {
             let database = config.database.as_ref().ok_or(AdminError::NoDatabase)?;
-            Box::new(SqliteStore::open(database).await?)
+            Box::new(SqlStore::open_file(database).await?)
         }
     };
     let mut report = String::new();
@@ -329,7 +329,7 @@ mod tests {
             add("a long password\r\nnext line\n").await.unwrap(),
             "user `bob` (admin) saved\n"
         );
-        let store = SqliteStore::open(config.database.as_ref().unwrap())
+        let store = SqlStore::open_file(config.database.as_ref().unwrap())
             .await
             .unwrap();
         assert_eq!(
@@ -454,7 +454,7 @@ mod tests {
                 .unwrap(),
             "access token revoked\n"
         );
-        let store = SqliteStore::open(config.database.as_ref().unwrap())
+        let store = SqlStore::open_file(config.database.as_ref().unwrap())
             .await
             .unwrap();
         assert_eq!(

@@ -34,7 +34,7 @@ use serde::Deserialize;
 pub use endpoints::router;
 pub use error::OAuthError;
 use keys::SigningKey;
-use store::{OAuthStore, PgStore, SqliteStore};
+use store::{OAuthStore, SqlStore};
 
 /// `[oauth]`: the built-in authorization server.
 #[derive(Debug, Clone, Deserialize)]
@@ -224,7 +224,7 @@ impl AuthServer {
         let (store, local_users, where_): (Arc<dyn OAuthStore>, Arc<dyn store::UserDirectory>, _) =
             match shared {
                 Some(database) => {
-                    let pg = Arc::new(PgStore::new(database));
+                    let pg = Arc::new(SqlStore::shared(database));
                     // Guesses spread over the instances count as guesses at one.
                     sign_ins = sign_ins.shared(pg.clone());
                     (pg.clone(), pg, "state.database")
@@ -234,7 +234,7 @@ impl AuthServer {
                         "oauth.database: the built-in authorization server keeps its state there",
                     )?;
                     let sqlite = Arc::new(
-                        SqliteStore::open(database)
+                        SqlStore::open_file(database)
                             .await
                             .map_err(|e| format!("oauth.database: {e}"))?,
                     );

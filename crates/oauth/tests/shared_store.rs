@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use concierge_core::postgres::SharedDatabase;
 use concierge_oauth::limits::{LimitsConfig, SignInThrottle, Throttled};
-use concierge_oauth::store::{Grant, OAuthStore, PgStore};
+use concierge_oauth::store::{Grant, OAuthStore, SqlStore};
 
-fn instance(url: &str) -> Arc<PgStore> {
-    Arc::new(PgStore::new(Arc::new(SharedDatabase::new(url).unwrap())))
+fn instance(url: &str) -> Arc<SqlStore> {
+    Arc::new(SqlStore::shared(Arc::new(
+        SharedDatabase::new(url).unwrap(),
+    )))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

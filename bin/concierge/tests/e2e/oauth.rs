@@ -477,7 +477,7 @@ async fn client_credentials_scopes_hide_tools_and_refuse_calls() {
 async fn an_expired_token_is_refused() {
     let d = deploy();
     let store =
-        concierge_oauth::store::SqliteStore::open(&d.server.dir.path().join("oauth.sqlite"))
+        concierge_oauth::store::SqlStore::open_file(&d.server.dir.path().join("oauth.sqlite"))
             .await
             .unwrap();
     use concierge_oauth::store::OAuthStore;

@@ -1,22 +1,21 @@
 //! Everything the authorization server must remember across restarts: its signing key,
 //! clients, pending authorizations, codes, refresh-token families, revoked access tokens and
 //! local users. This module is the contract ([`OAuthStore`], [`UserDirectory`] and the values
-//! they hold); [`SqliteStore`] (`sqlite.rs`) is the embedded backend, [`PgStore`] (`postgres.rs`)
-//! the one several instances share. The backend is one file rather than one per
-//! kind of state because it is one `impl OAuthStore` (Rust keeps a trait's impl in one block),
-//! and splitting the trait per kind would make every caller import several traits for one
-//! store.
+//! they hold); [`SqlStore`] (`sql.rs`) keeps them in a SQLite file (the embedded default) or in
+//! the PostgreSQL several instances share, with the same queries. The backend is one file
+//! rather than one per kind of state because it is one `impl OAuthStore` (Rust keeps a trait's
+//! impl in one block), and splitting the trait per kind would make every caller import several
+//! traits for one store.
 
+mod failures;
 mod passwords;
-mod postgres;
-mod sqlite;
+mod sql;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use postgres::PgStore;
-pub use sqlite::SqliteStore;
+pub use sql::SqlStore;
 
 /// A registered client.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -81,8 +80,7 @@ impl From<concierge_core::sqlite::SqliteError> for StoreError {
     }
 }
 
-/// The authorization server's state. [`SqliteStore`] is the embedded default; a shared one
-/// (PostgreSQL, Redis) implements the same trait for several instances.
+/// The authorization server's state, kept by [`SqlStore`] on either engine.
 #[async_trait::async_trait]
 pub trait OAuthStore: Send + Sync {
     /// The signing key's seed, created on first use.
