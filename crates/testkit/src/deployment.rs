@@ -60,6 +60,26 @@ pub async fn send_bytes(
     (status, headers, body)
 }
 
+/// A POST to `path` with the headers every MCP client sends with a JSON-RPC message: the host
+/// the platform allows, a JSON body, and either kind of answer accepted. The caller adds its
+/// protocol version, credentials and body.
+pub fn mcp_post(path: &str) -> http::request::Builder {
+    Request::post(path)
+        .header("host", "127.0.0.1:8080")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+}
+
+/// The JSON-RPC message an answer's body carries: the JSON document itself, or the first SSE
+/// event's data (a priming event without data skipped); `None` when it carries none.
+pub fn json_rpc_message(body: &str) -> Option<Value> {
+    let data = body
+        .lines()
+        .find_map(|line| line.strip_prefix("data: ").filter(|data| !data.is_empty()))
+        .unwrap_or(body);
+    serde_json::from_str(data).ok()
+}
+
 /// A 2026-07-28 request of `method` to `path` as `token`, its headers as a client sends them:
 /// the version, `Mcp-Method`, and `name` as `Mcp-Name`. `params` go as they are (their `_meta`
 /// included).
@@ -72,10 +92,7 @@ pub fn modern_request(
     params: Value,
 ) -> Request<Body> {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    let mut builder = Request::post(path)
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+    let mut builder = mcp_post(path)
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method)
         .header("authorization", format!("Bearer {token}"));
