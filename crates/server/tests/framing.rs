@@ -4,27 +4,22 @@
 //! (`-32700`, `-32600` or `-32602`), never with the MCP library's 415 and its deserializer text.
 
 use axum::body::Body;
-use concierge_testkit::{Behaviour, FakeTool, fake_app, instance, send};
+use concierge_testkit::config::{TOKENS, server, stateful_endpoint, stateless_endpoint};
+use concierge_testkit::{Behaviour, FakeTool, fake_app, instance, mcp_post, send};
 use http::{Request, StatusCode};
 use serde_json::Value;
 
-const CONFIG: &str = r#"
-[server]
-listen = "127.0.0.1:0"
-
-[[endpoint]]
-path = "/direct/mcp"
-tools = ["fake.*"]
-auth = { kind = "tokens", env = "FAKE_TOKENS" }
-session = "stateless"
-
-[[endpoint]]
-path = "/sessions/mcp"
-tools = ["fake.*"]
-auth = { kind = "tokens", env = "FAKE_TOKENS" }
-session = "stateful"
-legacy_sse = { sse = "/sessions/sse", messages = "/sessions/messages" }
-"#;
+/// Every transport path: the direct one of an endpoint without sessions, and rmcp's session
+/// and legacy SSE paths of one with them.
+fn config() -> String {
+    [
+        server(""),
+        stateless_endpoint("/direct/mcp", &["fake.*"]),
+        stateful_endpoint("/sessions/mcp", &["fake.*"]),
+        r#"legacy_sse = { sse = "/sessions/sse", messages = "/sessions/messages" }"#.into(),
+    ]
+    .concat()
+}
 
 /// Each malformed kind, and the JSON-RPC error code it is answered with.
 fn malformed() -> Vec<(&'static str, Vec<u8>, i64)> {
@@ -97,10 +92,7 @@ fn modern_call(info: &[u8]) -> Vec<u8> {
 }
 
 fn post(path: &str, revision: &str, body: Vec<u8>) -> Request<Body> {
-    Request::post(path)
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+    mcp_post(path)
         .header("mcp-protocol-version", revision)
         .header("mcp-method", "tools/call")
         .header("mcp-name", "echo")
@@ -112,9 +104,9 @@ fn post(path: &str, revision: &str, body: Vec<u8>) -> Request<Body> {
 #[tokio::test]
 async fn every_malformed_message_is_a_400_with_a_json_rpc_error_on_every_path_in_both_eras() {
     let deployment = instance(
-        CONFIG,
+        &config(),
         fake_app(vec![FakeTool::arc("echo", Behaviour::Echo)]),
-        &[("FAKE_TOKENS", "alice:token-a")],
+        &[(TOKENS, "alice:token-a")],
     )
     .await;
     let paths = [

@@ -5,40 +5,38 @@
 //! extension — and a client that sends `initialize` after a successful discover is served.
 
 use axum::body::Body;
-use concierge_testkit::{Behaviour, FakeTool, Instance, fake_app, instance, modern_request, send};
+use concierge_testkit::config::{TOKENS, server, stateful_endpoint, stateless_endpoint};
+use concierge_testkit::{
+    Behaviour, FakeTool, Instance, fake_app, instance, json_rpc_message, mcp_post, modern_request,
+    send,
+};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-const CONFIG: &str = r#"
-[server]
-listen = "127.0.0.1:0"
+/// A fake app's endpoint with and without sessions, and one of followed jobs (whose writes
+/// need `[writes]`).
+fn config(writes: &str) -> String {
+    [
+        server(""),
+        writes.into(),
+        stateless_endpoint("/fake/mcp", &["fake.*"]),
+        stateless_endpoint("/jobs/mcp", &["jobs.*"]),
+        stateful_endpoint("/sessions/mcp", &["fake.*"]),
+    ]
+    .concat()
+}
 
-[[endpoint]]
-path = "/fake/mcp"
-tools = ["fake.*"]
-auth = { kind = "tokens", env = "FAKE_TOKENS" }
-session = "stateless"
-
-[writes]
-database = "${WRITES}"
-
-[[endpoint]]
-path = "/jobs/mcp"
-tools = ["jobs.*"]
-auth = { kind = "tokens", env = "FAKE_TOKENS" }
-session = "stateless"
-
-[[endpoint]]
-path = "/sessions/mcp"
-tools = ["fake.*"]
-auth = { kind = "tokens", env = "FAKE_TOKENS" }
-session = "stateful"
-"#;
+/// `[writes]` in a SQLite file of `dir`.
+fn writes_in(dir: &tempfile::TempDir) -> String {
+    format!(
+        "[writes]\ndatabase = {:?}\n",
+        dir.path().join("writes.sqlite")
+    )
+}
 
 async fn deployment() -> (Instance, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let writes = dir.path().join("writes.sqlite");
     let job = json!({"type": "object", "properties": {"what": {"type": "string"}}});
     let status = json!({"type": "object", "properties": {"job_id": {"type": "string"}}, "required": ["job_id"]});
     let apps = fake_app(vec![FakeTool::arc("echo", Behaviour::Echo)]).tools("jobs", move |_| {
@@ -55,11 +53,11 @@ async fn deployment() -> (Instance, tempfile::TempDir) {
             ],
         ))
     });
-    let env = [
-        ("FAKE_TOKENS", "alice:token-a"),
-        ("WRITES", writes.to_str().unwrap()),
-    ];
-    (instance(CONFIG, apps, &env).await, dir)
+    let config = config(&writes_in(&dir));
+    (
+        instance(&config, apps, &[(TOKENS, "alice:token-a")]).await,
+        dir,
+    )
 }
 
 fn meta(capabilities: Value) -> Value {
@@ -76,11 +74,7 @@ fn modern(path: &str, id: u64, method: &str, name: Option<&str>, params: Value) 
 
 /// The JSON-RPC message of an answer (JSON, or the first SSE event's data).
 fn message(text: &str) -> Value {
-    let json = text
-        .lines()
-        .find_map(|line| line.strip_prefix("data: ").filter(|d| !d.is_empty()))
-        .unwrap_or(text);
-    serde_json::from_str(json).unwrap_or_else(|_| panic!("a JSON-RPC message: {text}"))
+    json_rpc_message(text).unwrap_or_else(|| panic!("a JSON-RPC message: {text}"))
 }
 
 #[tokio::test]
@@ -146,15 +140,17 @@ async fn a_plain_2026_call_is_answered_alike_by_the_direct_path_and_by_rmcp() {
         modern("/confirm/mcp", 13, "tools/call", Some("delete"), params)
     };
     let dir = tempfile::tempdir().unwrap();
-    let writes = dir.path().join("writes.sqlite");
     let apps = fake_app(vec![FakeTool::arc(
         "delete",
         Behaviour::CountedWrite(written.clone()),
     )]);
-    let config = format!(
-        "[server]\nlisten = \"127.0.0.1:0\"\n[writes]\ndatabase = {writes:?}\n[[endpoint]]\npath = \"/confirm/mcp\"\ntools = [\"fake.*\"]\nauth = {{ kind = \"tokens\", env = \"FAKE_TOKENS\" }}\nsession = \"stateless\"\n"
-    );
-    let w = instance(&config, apps, &[("FAKE_TOKENS", "alice:token-a")]).await;
+    let config = [
+        server(""),
+        writes_in(&dir),
+        stateless_endpoint("/confirm/mcp", &["fake.*"]),
+    ]
+    .concat();
+    let w = instance(&config, apps, &[(TOKENS, "alice:token-a")]).await;
     let eliciting = json!({"elicitation": {"form": {}}});
     let (_, _, direct) = send(&w.router, confirm(meta(eliciting.clone()))).await;
     let mut through_rmcp = meta(eliciting);
@@ -351,10 +347,7 @@ async fn initialize_after_a_successful_discover_opens_a_session() {
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "mixed-up", "version": "1"}}});
-    let request = Request::post("/sessions/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+    let request = mcp_post("/sessions/mcp")
         .header("authorization", "Bearer token-a")
         .body(Body::from(body.to_string()))
         .unwrap();

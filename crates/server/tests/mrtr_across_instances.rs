@@ -8,27 +8,30 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::body::Body;
+use concierge_testkit::config::{TOKENS, server, stateless_endpoint};
 use concierge_testkit::postgres::fresh_database;
-use concierge_testkit::{Behaviour, FakeTool, Instance, fake_app, instance, modern_request, send};
+use concierge_testkit::{
+    Behaviour, FakeTool, Instance, fake_app, instance, json_rpc_message, modern_request, send,
+};
 use http::Request;
 use serde_json::{Value, json};
 
-const CONFIG: &str = r#"
-[server]
-listen = "127.0.0.1:0"
-
+/// One endpoint whose write state (request states included) lives in the shared database.
+fn config() -> String {
+    [
+        server(""),
+        r#"
 [state]
 database = "${DATABASE}"
 
 [writes]
 database = "unused-with-a-shared-database.sqlite"
-
-[[endpoint]]
-path = "/w/mcp"
-tools = ["fake.*"]
-auth = { kind = "tokens", env = "FAKE_TOKENS" }
-session = "stateless"
-"#;
+"#
+        .into(),
+        stateless_endpoint("/w/mcp", &["fake.*"]),
+    ]
+    .concat()
+}
 
 async fn instances(url: &str, written: &Arc<AtomicUsize>) -> Vec<Instance> {
     let mut all = Vec::new();
@@ -37,11 +40,8 @@ async fn instances(url: &str, written: &Arc<AtomicUsize>) -> Vec<Instance> {
             "delete",
             Behaviour::CountedWrite(written.clone()),
         )]);
-        let env = [
-            ("DATABASE", url),
-            ("FAKE_TOKENS", "alice:token-a,bob:token-b"),
-        ];
-        all.push(instance(CONFIG, apps, &env).await);
+        let env = [("DATABASE", url), (TOKENS, "alice:token-a,bob:token-b")];
+        all.push(instance(&config(), apps, &env).await);
     }
     all
 }
@@ -61,12 +61,7 @@ fn call(token: &str, params: Value) -> Request<Body> {
 async fn result(router: &Router, request: Request<Body>) -> Value {
     let (status, _, text) = send(router, request).await;
     assert!(status.is_success(), "{status}: {text}");
-    let json = text
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .unwrap_or(&text);
-    let answer: Value = serde_json::from_str(json).expect("a JSON-RPC answer");
-    answer["result"].clone()
+    json_rpc_message(&text).expect("a JSON-RPC answer")["result"].clone()
 }
 
 fn error_code(result: &Value) -> Value {

@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use concierge_server::{Config, Platform, router};
+use concierge_server::Platform;
+use concierge_testkit::config::{TOKENS, server, stateful_endpoint, stateless_endpoint};
 use concierge_testkit::fake::WriteSignals;
-use concierge_testkit::{Behaviour, FakeTool, fake_app};
+use concierge_testkit::{Behaviour, FakeTool, fake_app, instance, mcp_post};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 /// [`Behaviour::SlowWrite`]'s signals, shared by the deployment's `write` tool and the test.
@@ -28,64 +28,46 @@ struct Deployment {
     _dir: tempfile::TempDir,
 }
 
-const TOKENS: &str = "alice:token-a,bob:token-b";
+/// The callers of every endpoint.
+const CALLERS: &str = "alice:token-a,bob:token-b";
+
+/// Every endpoint records its calls in one audit file: one without sessions, one of them rate
+/// limited, and one with sessions and legacy SSE.
+fn config(call_timeout: &str, audit: &Path) -> String {
+    [
+        server(&format!(
+            "call_timeout = \"{call_timeout}\"\nmax_body_bytes = 2048"
+        )),
+        format!(
+            "\n[limits]\ncalls = \"4/minute\"\n\n[audit.main]\npath = \"{}\"\n",
+            audit.display()
+        ),
+        stateless_endpoint("/fake/mcp", &["fake.*"]),
+        "audit = \"main\"\n".into(),
+        stateless_endpoint("/limited/mcp", &["fake.echo"]),
+        "rate_limit = \"calls\"\naudit = \"main\"\n".into(),
+        stateful_endpoint("/sessions/mcp", &["fake.echo"]),
+        r#"audit = "main"
+legacy_sse = { sse = "/sessions/sse", messages = "/sessions/messages" }
+"#
+        .into(),
+    ]
+    .concat()
+}
 
 async fn deploy(call_timeout: &str) -> Deployment {
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
-    let config = format!(
-        r#"
-[server]
-listen = "127.0.0.1:0"
-call_timeout = "{call_timeout}"
-max_body_bytes = 2048
-
-[limits]
-calls = "4/minute"
-
-[audit.main]
-path = "{audit}"
-
-[[endpoint]]
-path = "/fake/mcp"
-tools = ["fake.*"]
-auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
-session = "stateless"
-audit = "main"
-
-[[endpoint]]
-path = "/limited/mcp"
-tools = ["fake.echo"]
-auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
-session = "stateless"
-rate_limit = "calls"
-audit = "main"
-
-[[endpoint]]
-path = "/sessions/mcp"
-tools = ["fake.echo"]
-auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
-session = "stateful"
-audit = "main"
-legacy_sse = {{ sse = "/sessions/sse", messages = "/sessions/messages" }}
-"#,
-        audit = audit.display()
-    );
-    let env = |name: &str| (name == "FAKE_TOKENS").then(|| TOKENS.to_string());
-    let config = Config::parse(&config, &env).expect("the test config parses");
     let apps = fake_app(vec![
         FakeTool::arc("echo", Behaviour::Echo),
         FakeTool::arc("hang", Behaviour::Hang),
         FakeTool::arc("panic", Behaviour::Panic),
         FakeTool::arc("write", Behaviour::SlowWrite(WRITE.clone())),
     ]);
-    let platform = Platform::build(config, apps, &env)
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
-    let app = router(&platform, &CancellationToken::new());
+    let deployed = instance(&config(call_timeout, &audit), apps, &[(TOKENS, CALLERS)]).await;
     Deployment {
-        app,
-        platform,
+        app: deployed.router,
+        platform: deployed.platform,
         audit,
         _dir: dir,
     }
@@ -125,11 +107,7 @@ fn read_records(path: &Path) -> Vec<Value> {
 }
 
 fn post(path: &str, token: Option<&str>, body: &str) -> http::request::Builder {
-    let mut builder = Request::post(path)
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18");
+    let mut builder = mcp_post(path).header("mcp-protocol-version", "2025-06-18");
     if let Some(token) = token {
         builder = builder.header("authorization", format!("Bearer {token}"));
     }

@@ -18,10 +18,10 @@ use concierge_core::{LimitPolicy, Limited, RateLimitStore};
 use concierge_server::Platform;
 use concierge_server::config::Rate;
 use concierge_server::limits::redis::{RedisLimiter, connect};
+use concierge_testkit::config::{server, stateless_endpoint};
+use concierge_testkit::{json_rpc_message, mcp_post, send};
 use http::{Request, StatusCode};
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 fn rate(text: &str) -> Rate {
     Rate::parse(text).unwrap()
@@ -74,26 +74,16 @@ async fn parallel_calls_over_three_instances_spend_one_budget_exactly() {
 
 /// One instance of a deployment whose limits live in `redis`.
 async fn instance(redis: &str, when_down: &str) -> (Router, Platform) {
-    let config = format!(
-        r#"
-[server]
-listen = "127.0.0.1:0"
-
-[state]
-redis = "{redis}"
-limits_when_down = "{when_down}"
-
-[limits]
-calls = "60/minute"
-
-[[endpoint]]
-path = "/fake/mcp"
-tools = ["fake.*"]
-auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
-session = "stateless"
-rate_limit = "calls"
-"#
+    let limits = format!(
+        "\n[state]\nredis = \"{redis}\"\nlimits_when_down = \"{when_down}\"\n\n[limits]\ncalls = \"60/minute\"\n"
     );
+    let config = [
+        server(""),
+        limits,
+        stateless_endpoint("/fake/mcp", &["fake.*"]),
+        "rate_limit = \"calls\"\n".into(),
+    ]
+    .concat();
     common::instance(&config, "alice:token-a").await
 }
 
@@ -102,23 +92,13 @@ async fn echo(app: &Router) -> (StatusCode, Value) {
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                       "params": {"name": "echo", "arguments": {"text": "hallo"}}})
     .to_string();
-    let request = Request::post("/fake/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+    let request = mcp_post("/fake/mcp")
         .header("mcp-protocol-version", "2025-06-18")
         .header("authorization", "Bearer token-a")
         .body(Body::from(body))
         .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let text = String::from_utf8_lossy(&bytes);
-    let json = text
-        .lines()
-        .find_map(|l| l.strip_prefix("data: "))
-        .unwrap_or(&text);
-    (status, serde_json::from_str(json).unwrap_or(Value::Null))
+    let (status, _, text) = send(app, request).await;
+    (status, json_rpc_message(&text).unwrap_or(Value::Null))
 }
 
 /// The error code of a refused call (`rate_limited`, `rate_limit_unavailable`), `None` for a
@@ -143,9 +123,8 @@ async fn health(app: &Router) -> Value {
         .header("host", "127.0.0.1:8080")
         .body(Body::empty())
         .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap()
+    let (_, _, text) = send(app, request).await;
+    serde_json::from_str(&text).unwrap()
 }
 
 #[tokio::test]
