@@ -7,40 +7,28 @@ mod common;
 use axum::Router;
 use axum::body::Body;
 use concierge_server::{Apps, Config, Platform};
+use concierge_testkit::config::{server, stateful_endpoint};
+use concierge_testkit::mcp_post;
 use http::{Request, StatusCode};
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 const SECRET: &str = "a secret every instance of the test shares";
 
 async fn instance(name: &str, secret: &str) -> Router {
-    let config = format!(
-        r#"
-[server]
-listen = "127.0.0.1:0"
-
-[state]
-instance = "{name}"
-session_secret = "{secret}"
-
-[[endpoint]]
-path = "/fake/mcp"
-tools = ["fake.*"]
-auth = {{ kind = "tokens", env = "FAKE_TOKENS" }}
-session = "stateful"
-"#
-    );
+    let state = format!("\n[state]\ninstance = \"{name}\"\nsession_secret = \"{secret}\"\n");
+    let config = [
+        server(""),
+        state,
+        stateful_endpoint("/fake/mcp", &["fake.*"]),
+    ]
+    .concat();
     common::instance(&config, "alice:token-a,bob:token-b")
         .await
         .0
 }
 
 fn post(token: &str, session: Option<&str>, message: Value) -> Request<Body> {
-    let mut request = Request::post("/fake/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+    let mut request = mcp_post("/fake/mcp")
         .header("mcp-protocol-version", "2025-06-18")
         .header("authorization", format!("Bearer {token}"));
     if let Some(session) = session {
@@ -49,15 +37,13 @@ fn post(token: &str, session: Option<&str>, message: Value) -> Request<Body> {
     request.body(Body::from(message.to_string())).unwrap()
 }
 
+/// The status of `request` and the session id it was answered with (the body read whole: an
+/// initialize's answer is a stream that ends with it).
 async fn send(app: &Router, request: Request<Body>) -> (StatusCode, Option<String>) {
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let session = response
-        .headers()
+    let (status, headers, _) = concierge_testkit::send(app, request).await;
+    let session = headers
         .get("mcp-session-id")
         .map(|v| v.to_str().unwrap().to_string());
-    // Read the body whole: an initialize's answer is a stream that ends with it.
-    let _ = response.into_body().collect().await;
     (status, session)
 }
 
@@ -71,8 +57,10 @@ async fn open(app: &Router, token: &str) -> String {
     session.expect("a session id")
 }
 
-fn list() -> Value {
-    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+/// What a `tools/list` in `session` as `token` on `app` is answered with.
+async fn list_status(app: &Router, token: &str, session: &str) -> StatusCode {
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    send(app, post(token, Some(session), list)).await.0
 }
 
 #[tokio::test]
@@ -85,32 +73,42 @@ async fn a_session_is_its_openers_on_every_instance() {
         "the balancer's routing tag: {session}"
     );
 
-    // The opener, where the session lives: served.
-    assert_eq!(
-        send(&one, post("token-a", Some(&session), list())).await.0,
-        StatusCode::OK
-    );
-    // Another client with the same id: refused on both instances, also where it never lived.
-    assert_eq!(
-        send(&one, post("token-b", Some(&session), list())).await.0,
-        StatusCode::FORBIDDEN
-    );
-    assert_eq!(
-        send(&two, post("token-b", Some(&session), list())).await.0,
-        StatusCode::FORBIDDEN
-    );
-    // The opener on an instance that does not hold it (its own died): 404, so it initializes
-    // again there.
-    assert_eq!(
-        send(&two, post("token-a", Some(&session), list())).await.0,
-        StatusCode::NOT_FOUND
-    );
+    // Who asks where, and the answer.
+    let cases = [
+        (
+            "the opener, where the session lives: served",
+            &one,
+            "token-a",
+            StatusCode::OK,
+        ),
+        // Another client with the same id: refused on both instances, also where it never lived.
+        (
+            "another client where it lives",
+            &one,
+            "token-b",
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "another client where it never lived",
+            &two,
+            "token-b",
+            StatusCode::FORBIDDEN,
+        ),
+        // The opener on an instance that does not hold it (its own died): 404, so it
+        // initializes again there.
+        (
+            "the opener elsewhere",
+            &two,
+            "token-a",
+            StatusCode::NOT_FOUND,
+        ),
+    ];
+    for (case, app, token, expected) in cases {
+        assert_eq!(list_status(app, token, &session).await, expected, "{case}");
+    }
     let again = open(&two, "token-a").await;
     assert!(again.starts_with("i2."), "{again}");
-    assert_eq!(
-        send(&two, post("token-a", Some(&again), list())).await.0,
-        StatusCode::OK
-    );
+    assert_eq!(list_status(&two, "token-a", &again).await, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -122,15 +120,13 @@ async fn a_forged_or_foreign_deployments_id_is_refused() {
     let last = forged.pop().unwrap();
     forged.push(if last == '0' { '1' } else { '0' });
     assert_eq!(
-        send(&one, post("token-b", Some(&forged), list())).await.0,
+        list_status(&one, "token-b", &forged).await,
         StatusCode::FORBIDDEN
     );
     // A deployment with another secret does not take this one's ids as its own.
     let elsewhere = instance("i1", "another secret, of another deployment!!").await;
     assert_eq!(
-        send(&elsewhere, post("token-b", Some(&session), list()))
-            .await
-            .0,
+        list_status(&elsewhere, "token-b", &session).await,
         StatusCode::FORBIDDEN
     );
 }
@@ -142,7 +138,8 @@ async fn a_bad_instance_name_or_short_secret_is_a_config_error() {
         ("session_secret = \"short\"", "state.session_secret"),
     ] {
         let config = format!(
-            "[server]\nlisten = \"127.0.0.1:0\"\n\n[state]\n{state}\n\n[[endpoint]]\npath = \"/x/mcp\"\nhandler = \"none\"\nauth = {{ kind = \"none\" }}\n"
+            "{}\n[state]\n{state}\n\n[[endpoint]]\npath = \"/x/mcp\"\nhandler = \"none\"\nauth = {{ kind = \"none\" }}\n",
+            server("")
         );
         let env = |_: &str| None;
         let config = Config::parse(&config, &env).expect("parses");
