@@ -5,9 +5,10 @@
 
 use axum::body::Body;
 use concierge_server::{Apps, Config, Platform};
-use concierge_testkit::{Behaviour, FakeTool, instance, send};
-use http::{Request, StatusCode};
-use serde_json::{Value, json};
+use concierge_testkit::config::{TOKENS, server, stateless_endpoint};
+use concierge_testkit::{Behaviour, FakeTool, instance, json_rpc_message, mcp_post, send};
+use http::StatusCode;
+use serde_json::json;
 
 /// A kind whose one tool is named by its instance's `tool` setting.
 fn apps() -> Apps {
@@ -24,10 +25,12 @@ fn apps() -> Apps {
     })
 }
 
-const CONFIG: &str = r#"
-[server]
-listen = "127.0.0.1:0"
-
+/// Three instances of the kind `greeter` (one named like it, without `kind`), served on two
+/// endpoints.
+fn config() -> String {
+    [
+        server(""),
+        r#"
 [apps.morning]
 kind = "greeter"
 tool = "good_morning"
@@ -38,25 +41,16 @@ tool = "good_evening"
 
 [apps.greeter]
 tool = "hello"
-
-[[endpoint]]
-path = "/a/mcp"
-tools = ["morning.*", "greeter.*"]
-auth = { kind = "tokens", env = "TOKENS" }
-session = "stateless"
-
-[[endpoint]]
-path = "/b/mcp"
-tools = ["evening.good_evening"]
-auth = { kind = "tokens", env = "TOKENS" }
-session = "stateless"
-"#;
+"#
+        .into(),
+        stateless_endpoint("/a/mcp", &["morning.*", "greeter.*"]),
+        stateless_endpoint("/b/mcp", &["evening.good_evening"]),
+    ]
+    .concat()
+}
 
 async fn tool_names(router: &axum::Router, path: &str) -> Vec<String> {
-    let request = Request::post(path)
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+    let request = mcp_post(path)
         .header("authorization", "Bearer token-a")
         .body(Body::from(
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
@@ -64,11 +58,7 @@ async fn tool_names(router: &axum::Router, path: &str) -> Vec<String> {
         .unwrap();
     let (status, _, text) = send(router, request).await;
     assert_eq!(status, StatusCode::OK, "{text}");
-    let data = text
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .unwrap_or(&text);
-    let answer: Value = serde_json::from_str(data).expect("JSON");
+    let answer = json_rpc_message(&text).expect("JSON");
     answer["result"]["tools"]
         .as_array()
         .expect("tools")
@@ -79,7 +69,7 @@ async fn tool_names(router: &axum::Router, path: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn two_instances_of_a_kind_are_two_apps_with_their_own_settings() {
-    let deployment = instance(CONFIG, apps(), &[("TOKENS", "alice:token-a")]).await;
+    let deployment = instance(&config(), apps(), &[(TOKENS, "alice:token-a")]).await;
     assert_eq!(
         tool_names(&deployment.router, "/a/mcp").await,
         ["good_morning", "hello"]
@@ -98,50 +88,42 @@ async fn problems(config: &str) -> Vec<String> {
     }
 }
 
-#[tokio::test]
-async fn an_unknown_kind_is_named_with_the_known_ones() {
-    let problems = problems(&CONFIG.replace(
-        "[apps.evening]\nkind = \"greeter\"",
-        "[apps.evening]\nkind = \"gretter\"",
-    ))
-    .await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p == "apps.evening.kind: no app kind `gretter`; known: greeter"),
-        "{problems:?}"
-    );
-}
+/// A config that goes wrong in one place: the case, the text it changes and what to, and the
+/// problem the build must report.
+type Misnamed = (&'static str, &'static str, &'static str, fn(&str) -> bool);
 
 #[tokio::test]
-async fn a_section_without_kind_must_be_named_like_one() {
-    let problems = problems(&CONFIG.replace("[apps.greeter]", "[apps.hello]")).await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.starts_with("apps.hello: no app kind `hello`") && p.contains("greeter")),
-        "{problems:?}"
-    );
-}
-
-#[tokio::test]
-async fn an_instance_name_is_plain() {
-    let problems = problems(&CONFIG.replace("[apps.morning]", "[apps.Morning]")).await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.starts_with("apps.Morning: an app instance's name")),
-        "{problems:?}"
-    );
-}
-
-#[tokio::test]
-async fn an_endpoint_naming_no_instance_and_no_kind_is_told_so() {
-    let problems = problems(&CONFIG.replace("\"evening.good_evening\"", "\"night.*\"")).await;
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("`night.*`: no app `night`") && p.contains("known kinds: greeter")),
-        "{problems:?}"
-    );
+async fn a_misnamed_kind_instance_or_app_is_told_so() {
+    let cases: [Misnamed; 4] = [
+        (
+            "an unknown kind is named with the known ones",
+            "[apps.evening]\nkind = \"greeter\"",
+            "[apps.evening]\nkind = \"gretter\"",
+            |p| p == "apps.evening.kind: no app kind `gretter`; known: greeter",
+        ),
+        (
+            "a section without kind must be named like one",
+            "[apps.greeter]",
+            "[apps.hello]",
+            |p| p.starts_with("apps.hello: no app kind `hello`") && p.contains("greeter"),
+        ),
+        (
+            "an instance name is plain",
+            "[apps.morning]",
+            "[apps.Morning]",
+            |p| p.starts_with("apps.Morning: an app instance's name"),
+        ),
+        (
+            "an endpoint naming no instance and no kind is told so",
+            "\"evening.good_evening\"",
+            "\"night.*\"",
+            |p| p.contains("`night.*`: no app `night`") && p.contains("known kinds: greeter"),
+        ),
+    ];
+    for (case, from, to, expected) in cases {
+        let config = config();
+        assert!(config.contains(from), "{case}: the config has {from}");
+        let problems = problems(&config.replace(from, to)).await;
+        assert!(problems.iter().any(|p| expected(p)), "{case}: {problems:?}");
+    }
 }
