@@ -21,20 +21,59 @@ fn instance(url: &str) -> PgIdempotencyStore {
     PgIdempotencyStore::new(Arc::new(SharedDatabase::new(url).unwrap()))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_instances_starting_at_once_migrate_once_and_share_one_secret() {
-    let Some(url) = concierge_testkit::postgres::fresh_database("writes_start").await else {
-        return;
-    };
-    let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
+/// The write secret every one of `instances` answers, asked of all at once: one for all.
+async fn one_secret(instances: &[impl IdempotencyStore]) -> [u8; 32] {
     let secrets = futures::future::join_all(instances.iter().map(|i| i.secret())).await;
     let secrets: Vec<[u8; 32]> = secrets.into_iter().map(|s| s.unwrap()).collect();
     assert!(
         secrets.windows(2).all(|w| w[0] == w[1]),
         "one secret for all"
     );
+    secrets[0]
+}
+
+/// 30 claims of the key `k` at once, spread over `instances`: exactly one runs the write. Each
+/// claim's answer.
+async fn one_claim_wins(instances: &[impl IdempotencyStore], now: i64) -> Vec<Claim> {
+    let claims = (0..30).map(|i| instances[i % instances.len()].claim("k", "f", now, DAY));
+    let claims: Vec<Claim> = futures::future::join_all(claims)
+        .await
+        .into_iter()
+        .map(|c| c.unwrap())
+        .collect();
+    let winners = claims.iter().filter(|c| **c == Claim::Claimed).count();
+    assert_eq!(winners, 1, "{claims:?}");
+    claims
+}
+
+/// Two instances claim the dead instance's key `orphan` at once: exactly one takes it over.
+async fn one_takes_the_orphan_over(
+    first: &impl IdempotencyStore,
+    second: &impl IdempotencyStore,
+    now: i64,
+) {
+    let (a, b) = futures::future::join(
+        first.claim("orphan", "f", now, DAY),
+        second.claim("orphan", "f", now, DAY),
+    )
+    .await;
+    let taken = [a.unwrap(), b.unwrap()];
+    assert_eq!(
+        taken.iter().filter(|c| **c == Claim::Claimed).count(),
+        1,
+        "{taken:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_instances_starting_at_once_migrate_once_and_share_one_secret() {
+    let Some(url) = concierge_testkit::postgres::fresh_database("writes_start").await else {
+        return;
+    };
+    let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
+    let secret = one_secret(&instances).await;
     // A restart (a new store on the same database) keeps it.
-    assert_eq!(instance(&url).secret().await.unwrap(), secrets[0]);
+    assert_eq!(instance(&url).secret().await.unwrap(), secret);
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM concierge_writes_migrations")
         .fetch_one(&pool)
@@ -50,15 +89,7 @@ async fn one_claim_wins_across_instances_and_every_other_answers_its_result() {
     };
     let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
     let now = 1_000_000;
-    // 30 claims of one key at once, ten per instance: exactly one runs the write.
-    let claims = (0..30).map(|i| instances[i % 3].claim("k", "f", now, DAY));
-    let claims: Vec<Claim> = futures::future::join_all(claims)
-        .await
-        .into_iter()
-        .map(|c| c.unwrap())
-        .collect();
-    let winners = claims.iter().filter(|c| **c == Claim::Claimed).count();
-    assert_eq!(winners, 1, "{claims:?}");
+    let claims = one_claim_wins(&instances, now).await;
     assert!(claims.iter().all(|c| *c == Claim::Claimed
         || *c
             == Claim::Running {
@@ -135,17 +166,7 @@ async fn a_claim_of_a_dead_instance_is_taken_over_and_a_live_ones_is_not() {
         }
     );
     // Two instances try at once: one takes it over, the other sees it running.
-    let (a, b) = futures::future::join(
-        first.claim("orphan", "f", now + 1, DAY),
-        second.claim("orphan", "f", now + 1, DAY),
-    )
-    .await;
-    let taken = [a.unwrap(), b.unwrap()];
-    assert_eq!(
-        taken.iter().filter(|c| **c == Claim::Claimed).count(),
-        1,
-        "{taken:?}"
-    );
+    one_takes_the_orphan_over(&first, &second, now + 1).await;
 
     // The first instance stops: its claims wait until its row goes stale, then are free.
     drop(first);
@@ -188,25 +209,10 @@ async fn in_redis_one_claim_wins_a_dead_instances_claim_is_taken_over_and_the_se
         return;
     };
     let instances: Vec<RedisIdempotencyStore> = (0..3).map(|_| redis_instance(&redis)).collect();
-    let secrets = futures::future::join_all(instances.iter().map(|i| i.secret())).await;
-    let secrets: Vec<[u8; 32]> = secrets.into_iter().map(|s| s.unwrap()).collect();
-    assert!(
-        secrets.windows(2).all(|w| w[0] == w[1]),
-        "one secret for all"
-    );
+    one_secret(&instances).await;
 
     let now = 1_000_000;
-    let claims = (0..30).map(|i| instances[i % 3].claim("k", "f", now, DAY));
-    let claims: Vec<Claim> = futures::future::join_all(claims)
-        .await
-        .into_iter()
-        .map(|c| c.unwrap())
-        .collect();
-    assert_eq!(
-        claims.iter().filter(|c| **c == Claim::Claimed).count(),
-        1,
-        "{claims:?}"
-    );
+    one_claim_wins(&instances, now).await;
     // Other arguments under a running key are a reuse; the result answers everyone once done.
     assert_eq!(
         instances[1].claim("k", "g", now, DAY).await.unwrap(),
@@ -265,17 +271,7 @@ async fn in_redis_one_claim_wins_a_dead_instances_claim_is_taken_over_and_the_se
         .query_async(&mut conn)
         .await
         .unwrap();
-    let (a, b) = futures::future::join(
-        instances[1].claim("orphan", "f", now + 1, DAY),
-        instances[2].claim("orphan", "f", now + 1, DAY),
-    )
-    .await;
-    let taken = [a.unwrap(), b.unwrap()];
-    assert_eq!(
-        taken.iter().filter(|c| **c == Claim::Claimed).count(),
-        1,
-        "{taken:?}"
-    );
+    one_takes_the_orphan_over(&instances[1], &instances[2], now + 1).await;
 
     // Redis stops: the store says so, quickly and retryably; it starts again: the store works.
     redis.stop();
