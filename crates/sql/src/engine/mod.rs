@@ -3,9 +3,9 @@
 //! fetched only as far as the bounds allow, and a database's failure read into what a model can
 //! act on.
 //!
-//! One generic run ([`run`]) serves all three; each engine module says only what differs: how
-//! a value is bound, how a row becomes JSON, how a transaction starts and what its error codes
-//! mean.
+//! One generic run ([`run`]) and one generic [`describe`] serve all three; each engine module
+//! says only what differs: how a value is bound, how a value becomes JSON and which JSON type a
+//! column holds, how a transaction starts and what its error codes mean.
 
 mod mysql;
 mod postgres;
@@ -148,17 +148,10 @@ impl Database {
         let running = async {
             match self {
                 Database::Postgres(pool, read_only) => {
-                    let mut connection =
-                        pool.acquire().await.map_err(failure_of::<sqlx::Postgres>)?;
-                    let held = *read_only;
-                    run::<sqlx::Postgres>(&mut connection, statement, mode, bounds, confirmed, held)
-                        .await
+                    pooled(pool, *read_only, statement, mode, bounds, confirmed).await
                 }
                 Database::MySql(pool, read_only) => {
-                    let mut connection = pool.acquire().await.map_err(failure_of::<sqlx::MySql>)?;
-                    let held = *read_only;
-                    run::<sqlx::MySql>(&mut connection, statement, mode, bounds, confirmed, held)
-                        .await
+                    pooled(pool, *read_only, statement, mode, bounds, confirmed).await
                 }
                 Database::Sqlite(pool, read_only) => {
                     sqlite::run(pool, *read_only, statement, mode, bounds, confirmed).await
@@ -183,11 +176,10 @@ impl Database {
     /// Prepares a statement without running it: a misspelt column is reported before anything
     /// is served. Returns the result's columns, by name and JSON Schema.
     pub async fn describe(&self, statement: &Rendered) -> Result<Vec<(String, Value)>, String> {
-        let sql = sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(statement.sql.clone()));
         match self {
-            Database::Postgres(pool, _) => postgres::describe(pool, sql, &statement.binds).await,
-            Database::MySql(pool, _) => mysql::describe(pool, sql).await,
-            Database::Sqlite(pool, _) => sqlite::describe(pool, sql).await,
+            Database::Postgres(pool, _) => describe(pool, statement).await,
+            Database::MySql(pool, _) => describe(pool, statement).await,
+            Database::Sqlite(pool, _) => describe(pool, statement).await,
         }
     }
 }
@@ -227,32 +219,142 @@ impl Database {
 /// Whether a write's outcome is the change the user confirmed.
 pub type Confirmed<'a> = dyn Fn(&Outcome) -> bool + Sync + 'a;
 
+/// Every engine's pool: as many connections as the instance allows, and a wait for one no
+/// longer than a statement may take.
+fn pool_options<DB: SqlxDatabase>(settings: &SqlSettings) -> sqlx::pool::PoolOptions<DB> {
+    sqlx::pool::PoolOptions::new()
+        .max_connections(settings.max_connections)
+        .acquire_timeout(settings.statement_timeout)
+}
+
+/// A statement with its values bound so far.
+type Query<'q, DB> = sqlx::query::Query<'q, DB, <DB as SqlxDatabase>::Arguments>;
+
 /// What differs between the engines in running a statement.
 trait Driver: SqlxDatabase {
     /// How a read transaction starts: one the engine holds read-only.
     const BEGIN_READ: &'static str;
     const BEGIN_WRITE: &'static str;
-    fn bind<'q>(
-        query: sqlx::query::Query<'q, Self, <Self as SqlxDatabase>::Arguments>,
-        value: Bind,
-    ) -> sqlx::query::Query<'q, Self, <Self as SqlxDatabase>::Arguments>;
-    /// One column's value as JSON, as faithfully as the engine types it.
-    fn value(row: &Self::Row, index: usize) -> Result<Value, String>;
+    /// Binds `value` as the engine types it; what every engine binds alike goes to
+    /// [`bind_plain`].
+    fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self>;
+    /// One column's value as JSON, as faithfully as the engine types it; `raw` is the value as
+    /// the database sent it, never NULL.
+    fn value<'r>(
+        row: &'r Self::Row,
+        index: usize,
+        raw: <Self as SqlxDatabase>::ValueRef<'r>,
+    ) -> Result<Value, String>;
     /// One row as a JSON object, columns in the statement's order.
-    fn row(row: &Self::Row) -> Result<Map<String, Value>, String> {
-        use sqlx::{Column, Row};
+    fn row(row: &Self::Row) -> Result<Map<String, Value>, String>
+    where
+        usize: sqlx::ColumnIndex<Self::Row>,
+    {
+        use sqlx::{Column, Row, ValueRef};
         let mut object = Map::with_capacity(row.columns().len());
         for column in row.columns() {
-            object.insert(
-                column.name().to_string(),
-                Self::value(row, column.ordinal())?,
-            );
+            let index = column.ordinal();
+            let raw = row.try_get_raw(index).map_err(|e| e.to_string())?;
+            // A NULL is null in JSON whatever the column's type.
+            let value = if raw.is_null() {
+                Value::Null
+            } else {
+                Self::value(row, index, raw)?
+            };
+            object.insert(column.name().to_string(), value);
         }
         Ok(object)
     }
     fn affected(result: &Self::QueryResult) -> u64;
     /// A database error in the terms of [`Failure`].
     fn failure(error: &dyn sqlx::error::DatabaseError) -> Failure;
+    /// The types the statement's parameters are prepared with, for an engine that cannot infer
+    /// them all (none by default: the database infers each).
+    fn parameter_types(_binds: &[Bind]) -> Vec<Self::TypeInfo> {
+        Vec::new()
+    }
+    /// The JSON type of a column's values, by the engine's name of the column's type; `None`
+    /// for JSON, whose values may be of any type.
+    fn value_type(name: &str) -> Option<&'static str>;
+}
+
+/// The values every engine binds alike: a null the engine need not type, text, numbers and
+/// booleans. JSON and lists go as their JSON text: the `?` engines take a list expanded by the
+/// renderer, so an array reaches here only as JSON, and PostgreSQL binds both as its own types
+/// before they reach here.
+fn bind_plain<'q, DB>(query: Query<'q, DB>, value: Bind) -> Query<'q, DB>
+where
+    DB: SqlxDatabase,
+    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: sqlx::Encode<'q, DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    match value {
+        Bind::Null(_) => query.bind(None::<String>),
+        Bind::Text(text) => query.bind(text),
+        Bind::Integer(n) => query.bind(n),
+        Bind::Number(n) => query.bind(n),
+        Bind::Boolean(b) => query.bind(b),
+        Bind::Json(value) => query.bind(value.to_string()),
+        Bind::Array(_, items) => query.bind(Value::Array(items).to_string()),
+    }
+}
+
+/// Prepares `statement` without running it: the result's columns, by name and JSON Schema.
+async fn describe<DB: Driver>(
+    pool: &Pool<DB>,
+    statement: &Rendered,
+) -> Result<Vec<(String, Value)>, String>
+where
+    for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
+{
+    use sqlx::{Column, Statement, TypeInfo};
+    let sql = sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(statement.sql.clone()));
+    let types = DB::parameter_types(&statement.binds);
+    let prepared = pool
+        .prepare_with(sql, &types)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(prepared
+        .columns()
+        .iter()
+        .map(|column| {
+            let schema = match DB::value_type(column.type_info().name()) {
+                Some(ty) => serde_json::json!({"type": [ty, "null"]}),
+                None => serde_json::json!({}),
+            };
+            (column.name().to_string(), schema)
+        })
+        .collect())
+}
+
+/// [`run`] on a connection of `pool`; the pool's own failure (exhausted, closed) as the
+/// engine's.
+async fn pooled<DB: Driver>(
+    pool: &Pool<DB>,
+    held_read_only: bool,
+    statement: Rendered,
+    mode: Mode,
+    bounds: Bounds,
+    confirmed: Option<&Confirmed<'_>>,
+) -> Result<Outcome, Failure>
+where
+    for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
+    <DB as SqlxDatabase>::Arguments: sqlx::IntoArguments<DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let mut connection = pool.acquire().await.map_err(failure_of::<DB>)?;
+    run::<DB>(
+        &mut connection,
+        statement,
+        mode,
+        bounds,
+        confirmed,
+        held_read_only,
+    )
+    .await
 }
 
 /// A database failure, or the pool's.
@@ -283,6 +385,7 @@ async fn run<DB: Driver>(
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
     <DB as SqlxDatabase>::Arguments: sqlx::IntoArguments<DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
 {
     let Rendered { sql, binds } = statement;
     if mode == Mode::Read && held_read_only {
@@ -460,6 +563,11 @@ pub(crate) fn naive_utc(value: chrono::NaiveDateTime) -> Value {
 
 pub(crate) fn utc(value: chrono::DateTime<chrono::Utc>) -> Value {
     Value::String(value.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
+/// A value whose JSON form is its text: a date, a time, a UUID.
+pub(crate) fn text(value: impl ToString) -> Value {
+    Value::String(value.to_string())
 }
 
 pub(crate) fn base64(bytes: &[u8]) -> Value {

@@ -3,10 +3,13 @@
 
 use serde_json::Value;
 use sqlx::error::DatabaseError;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow, PgTypeKind};
-use sqlx::{Column, Pool, Postgres, Row, TypeInfo, ValueRef};
+use sqlx::postgres::{PgConnectOptions, PgRow, PgTypeInfo, PgTypeKind, PgValueRef};
+use sqlx::types::Json;
+use sqlx::{Pool, Postgres, Row, TypeInfo, ValueRef};
 
-use super::{Driver, Failure, base64, float, naive_utc, utc};
+use super::{
+    Driver, Failure, Query, base64, bind_plain, float, naive_utc, pool_options, text, utc,
+};
 use crate::render::{Bind, Kind, Scalar};
 use crate::settings::SqlSettings;
 
@@ -22,20 +25,14 @@ pub(super) fn open(url: &str, settings: &SqlSettings) -> Result<Pool<Postgres>, 
         runtime.push(("default_transaction_read_only", "on".to_string()));
     }
     let options = options.options(runtime).application_name("concierge");
-    Ok(PgPoolOptions::new()
-        .max_connections(settings.max_connections)
-        .acquire_timeout(settings.statement_timeout)
-        .connect_lazy_with(options))
+    Ok(pool_options(settings).connect_lazy_with(options))
 }
 
 impl Driver for Postgres {
     const BEGIN_READ: &'static str = "BEGIN READ ONLY";
     const BEGIN_WRITE: &'static str = "BEGIN";
 
-    fn bind<'q>(
-        query: sqlx::query::Query<'q, Self, sqlx::postgres::PgArguments>,
-        value: Bind,
-    ) -> sqlx::query::Query<'q, Self, sqlx::postgres::PgArguments> {
+    fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self> {
         match value {
             Bind::Null(kind) => match kind {
                 Kind::Integer => query.bind(None::<i64>),
@@ -48,10 +45,6 @@ impl Driver for Postgres {
                 Kind::Array(Scalar::Boolean) => query.bind(None::<Vec<bool>>),
                 Kind::Array(Scalar::Text) => query.bind(None::<Vec<String>>),
             },
-            Bind::Text(text) => query.bind(text),
-            Bind::Integer(n) => query.bind(n),
-            Bind::Number(n) => query.bind(n),
-            Bind::Boolean(b) => query.bind(b),
             Bind::Json(value) => query.bind(sqlx::types::Json(value)),
             Bind::Array(scalar, items) => match scalar {
                 Scalar::Integer => {
@@ -70,11 +63,83 @@ impl Driver for Postgres {
                         .collect::<Vec<_>>(),
                 ),
             },
+            plain => bind_plain(query, plain),
         }
     }
 
-    fn value(row: &PgRow, index: usize) -> Result<Value, String> {
-        value(row, index)
+    fn value(row: &PgRow, index: usize, raw: PgValueRef<'_>) -> Result<Value, String> {
+        let info = raw.type_info().into_owned();
+        let get = |e: sqlx::Error| format!("column {index} ({}): {e}", info.name());
+        Ok(match info.name() {
+            "BOOL" => Value::Bool(row.try_get(index).map_err(get)?),
+            "INT2" => Value::from(row.try_get::<i16, _>(index).map_err(get)?),
+            "INT4" => Value::from(row.try_get::<i32, _>(index).map_err(get)?),
+            "INT8" => Value::from(row.try_get::<i64, _>(index).map_err(get)?),
+            "OID" => Value::from(
+                row.try_get::<sqlx::postgres::types::Oid, _>(index)
+                    .map_err(get)?
+                    .0,
+            ),
+            "FLOAT4" => float(f64::from(row.try_get::<f32, _>(index).map_err(get)?)),
+            "FLOAT8" => float(row.try_get::<f64, _>(index).map_err(get)?),
+            // Exact: a decimal is a string, so no cent is lost to a float; written with the
+            // column's scale (`10.50`, not the `10.5000` of the wire's base-10000 digits).
+            "NUMERIC" => {
+                let decimal = row
+                    .try_get::<sqlx::types::BigDecimal, _>(index)
+                    .map_err(get)?;
+                Value::String(match numeric_scale(&raw) {
+                    Some(scale) => decimal.with_scale(scale).to_plain_string(),
+                    None => decimal.to_plain_string(),
+                })
+            }
+            "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" | "CHAR" | "CITEXT" | "UNKNOWN" => {
+                Value::String(row.try_get(index).map_err(get)?)
+            }
+            "UUID" => text(row.try_get::<sqlx::types::Uuid, _>(index).map_err(get)?),
+            "JSON" | "JSONB" => row.try_get::<Json<Value>, _>(index).map_err(get)?.0,
+            "TIMESTAMPTZ" => utc(row.try_get(index).map_err(get)?),
+            "TIMESTAMP" => naive_utc(row.try_get(index).map_err(get)?),
+            "DATE" => text(row.try_get::<chrono::NaiveDate, _>(index).map_err(get)?),
+            "TIME" => text(row.try_get::<chrono::NaiveTime, _>(index).map_err(get)?),
+            "BYTEA" => base64(&row.try_get::<Vec<u8>, _>(index).map_err(get)?),
+            "INT2[]" | "INT4[]" | "INT8[]" => Value::from(
+                row.try_get::<Vec<i64>, _>(index)
+                    .or_else(|_| {
+                        row.try_get::<Vec<i32>, _>(index)
+                            .map(|v| v.into_iter().map(i64::from).collect())
+                    })
+                    .map_err(get)?,
+            ),
+            "TEXT[]" | "VARCHAR[]" => {
+                Value::from(row.try_get::<Vec<String>, _>(index).map_err(get)?)
+            }
+            // A type of the database's own (`CREATE TYPE status AS ENUM …`): its label.
+            _ if matches!(info.kind(), PgTypeKind::Enum(_)) => {
+                Value::String(raw.as_str().map_err(|e| e.to_string())?.to_string())
+            }
+            other => {
+                return Err(format!(
+                    "column {index} has type {other}, which this kind does not pass on; cast it in the statement (`::text`)"
+                ));
+            }
+        })
+    }
+
+    /// The parameters' types as the call binds them: PostgreSQL cannot infer `$1 IS NULL` alone.
+    fn parameter_types(binds: &[Bind]) -> Vec<PgTypeInfo> {
+        binds.iter().map(parameter_type).collect()
+    }
+
+    fn value_type(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "BOOL" => "boolean",
+            "INT2" | "INT4" | "INT8" | "OID" => "integer",
+            "FLOAT4" | "FLOAT8" => "number",
+            "JSON" | "JSONB" => return None,
+            n if n.ends_with("[]") => "array",
+            _ => "string",
+        })
     }
 
     fn affected(result: &sqlx::postgres::PgQueryResult) -> u64 {
@@ -98,147 +163,36 @@ impl Driver for Postgres {
     }
 }
 
-fn value(row: &PgRow, index: usize) -> Result<Value, String> {
-    let raw = row.try_get_raw(index).map_err(|e| e.to_string())?;
-    if raw.is_null() {
-        return Ok(Value::Null);
-    }
-    let info = raw.type_info().into_owned();
-    let get = |e: sqlx::Error| format!("column {index} ({}): {e}", info.name());
-    Ok(match info.name() {
-        "BOOL" => Value::Bool(row.try_get(index).map_err(get)?),
-        "INT2" => Value::from(row.try_get::<i16, _>(index).map_err(get)?),
-        "INT4" => Value::from(row.try_get::<i32, _>(index).map_err(get)?),
-        "INT8" => Value::from(row.try_get::<i64, _>(index).map_err(get)?),
-        "OID" => Value::from(
-            row.try_get::<sqlx::postgres::types::Oid, _>(index)
-                .map_err(get)?
-                .0,
-        ),
-        "FLOAT4" => float(f64::from(row.try_get::<f32, _>(index).map_err(get)?)),
-        "FLOAT8" => float(row.try_get::<f64, _>(index).map_err(get)?),
-        // Exact: a decimal is a string, so no cent is lost to a float; written with the
-        // column's scale (`10.50`, not the `10.5000` of the wire's base-10000 digits).
-        "NUMERIC" => {
-            let decimal = row
-                .try_get::<sqlx::types::BigDecimal, _>(index)
-                .map_err(get)?;
-            Value::String(match numeric_scale(&raw) {
-                Some(scale) => decimal.with_scale(scale).to_plain_string(),
-                None => decimal.to_plain_string(),
-            })
-        }
-        "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" | "CHAR" | "CITEXT" | "UNKNOWN" => {
-            Value::String(row.try_get(index).map_err(get)?)
-        }
-        "UUID" => Value::String(
-            row.try_get::<sqlx::types::Uuid, _>(index)
-                .map_err(get)?
-                .to_string(),
-        ),
-        "JSON" | "JSONB" => {
-            row.try_get::<sqlx::types::Json<Value>, _>(index)
-                .map_err(get)?
-                .0
-        }
-        "TIMESTAMPTZ" => utc(row.try_get(index).map_err(get)?),
-        "TIMESTAMP" => naive_utc(row.try_get(index).map_err(get)?),
-        "DATE" => Value::String(
-            row.try_get::<chrono::NaiveDate, _>(index)
-                .map_err(get)?
-                .to_string(),
-        ),
-        "TIME" => Value::String(
-            row.try_get::<chrono::NaiveTime, _>(index)
-                .map_err(get)?
-                .to_string(),
-        ),
-        "BYTEA" => base64(&row.try_get::<Vec<u8>, _>(index).map_err(get)?),
-        "INT2[]" | "INT4[]" | "INT8[]" => Value::from(
-            row.try_get::<Vec<i64>, _>(index)
-                .or_else(|_| {
-                    row.try_get::<Vec<i32>, _>(index)
-                        .map(|v| v.into_iter().map(i64::from).collect())
-                })
-                .map_err(get)?,
-        ),
-        "TEXT[]" | "VARCHAR[]" => Value::from(row.try_get::<Vec<String>, _>(index).map_err(get)?),
-        // A type of the database's own (`CREATE TYPE status AS ENUM …`): its label.
-        _ if matches!(info.kind(), PgTypeKind::Enum(_)) => {
-            Value::String(raw.as_str().map_err(|e| e.to_string())?.to_string())
-        }
-        other => {
-            return Err(format!(
-                "column {index} has type {other}, which this kind does not pass on; cast it in the statement (`::text`)"
-            ));
-        }
-    })
-}
-
 /// A binary NUMERIC's display scale: its header is four 16-bit fields, the last of them the
 /// number of digits after the point.
-fn numeric_scale(raw: &sqlx::postgres::PgValueRef<'_>) -> Option<i64> {
+fn numeric_scale(raw: &PgValueRef<'_>) -> Option<i64> {
     let bytes = raw.as_bytes().ok()?;
     let scale = bytes.get(6..8)?;
     Some(i64::from(u16::from_be_bytes([scale[0], scale[1]])))
 }
 
-pub(super) async fn describe(
-    pool: &Pool<Postgres>,
-    sql: sqlx::SqlStr,
-    binds: &[Bind],
-) -> Result<Vec<(String, Value)>, String> {
-    use sqlx::{Executor, Statement, Type};
-    // The parameters' types as the call binds them: PostgreSQL cannot infer `$1 IS NULL` alone.
-    let types: Vec<sqlx::postgres::PgTypeInfo> = binds
-        .iter()
-        .map(|bind| match bind {
-            Bind::Null(Kind::Integer) | Bind::Integer(_) => <i64 as Type<Postgres>>::type_info(),
-            Bind::Null(Kind::Number) | Bind::Number(_) => <f64 as Type<Postgres>>::type_info(),
-            Bind::Null(Kind::Boolean) | Bind::Boolean(_) => <bool as Type<Postgres>>::type_info(),
-            Bind::Null(Kind::Json) | Bind::Json(_) => {
-                <sqlx::types::Json<Value> as Type<Postgres>>::type_info()
-            }
-            Bind::Null(Kind::Array(Scalar::Integer)) | Bind::Array(Scalar::Integer, _) => {
-                <Vec<i64> as Type<Postgres>>::type_info()
-            }
-            Bind::Null(Kind::Array(Scalar::Number)) | Bind::Array(Scalar::Number, _) => {
-                <Vec<f64> as Type<Postgres>>::type_info()
-            }
-            Bind::Null(Kind::Array(Scalar::Boolean)) | Bind::Array(Scalar::Boolean, _) => {
-                <Vec<bool> as Type<Postgres>>::type_info()
-            }
-            Bind::Null(Kind::Array(Scalar::Text)) | Bind::Array(Scalar::Text, _) => {
-                <Vec<String> as Type<Postgres>>::type_info()
-            }
-            Bind::Null(Kind::Text) | Bind::Text(_) => <String as Type<Postgres>>::type_info(),
-        })
-        .collect();
-    let prepared = pool
-        .prepare_with(sql, &types)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(prepared
-        .columns()
-        .iter()
-        .map(|column| {
-            (
-                column.name().to_string(),
-                json_type(column.type_info().name()),
-            )
-        })
-        .collect())
-}
-
-/// A column's values as JSON Schema says them.
-fn json_type(name: &str) -> Value {
-    let ty = match name {
-        "BOOL" => "boolean",
-        "INT2" | "INT4" | "INT8" | "OID" => "integer",
-        "FLOAT4" | "FLOAT8" => "number",
-        "JSON" | "JSONB" => return serde_json::json!({}),
-        n if n.ends_with("[]") => "array",
-        _ => "string",
-    };
-    serde_json::json!({"type": [ty, "null"]})
+/// The type a value is prepared with, as the call binds it.
+fn parameter_type(bind: &Bind) -> PgTypeInfo {
+    use sqlx::Type;
+    match bind {
+        Bind::Null(Kind::Integer) | Bind::Integer(_) => <i64 as Type<Postgres>>::type_info(),
+        Bind::Null(Kind::Number) | Bind::Number(_) => <f64 as Type<Postgres>>::type_info(),
+        Bind::Null(Kind::Boolean) | Bind::Boolean(_) => <bool as Type<Postgres>>::type_info(),
+        Bind::Null(Kind::Json) | Bind::Json(_) => {
+            <sqlx::types::Json<Value> as Type<Postgres>>::type_info()
+        }
+        Bind::Null(Kind::Array(Scalar::Integer)) | Bind::Array(Scalar::Integer, _) => {
+            <Vec<i64> as Type<Postgres>>::type_info()
+        }
+        Bind::Null(Kind::Array(Scalar::Number)) | Bind::Array(Scalar::Number, _) => {
+            <Vec<f64> as Type<Postgres>>::type_info()
+        }
+        Bind::Null(Kind::Array(Scalar::Boolean)) | Bind::Array(Scalar::Boolean, _) => {
+            <Vec<bool> as Type<Postgres>>::type_info()
+        }
+        Bind::Null(Kind::Array(Scalar::Text)) | Bind::Array(Scalar::Text, _) => {
+            <Vec<String> as Type<Postgres>>::type_info()
+        }
+        Bind::Null(Kind::Text) | Bind::Text(_) => <String as Type<Postgres>>::type_info(),
+    }
 }

@@ -8,10 +8,13 @@ use std::time::Instant;
 
 use serde_json::Value;
 use sqlx::error::DatabaseError;
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
-use sqlx::{Column, Executor, Pool, Row, Sqlite, TypeInfo, ValueRef};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteRow, SqliteValueRef};
+use sqlx::{Executor, Pool, Row, Sqlite, TypeInfo, ValueRef};
 
-use super::{Bounds, Driver, Failure, Mode, Outcome, base64, failure_of, float};
+use super::{
+    Bounds, Driver, Failure, Mode, Outcome, Query, base64, bind_plain, failure_of, float,
+    pool_options,
+};
 use crate::render::{Bind, Kind, Rendered};
 use crate::settings::SqlSettings;
 
@@ -35,9 +38,7 @@ pub(super) async fn open(path: &Path, settings: &SqlSettings) -> Result<Pool<Sql
         .busy_timeout(settings.statement_timeout)
         .foreign_keys(true)
         .pragma("query_only", if settings.read_only { "ON" } else { "OFF" });
-    SqlitePoolOptions::new()
-        .max_connections(settings.max_connections)
-        .acquire_timeout(settings.statement_timeout)
+    pool_options(settings)
         .connect_with(options)
         .await
         .map_err(|e| format!("url: cannot open {}: {e}", path.display()))
@@ -120,25 +121,32 @@ impl Driver for Sqlite {
     /// The write lock at once, so two writers never interleave.
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
 
-    fn bind<'q>(
-        query: sqlx::query::Query<'q, Self, sqlx::sqlite::SqliteArguments>,
-        value: Bind,
-    ) -> sqlx::query::Query<'q, Self, sqlx::sqlite::SqliteArguments> {
+    fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self> {
         match value {
             Bind::Null(Kind::Integer | Kind::Boolean) => query.bind(None::<i64>),
             Bind::Null(Kind::Number) => query.bind(None::<f64>),
-            Bind::Null(_) => query.bind(None::<String>),
-            Bind::Text(text) => query.bind(text),
-            Bind::Integer(n) => query.bind(n),
-            Bind::Number(n) => query.bind(n),
-            Bind::Boolean(b) => query.bind(b),
-            Bind::Json(value) => query.bind(value.to_string()),
-            Bind::Array(_, items) => query.bind(Value::Array(items).to_string()),
+            plain => bind_plain(query, plain),
         }
     }
 
-    fn value(row: &SqliteRow, index: usize) -> Result<Value, String> {
-        value(row, index)
+    fn value(row: &SqliteRow, index: usize, raw: SqliteValueRef<'_>) -> Result<Value, String> {
+        // The value's own storage class, whatever the column declared.
+        let class = raw.type_info().name().to_string();
+        let get = |e: sqlx::Error| format!("column {index} ({class}): {e}");
+        Ok(match class.as_str() {
+            "INTEGER" => Value::from(row.try_get::<i64, _>(index).map_err(get)?),
+            "REAL" => float(row.try_get::<f64, _>(index).map_err(get)?),
+            "BLOB" => base64(&row.try_get::<Vec<u8>, _>(index).map_err(get)?),
+            _ => Value::String(row.try_get::<String, _>(index).map_err(get)?),
+        })
+    }
+
+    fn value_type(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "INTEGER" | "BOOLEAN" => "integer",
+            "REAL" => "number",
+            _ => "string",
+        })
     }
 
     fn affected(result: &sqlx::sqlite::SqliteQueryResult) -> u64 {
@@ -167,43 +175,4 @@ impl Driver for Sqlite {
             _ => Failure::Other(text),
         }
     }
-}
-
-fn value(row: &SqliteRow, index: usize) -> Result<Value, String> {
-    let raw = row.try_get_raw(index).map_err(|e| e.to_string())?;
-    if raw.is_null() {
-        return Ok(Value::Null);
-    }
-    // The value's own storage class, whatever the column declared.
-    let class = raw.type_info().name().to_string();
-    let get = |e: sqlx::Error| format!("column {index} ({class}): {e}");
-    Ok(match class.as_str() {
-        "INTEGER" => Value::from(row.try_get::<i64, _>(index).map_err(get)?),
-        "REAL" => float(row.try_get::<f64, _>(index).map_err(get)?),
-        "BLOB" => base64(&row.try_get::<Vec<u8>, _>(index).map_err(get)?),
-        _ => Value::String(row.try_get::<String, _>(index).map_err(get)?),
-    })
-}
-
-pub(super) async fn describe(
-    pool: &Pool<Sqlite>,
-    sql: sqlx::SqlStr,
-) -> Result<Vec<(String, Value)>, String> {
-    use sqlx::Statement;
-    let prepared = pool.prepare(sql).await.map_err(|e| e.to_string())?;
-    Ok(prepared
-        .columns()
-        .iter()
-        .map(|column| {
-            let ty = match column.type_info().name() {
-                "INTEGER" | "BOOLEAN" => "integer",
-                "REAL" => "number",
-                _ => "string",
-            };
-            (
-                column.name().to_string(),
-                serde_json::json!({"type": [ty, "null"]}),
-            )
-        })
-        .collect())
 }
