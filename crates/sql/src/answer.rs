@@ -64,30 +64,15 @@ pub(crate) fn result_of(outcome: &Outcome, write: bool) -> Value {
 /// text (which names tables, columns and values); that goes to the log.
 pub(crate) fn tool_error(failure: Failure) -> ToolError {
     match failure {
-        Failure::Timeout => ToolError::internal("timeout", "statement timeout")
-            .with_message("the query took too long and was stopped; try again, or narrow the filter"),
+        Failure::Timeout => ToolError::internal("timeout", "statement timeout").with_message(
+            "the query took too long and was stopped; try again, or narrow the filter",
+        ),
         Failure::Unavailable(detail) => ToolError::internal("database_unavailable", detail)
             .with_message("the database cannot be reached right now; try again later"),
-        Failure::Conflict(detail) => ToolError::rejected(
-            "conflict",
-            "a record with this value already exists; nothing was changed",
-        )
-        .with_detail(detail),
-        Failure::Reference(detail) => ToolError::rejected(
-            "reference_missing",
-            "the change refers to a record that does not exist, or removes one that others still refer to; nothing was changed",
-        )
-        .with_detail(detail),
-        Failure::Constraint(detail) => ToolError::rejected(
-            "constraint_failed",
-            "a value is missing or not allowed by the database's rules; nothing was changed",
-        )
-        .with_detail(detail),
-        Failure::ReadOnly(detail) => ToolError::rejected(
-            "read_only",
-            "this tool may only read, and the database refused a change; nothing was changed",
-        )
-        .with_detail(detail),
+        Failure::Conflict(detail) => refused("conflict", ALREADY_EXISTS, detail),
+        Failure::Reference(detail) => refused("reference_missing", NO_SUCH_RECORD, detail),
+        Failure::Constraint(detail) => refused("constraint_failed", AGAINST_THE_RULES, detail),
+        Failure::ReadOnly(detail) => refused("read_only", READ_ONLY, detail),
         Failure::TooManyRows { affected, allowed } => ToolError::rejected(
             "too_many_rows",
             format!(
@@ -101,4 +86,17 @@ pub(crate) fn tool_error(failure: Failure) -> ToolError {
         Failure::Column(detail) => ToolError::internal("unsupported_column", detail),
         Failure::Other(detail) => ToolError::internal("database_error", detail),
     }
+}
+
+/// What the model is told when a rule of the database refused a change.
+const ALREADY_EXISTS: &str = "a record with this value already exists; nothing was changed";
+const NO_SUCH_RECORD: &str = "the change refers to a record that does not exist, or removes one that others still refer to; nothing was changed";
+const AGAINST_THE_RULES: &str =
+    "a value is missing or not allowed by the database's rules; nothing was changed";
+const READ_ONLY: &str =
+    "this tool may only read, and the database refused a change; nothing was changed";
+
+/// A change the database refused: the model gets `message`, the log the database's own text.
+fn refused(code: &'static str, message: &str, detail: String) -> ToolError {
+    ToolError::rejected(code, message).with_detail(detail)
 }
