@@ -80,6 +80,20 @@ pub fn json_rpc_message(body: &str) -> Option<Value> {
     serde_json::from_str(data).ok()
 }
 
+/// A `tools/call` of `tool` as the client of `token`, over a stateless endpoint at `/mcp`: the
+/// JSON-RPC result, a tool's failure included (the request itself must be answered 200).
+pub async fn call_tool(router: &Router, token: &str, tool: &str, arguments: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}});
+    let request = mcp_post("/mcp")
+        .header("authorization", format!("Bearer {token}"))
+        .body(Body::from(body.to_string()))
+        .expect("a request");
+    let (status, _, text) = send(router, request).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    serde_json::from_str::<Value>(&text).expect("JSON")["result"].clone()
+}
+
 /// A 2026-07-28 request of `method` to `path` as `token`, its headers as a client sends them:
 /// the version, `Mcp-Method`, and `name` as `Mcp-Name`. `params` go as they are (their `_meta`
 /// included).

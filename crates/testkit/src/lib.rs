@@ -11,8 +11,9 @@ pub mod fake;
 pub mod mariadb;
 pub mod postgres;
 pub mod redis;
+mod server_database;
 
 pub use deployment::{
-    Instance, instance, json_rpc_message, mcp_post, modern_request, send, send_bytes,
+    Instance, call_tool, instance, json_rpc_message, mcp_post, modern_request, send, send_bytes,
 };
 pub use fake::{Behaviour, FakeTool, fake_app};
