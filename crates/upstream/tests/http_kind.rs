@@ -3,12 +3,11 @@
 //! platform's HTTP endpoint, as a client would.
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::Path;
 use axum::routing::get;
 use concierge_server::{Apps, section};
-use concierge_testkit::{instance, send};
-use http::{Request, StatusCode};
+use concierge_testkit::{call_tool, config, instance};
+use http::StatusCode;
 use serde_json::{Value, json};
 
 /// The business's API: an order, a missing one, a failure, and one that never answers.
@@ -48,10 +47,7 @@ async fn start_api() -> String {
 
 fn config(api: &str) -> String {
     format!(
-        r#"
-[server]
-listen = "127.0.0.1:0"
-
+        r#"{server}
 [apps.orders]
 kind = "http"
 base_url = "{api}"
@@ -74,15 +70,14 @@ name = "hanging"
 description = "Never answers."
 input_schema = {{ type = "object" }}
 request = {{ method = "GET", path = "/hanging" }}
-
-[[endpoint]]
-path = "/mcp"
-tools = ["orders.*"]
-auth = {{ kind = "tokens", env = "TOKENS" }}
-session = "stateless"
-"#
+{endpoint}"#,
+        server = config::server(""),
+        endpoint = config::stateless_endpoint("/mcp", &["orders.*"]),
     )
 }
+
+/// The one client's token (in [`config::TOKENS`]).
+const ALICE: &str = "token-a";
 
 fn apps() -> Apps {
     Apps::new().tools("http", |settings| {
@@ -90,29 +85,12 @@ fn apps() -> Apps {
     })
 }
 
-async fn call(router: &axum::Router, tool: &str, arguments: Value) -> Value {
-    let request = Request::post("/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("authorization", "Bearer token-a")
-        .body(Body::from(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                   "params": {"name": tool, "arguments": arguments}})
-            .to_string(),
-        ))
-        .unwrap();
-    let (status, _, text) = send(router, request).await;
-    assert_eq!(status, StatusCode::OK, "{text}");
-    serde_json::from_str::<Value>(&text).expect("JSON")["result"].clone()
-}
-
 #[tokio::test]
 async fn an_answer_is_the_apis_own_json_and_a_failure_says_only_what_a_model_can_act_on() {
     let api = start_api().await;
-    let deployment = instance(&config(&api), apps(), &[("TOKENS", "alice:token-a")]).await;
+    let deployment = instance(&config(&api), apps(), &[(config::TOKENS, "alice:token-a")]).await;
 
-    let found = call(&deployment.router, "order_get", json!({"id": "7"})).await;
+    let found = call_tool(&deployment.router, ALICE, "order_get", json!({"id": "7"})).await;
     assert_eq!(found["isError"], false, "{found}");
     assert_eq!(
         found["structuredContent"],
@@ -129,7 +107,7 @@ async fn an_answer_is_the_apis_own_json_and_a_failure_says_only_what_a_model_can
         ("broken", json!({}), "upstream_failed", "HTTP 500"),
         ("hanging", json!({}), "upstream_timeout", "in time"),
     ] {
-        let failed = call(&deployment.router, tool, arguments).await;
+        let failed = call_tool(&deployment.router, ALICE, tool, arguments).await;
         assert_eq!(failed["isError"], true, "{failed}");
         let text = failed["content"][0]["text"].as_str().unwrap();
         let error: Value = serde_json::from_str(text).expect("a JSON error");
