@@ -9,13 +9,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use concierge_core::AuditEvent;
+use concierge_core::postgres::{Schema, kind};
 use concierge_core::sqlite::{self, SqliteFile};
-use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::SqlitePool;
+use concierge_core::store::StoreDatabase;
+use concierge_core::{AuditEvent, StoreUnavailable, on_store, store_queries};
 use tokio::sync::mpsc;
-
-use concierge_core::postgres::kind;
 
 const QUEUE: usize = 16 * 1024;
 const BATCH: usize = 512;
@@ -23,15 +21,47 @@ const BATCH: usize = 512;
 const RETRY_FIRST: Duration = Duration::from_millis(500);
 const RETRY_MAX: Duration = Duration::from_secs(30);
 
-/// The database did not answer, or is going away (as opposed to refusing the rows): worth
-/// sending again. SQLSTATE class 08 is a connection exception, 57P a server shutting down.
-fn is_unreachable(error: &sqlx::Error) -> bool {
-    match error {
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => true,
-        sqlx::Error::Database(e) => e
-            .code()
-            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
-        _ => false,
+/// Why a batch or a read failed: the database did not answer (or its table could not be made
+/// yet), or it refused the statement.
+enum Failure {
+    Unavailable,
+    Sql(sqlx::Error),
+}
+
+impl From<StoreUnavailable> for Failure {
+    fn from(_: StoreUnavailable) -> Self {
+        Self::Unavailable
+    }
+}
+
+impl From<sqlx::Error> for Failure {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Sql(error)
+    }
+}
+
+impl Failure {
+    /// The database did not answer, or is going away (as opposed to refusing the rows): worth
+    /// sending again. SQLSTATE class 08 is a connection exception, 57P a server shutting down.
+    fn is_unreachable(&self) -> bool {
+        match self {
+            Self::Unavailable => true,
+            Self::Sql(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) => {
+                true
+            }
+            Self::Sql(sqlx::Error::Database(e)) => e
+                .code()
+                .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+            Self::Sql(_) => false,
+        }
+    }
+
+    /// What went wrong, without the URL (and its password) a driver may quote.
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Unavailable => "unreachable",
+            Self::Sql(error) => kind(error),
+        }
     }
 }
 
@@ -41,15 +71,11 @@ pub(crate) enum Message {
     Flush(std::sync::mpsc::Sender<()>),
 }
 
-const COLUMNS: &str = "ts, endpoint, client_id, user_id, tool, trace_id, rpc_id, outcome, code, \
-                       duration_ms, result_count, arguments, notes, output";
-
-const INDEXES: &[&str] = &[
-    "CREATE INDEX IF NOT EXISTS audit_event_ts ON audit_event (ts)",
-    "CREATE INDEX IF NOT EXISTS audit_event_user ON audit_event (user_id, ts)",
-    "CREATE INDEX IF NOT EXISTS audit_event_client ON audit_event (client_id, ts)",
-    "CREATE INDEX IF NOT EXISTS audit_event_tool ON audit_event (tool, ts)",
-];
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS audit_event_ts ON audit_event (ts);
+CREATE INDEX IF NOT EXISTS audit_event_user ON audit_event (user_id, ts);
+CREATE INDEX IF NOT EXISTS audit_event_client ON audit_event (client_id, ts);
+CREATE INDEX IF NOT EXISTS audit_event_tool ON audit_event (tool, ts);";
 
 const SQLITE_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_event (
     id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, endpoint TEXT NOT NULL,
@@ -57,80 +83,53 @@ const SQLITE_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_event (
     outcome TEXT NOT NULL, code TEXT, duration_ms REAL NOT NULL, result_count INTEGER,
     arguments TEXT, notes TEXT, output TEXT)";
 
-const POSTGRES_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_event (
-    id BIGSERIAL PRIMARY KEY, ts TIMESTAMPTZ NOT NULL, endpoint TEXT NOT NULL,
-    client_id TEXT, user_id TEXT, tool TEXT, trace_id TEXT NOT NULL, rpc_id TEXT,
-    outcome TEXT NOT NULL, code TEXT, duration_ms DOUBLE PRECISION NOT NULL, result_count BIGINT,
-    arguments JSONB, notes JSONB, output JSONB)";
-
-/// Columns added after the first release, for tables an older version made (`CREATE TABLE IF NOT
-/// EXISTS` leaves those as they are): the call's output (seed §10).
-const POSTGRES_MIGRATIONS: &[&str] =
-    &["ALTER TABLE audit_event ADD COLUMN IF NOT EXISTS output JSONB"];
-
-enum Database {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
-}
-
-/// Creates the table, its new columns and indexes in one transaction under an advisory lock:
-/// instances starting at once would otherwise race in `CREATE TABLE IF NOT EXISTS`, which
-/// PostgreSQL lets fail on its own catalog's unique index.
-async fn create_postgres_table(pool: &PgPool) -> Result<(), sqlx::Error> {
-    let mut transaction = pool.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(AUDIT_TABLE_LOCK)
-        .execute(&mut *transaction)
-        .await?;
-    for statement in std::iter::once(&POSTGRES_TABLE)
-        .chain(POSTGRES_MIGRATIONS)
-        .chain(INDEXES)
-    {
-        sqlx::query(*statement).execute(&mut *transaction).await?;
-    }
-    transaction.commit().await
-}
-
-/// The advisory lock key of the audit table's creation ("audit" in ASCII).
-const AUDIT_TABLE_LOCK: i64 = 0x61_75_64_69_74;
+/// The table in PostgreSQL: `ts` a `timestamptz`, the documents `jsonb`. Every statement is
+/// `IF NOT EXISTS`, so a table an older version made without migrations (and without `output`,
+/// seed §10) is adopted as it is.
+static POSTGRES_SCHEMA: Schema = Schema {
+    table: "concierge_audit_migrations",
+    migrations: &[(
+        1,
+        "audit events",
+        include_str!("../migrations/audit/0001_audit_event.sql"),
+    )],
+};
 
 /// Opens (creating) the database and its table, and starts the writer task. `target` is a
 /// `postgres://` URL or a SQLite file path.
 pub(crate) async fn open(target: &str) -> Result<mpsc::Sender<Message>, String> {
     let database = if concierge_core::postgres::is_url(target) {
-        // The URL may hold a password: errors name the kind of failure only.
-        let pool = PgPoolOptions::new()
-            .max_connections(2)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect(target)
-            .await
-            .map_err(|e| format!("cannot connect to PostgreSQL ({})", kind(&e)))?;
-        create_postgres_table(&pool)
-            .await
-            .map_err(|e| format!("cannot create the audit table ({})", kind(&e)))?;
-        Database::Postgres(pool)
+        let database = StoreDatabase::postgres_url(target, &POSTGRES_SCHEMA)?;
+        // Connected and its table made now: a sink that cannot be reached at start is a
+        // config error the operator sees, not events queued for a database that never was.
+        if let StoreDatabase::Postgres(migrated) = &database {
+            migrated.pool().await.map_err(|e| {
+                format!(
+                    "cannot create the audit table ({})",
+                    Failure::from(e).kind()
+                )
+            })?;
+        }
+        database
     } else {
         let path = Path::new(target.strip_prefix("sqlite://").unwrap_or(target));
-        let schema: Vec<&'static str> = std::iter::once(SQLITE_TABLE)
-            .chain(INDEXES.iter().copied())
-            .collect();
         // One connection: the writer task is the table's only writer.
         let pool = SqliteFile::new(path)
             .connections(1)
-            .open(&schema)
+            .open(&[SQLITE_TABLE, INDEXES])
             .await
             .map_err(|e| e.to_string())?;
         sqlite::add_column(&pool, "audit_event", "output", "TEXT")
             .await
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        Database::Sqlite(pool)
+        StoreDatabase::Sqlite(pool)
     };
     let (sender, receiver) = mpsc::channel(QUEUE);
     tokio::spawn(write_events(database, receiver));
     Ok(sender)
 }
 
-async fn write_events(database: Database, mut receiver: mpsc::Receiver<Message>) {
+async fn write_events(database: StoreDatabase, mut receiver: mpsc::Receiver<Message>) {
     let mut events = Vec::with_capacity(BATCH);
     let mut flushed = Vec::new();
     while let Some(first) = receiver.recv().await {
@@ -146,18 +145,15 @@ async fn write_events(database: Database, mut receiver: mpsc::Receiver<Message>)
         }
         let mut wait = RETRY_FIRST;
         while !events.is_empty() {
-            let written = match &database {
-                Database::Sqlite(pool) => insert_sqlite(pool, &events).await,
-                Database::Postgres(pool) => insert_postgres(pool, &events).await,
-            };
+            let written: Result<(), Failure> = on_store!(&database, queries::insert(&events));
             match written {
                 Ok(()) => break,
                 // The database is away (a shared PostgreSQL restarting): the batch waits for it,
                 // and what arrives meanwhile waits in the bounded queue (beyond it, the file
                 // still has every event).
-                Err(error) if is_unreachable(&error) => {
+                Err(error) if error.is_unreachable() => {
                     tracing::warn!(
-                        error = kind(&error),
+                        error = error.kind(),
                         waiting = events.len(),
                         retry_in = ?wait,
                         "audit table unreachable; the batch is kept and sent again"
@@ -167,7 +163,7 @@ async fn write_events(database: Database, mut receiver: mpsc::Receiver<Message>)
                 }
                 Err(error) => {
                     tracing::error!(
-                        error = kind(&error),
+                        error = error.kind(),
                         lost = events.len(),
                         "cannot write audit events to the database"
                     );
@@ -211,47 +207,88 @@ impl<'a> Row<'a> {
     }
 }
 
-/// Inserts a batch in one transaction; the same for both databases but for the statement.
-macro_rules! insert_events {
-    ($pool:expr, $statement:expr, $events:expr) => {{
-        let mut transaction = $pool.begin().await?;
-        for event in $events {
-            let row = Row::of(event);
-            sqlx::query(sqlx::AssertSqlSafe($statement))
-                .bind(&row.event.ts)
-                .bind(&row.event.endpoint)
-                .bind(&row.event.client)
-                .bind(&row.event.user)
-                .bind(&row.event.tool)
-                .bind(&row.event.trace_id)
-                .bind(&row.rpc_id)
-                .bind(&row.outcome)
-                .bind(&row.event.code)
-                .bind(row.event.duration_ms)
-                .bind(row.event.result_count.map(|n| n as i64))
-                .bind(&row.arguments)
-                .bind(&row.notes)
-                .bind(&row.output)
-                .execute(&mut *transaction)
-                .await?;
+/// A stored document (arguments, notes, output) as JSON again.
+fn document(text: Option<String>) -> Option<serde_json::Value> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+}
+
+store_queries! {
+    /// Writing a batch and reading events back, once for both databases.
+    mod queries {
+        use sqlx::Row as _;
+
+        /// Inserts a batch in one transaction.
+        pub async fn insert(pool: &Pool, events: &[Box<AuditEvent>]) -> Result<(), Failure> {
+            let statement = ENGINE.pick(
+                "INSERT INTO audit_event (ts, endpoint, client_id, user_id, tool, trace_id, \
+                 rpc_id, outcome, code, duration_ms, result_count, arguments, notes, output) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                "INSERT INTO audit_event (ts, endpoint, client_id, user_id, tool, trace_id, \
+                 rpc_id, outcome, code, duration_ms, result_count, arguments, notes, output) \
+                 VALUES ($1::timestamptz, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, \
+                 $13::jsonb, $14::jsonb)",
+            );
+            let mut transaction = pool.begin().await?;
+            for event in events {
+                let row = Row::of(event);
+                sqlx::query(statement)
+                    .bind(&row.event.ts)
+                    .bind(&row.event.endpoint)
+                    .bind(&row.event.client)
+                    .bind(&row.event.user)
+                    .bind(&row.event.tool)
+                    .bind(&row.event.trace_id)
+                    .bind(&row.rpc_id)
+                    .bind(&row.outcome)
+                    .bind(&row.event.code)
+                    .bind(row.event.duration_ms)
+                    .bind(row.event.result_count.map(|n| n as i64))
+                    .bind(&row.arguments)
+                    .bind(&row.notes)
+                    .bind(&row.output)
+                    .execute(&mut *transaction)
+                    .await?;
+            }
+            Ok(transaction.commit().await?)
         }
-        transaction.commit().await
-    }};
-}
 
-async fn insert_sqlite(pool: &SqlitePool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
-    let statement = format!(
-        "INSERT INTO audit_event ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    );
-    insert_events!(pool, statement.as_str(), events)
-}
-
-async fn insert_postgres(pool: &PgPool, events: &[Box<AuditEvent>]) -> Result<(), sqlx::Error> {
-    let statement = format!(
-        "INSERT INTO audit_event ({COLUMNS}) VALUES ($1::timestamptz, $2, $3, $4, $5, $6, $7, $8, \
-         $9, $10, $11, $12::jsonb, $13::jsonb, $14::jsonb)"
-    );
-    insert_events!(pool, statement.as_str(), events)
+        /// Runs a `SELECT` made by [`query`] with `values` bound in order; each row an event.
+        pub async fn select(
+            pool: &Pool,
+            statement: &str,
+            values: &[String],
+        ) -> Result<Vec<serde_json::Value>, Failure> {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(statement));
+            for value in values {
+                query = query.bind(value);
+            }
+            let rows = query.fetch_all(pool).await?;
+            Ok(rows
+                .iter()
+                .map(|row| {
+                    let mut event = serde_json::json!({
+                        "ts": row.get::<String, _>("ts"),
+                        "endpoint": row.get::<String, _>("endpoint"),
+                        "client": row.get::<Option<String>, _>("client_id"),
+                        "user": row.get::<Option<String>, _>("user_id"),
+                        "tool": row.get::<Option<String>, _>("tool"),
+                        "trace_id": row.get::<String, _>("trace_id"),
+                        "outcome": row.get::<String, _>("outcome"),
+                        "code": row.get::<Option<String>, _>("code"),
+                        "duration_ms": row.get::<f64, _>("duration_ms"),
+                        "result_count": row.get::<Option<i64>, _>("result_count"),
+                        "arguments": document(row.get("arguments")),
+                        "notes": document(row.get("notes")),
+                        "output": document(row.get("output")),
+                    });
+                    if let serde_json::Value::Object(fields) = &mut event {
+                        fields.retain(|_, v| !v.is_null());
+                    }
+                    event
+                })
+                .collect())
+        }
+    }
 }
 
 /// Which events to read back (`concierge audit`): every filter given must hold.
@@ -264,17 +301,6 @@ pub struct AuditQuery {
     pub since: Option<String>,
     pub until: Option<String>,
     pub limit: u32,
-}
-
-/// Runs `statement` with `values` bound in order, on either database.
-macro_rules! fetch {
-    ($pool:expr, $statement:expr, $values:expr) => {{
-        let mut query = sqlx::query(sqlx::AssertSqlSafe($statement.as_str()));
-        for value in $values {
-            query = query.bind(value);
-        }
-        query.fetch_all($pool).await
-    }};
 }
 
 /// `concierge audit`: the events of the sink that `sink` names, or of the only sink with a
@@ -373,15 +399,8 @@ pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::
         "SELECT * FROM ({statement} ORDER BY id DESC LIMIT {}) AS newest ORDER BY ts",
         filter.limit.max(1)
     );
-    if postgres {
-        let pool = PgPoolOptions::new()
-            .max_connections(1)
-            .connect(target)
-            .await
-            .map_err(|e| format!("cannot connect to PostgreSQL ({})", kind(&e)))?;
-        let rows = fetch!(&pool, &statement, &values)
-            .map_err(|e| format!("cannot read the audit table ({})", kind(&e)))?;
-        Ok(rows.iter().map(pg_row).collect())
+    let database = if postgres {
+        StoreDatabase::postgres_url(target, &POSTGRES_SCHEMA)?
     } else {
         let path = target.strip_prefix("sqlite://").unwrap_or(target);
         let pool = SqliteFile::new(path)
@@ -397,46 +416,10 @@ pub async fn query(target: &str, filter: &AuditQuery) -> Result<Vec<serde_json::
         if !has_output {
             statement = statement.replace("notes, output FROM", "notes, NULL AS output FROM");
         }
-        let rows = fetch!(&pool, &statement, &values).map_err(|e| format!("{path}: {e}"))?;
-        Ok(rows.iter().map(sqlite_row).collect())
-    }
-}
-
-macro_rules! event_json {
-    ($row:expr) => {{
-        use sqlx::Row;
-        let row = $row;
-        let json = |text: Option<String>| {
-            text.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        };
-        let mut event = serde_json::json!({
-            "ts": row.get::<String, _>("ts"),
-            "endpoint": row.get::<String, _>("endpoint"),
-            "client": row.get::<Option<String>, _>("client_id"),
-            "user": row.get::<Option<String>, _>("user_id"),
-            "tool": row.get::<Option<String>, _>("tool"),
-            "trace_id": row.get::<String, _>("trace_id"),
-            "outcome": row.get::<String, _>("outcome"),
-            "code": row.get::<Option<String>, _>("code"),
-            "duration_ms": row.get::<f64, _>("duration_ms"),
-            "result_count": row.get::<Option<i64>, _>("result_count"),
-            "arguments": json(row.get::<Option<String>, _>("arguments")),
-            "notes": json(row.get::<Option<String>, _>("notes")),
-            "output": json(row.get::<Option<String>, _>("output")),
-        });
-        if let serde_json::Value::Object(fields) = &mut event {
-            fields.retain(|_, v| !v.is_null());
-        }
-        event
-    }};
-}
-
-fn sqlite_row(row: &sqlx::sqlite::SqliteRow) -> serde_json::Value {
-    event_json!(row)
-}
-
-fn pg_row(row: &sqlx::postgres::PgRow) -> serde_json::Value {
-    event_json!(row)
+        StoreDatabase::Sqlite(pool)
+    };
+    let rows: Result<_, Failure> = on_store!(&database, queries::select(&statement, &values));
+    rows.map_err(|e| format!("cannot read the audit table ({})", e.kind()))
 }
 
 #[cfg(test)]
