@@ -46,6 +46,32 @@ async fn one_claim_wins(instances: &[impl IdempotencyStore], now: i64) -> Vec<Cl
     claims
 }
 
+/// A claim's answer while the write of `k` with the arguments `f` runs.
+fn running() -> Claim {
+    Claim::Running {
+        fingerprint: "f".into(),
+    }
+}
+
+/// Completes the write of `k` on `writer`: what any claim of `k` answers from then on.
+async fn complete(writer: &impl IdempotencyStore) -> Claim {
+    let result = json!({"batchId": 7});
+    writer.complete("k", &result).await.unwrap();
+    Claim::Done {
+        fingerprint: "f".into(),
+        result,
+    }
+}
+
+/// Past its window, `k` is free again on `store`: nothing to peek at, and a claim gets it.
+async fn free_again(store: &impl IdempotencyStore, later: i64) {
+    assert_eq!(store.peek("k", later).await.unwrap(), None);
+    assert_eq!(
+        store.claim("k", "f", later, DAY).await.unwrap(),
+        Claim::Claimed
+    );
+}
+
 /// Two instances claim the dead instance's key `orphan` at once: exactly one takes it over.
 async fn one_takes_the_orphan_over(
     first: &impl IdempotencyStore,
@@ -90,31 +116,20 @@ async fn one_claim_wins_across_instances_and_every_other_answers_its_result() {
     let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
     let now = 1_000_000;
     let claims = one_claim_wins(&instances, now).await;
-    assert!(claims.iter().all(|c| *c == Claim::Claimed
-        || *c
-            == Claim::Running {
-                fingerprint: "f".into()
-            }));
+    assert!(
+        claims
+            .iter()
+            .all(|c| *c == Claim::Claimed || *c == running())
+    );
 
-    instances[0]
-        .complete("k", &json!({"batchId": 7}))
-        .await
-        .unwrap();
+    let done = complete(&instances[0]).await;
     for other in &instances[1..] {
-        let done = Claim::Done {
-            fingerprint: "f".into(),
-            result: json!({"batchId": 7}),
-        };
         assert_eq!(other.peek("k", now + 1).await.unwrap(), Some(done.clone()));
         assert_eq!(other.claim("k", "f", now + 1, DAY).await.unwrap(), done);
     }
     // Past the window the key is free again.
     let later = now + DAY.as_secs() as i64;
-    assert_eq!(instances[2].peek("k", later).await.unwrap(), None);
-    assert_eq!(
-        instances[2].claim("k", "f", later, DAY).await.unwrap(),
-        Claim::Claimed
-    );
+    free_again(&instances[2], later).await;
     // A failed write frees its key for anyone.
     instances[2].release("k").await.unwrap();
     assert_eq!(
@@ -136,9 +151,7 @@ async fn a_claim_of_a_dead_instance_is_taken_over_and_a_live_ones_is_not() {
     );
     assert_eq!(
         second.claim("live", "f", now, DAY).await.unwrap(),
-        Claim::Running {
-            fingerprint: "f".into()
-        }
+        running()
     );
 
     // An instance killed mid-write: its claim stays, its row goes stale.
@@ -161,9 +174,7 @@ async fn a_claim_of_a_dead_instance_is_taken_over_and_a_live_ones_is_not() {
     // Other arguments under that key are a reuse, not a takeover.
     assert_eq!(
         second.claim("orphan", "g", now + 1, DAY).await.unwrap(),
-        Claim::Running {
-            fingerprint: "f".into()
-        }
+        running()
     );
     // Two instances try at once: one takes it over, the other sees it running.
     one_takes_the_orphan_over(&first, &second, now + 1).await;
@@ -216,18 +227,9 @@ async fn in_redis_one_claim_wins_a_dead_instances_claim_is_taken_over_and_the_se
     // Other arguments under a running key are a reuse; the result answers everyone once done.
     assert_eq!(
         instances[1].claim("k", "g", now, DAY).await.unwrap(),
-        Claim::Running {
-            fingerprint: "f".into()
-        }
+        running()
     );
-    instances[0]
-        .complete("k", &json!({"batchId": 7}))
-        .await
-        .unwrap();
-    let done = Claim::Done {
-        fingerprint: "f".into(),
-        result: json!({"batchId": 7}),
-    };
+    let done = complete(&instances[0]).await;
     assert_eq!(
         instances[2].peek("k", now + 1).await.unwrap(),
         Some(done.clone())
@@ -238,11 +240,7 @@ async fn in_redis_one_claim_wins_a_dead_instances_claim_is_taken_over_and_the_se
     );
     // Past its window (on the platform's clock) the key is free again.
     let later = now + DAY.as_secs() as i64;
-    assert_eq!(instances[1].peek("k", later).await.unwrap(), None);
-    assert_eq!(
-        instances[1].claim("k", "f", later, DAY).await.unwrap(),
-        Claim::Claimed
-    );
+    free_again(&instances[1], later).await;
     instances[1].release("k").await.unwrap();
     assert_eq!(instances[2].peek("k", later).await.unwrap(), None);
 
