@@ -126,16 +126,27 @@ fn call(path: &str, token: Option<&str>, tool: &str, arguments: Value) -> Reques
     post(path, token, &body).body(Body::from(body)).unwrap()
 }
 
-/// The one record the requests so far added, checked for its outcome and code.
-fn only_new(records: &[Value], before: usize, outcome: &str, code: Option<&str>) -> Value {
+/// alice's call of `tool` on `/fake/mcp` with a text it accepts.
+fn alice_calls(tool: &str) -> Request<Body> {
+    call("/fake/mcp", Some("token-a"), tool, json!({"text": "x"}))
+}
+
+/// The one record the requests so far added by `what`, checked for its outcome and code.
+fn only_new(
+    what: &str,
+    records: &[Value],
+    before: usize,
+    outcome: &str,
+    code: Option<&str>,
+) -> Value {
     assert_eq!(
         records.len(),
         before + 1,
-        "exactly one new record: {records:#?}"
+        "{what}: exactly one new record: {records:#?}"
     );
     let record = records[before].clone();
-    assert_eq!(record["outcome"], outcome, "{record}");
-    assert_eq!(record["code"].as_str(), code, "{record}");
+    assert_eq!(record["outcome"], outcome, "{what}: {record}");
+    assert_eq!(record["code"].as_str(), code, "{what}: {record}");
     record
 }
 
@@ -148,7 +159,7 @@ async fn every_refusal_of_streamable_http_is_answered_and_recorded_once() {
     let (status, _, body) = d.send(ok(json!({"text": "hallo"}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains(r#"\"said\":\"hallo\""#), "{body}");
-    let record = only_new(&d.records(), 0, "ok", None);
+    let record = only_new("an ok call", &d.records(), 0, "ok", None);
     assert_eq!(record["client"], "alice");
     assert_eq!(record["tool"], "echo");
     assert_eq!(record["rpc_id"], 7);
@@ -224,7 +235,7 @@ async fn every_refusal_of_streamable_http_is_answered_and_recorded_once() {
         let before = d.records().len();
         let (answered, _, body) = d.send(request).await;
         assert_eq!(answered, status, "{what}: {body}");
-        let record = only_new(&d.records(), before, outcome, Some(code));
+        let record = only_new(what, &d.records(), before, outcome, Some(code));
         assert_eq!(record["endpoint"], "/fake/mcp", "{what}");
     }
 
@@ -236,6 +247,7 @@ async fn every_refusal_of_streamable_http_is_answered_and_recorded_once() {
         "{body}"
     );
     let record = only_new(
+        "invalid arguments",
         &d.records(),
         before,
         "invalid_argument",
@@ -248,27 +260,28 @@ async fn every_refusal_of_streamable_http_is_answered_and_recorded_once() {
         .send(call("/fake/mcp", Some("token-a"), "nope", json!({})))
         .await;
     assert!(body.contains("unknown tool"), "{body}");
-    only_new(&d.records(), before, "unknown_tool", None);
+    only_new(
+        "an unknown tool",
+        &d.records(),
+        before,
+        "unknown_tool",
+        None,
+    );
 
     // Four calls a minute on /limited/mcp: the fifth is refused and says when to retry.
+    let limited = || {
+        call(
+            "/limited/mcp",
+            Some("token-b"),
+            "echo",
+            json!({"text": "x"}),
+        )
+    };
     let before = d.records().len();
     for _ in 0..4 {
-        d.send(call(
-            "/limited/mcp",
-            Some("token-b"),
-            "echo",
-            json!({"text": "x"}),
-        ))
-        .await;
+        d.send(limited()).await;
     }
-    let (_, _, body) = d
-        .send(call(
-            "/limited/mcp",
-            Some("token-b"),
-            "echo",
-            json!({"text": "x"}),
-        ))
-        .await;
+    let (_, _, body) = d.send(limited()).await;
     assert!(
         body.contains("rate_limited") && body.contains("4/minute"),
         "{body}"
@@ -396,7 +409,7 @@ async fn a_write_runs_to_its_end_when_the_client_hangs_up() {
     .await
     .expect("the write ran to its end");
     let records = d.first_records().await;
-    let record = only_new(&records, 0, "ok", None);
+    let record = only_new("a write", &records, 0, "ok", None);
     assert_eq!(record["tool"], "write");
 }
 
@@ -487,20 +500,14 @@ async fn exactly_one_record_per_request_under_concurrency() {
 #[tokio::test(start_paused = true)]
 async fn a_tool_past_the_call_deadline_is_stopped_and_recorded() {
     let d = deploy("2s").await;
-    let (status, _, body) = d
-        .send(call(
-            "/fake/mcp",
-            Some("token-a"),
-            "hang",
-            json!({"text": "x"}),
-        ))
-        .await;
+    let (status, _, body) = d.send(alice_calls("hang")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(
         body.contains("deadline_exceeded") && body.contains("2 s"),
         "{body}"
     );
     only_new(
+        "a hanging tool",
         &d.records(),
         0,
         "deadline_exceeded",
@@ -511,14 +518,7 @@ async fn a_tool_past_the_call_deadline_is_stopped_and_recorded() {
 #[tokio::test]
 async fn a_tool_that_panics_is_still_recorded() {
     let d = deploy("5m").await;
-    let (status, _, body) = d
-        .send(call(
-            "/fake/mcp",
-            Some("token-a"),
-            "panic",
-            json!({"text": "x"}),
-        ))
-        .await;
+    let (status, _, body) = d.send(alice_calls("panic")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(
         body.contains("internal_error") && body.contains("traceId"),
@@ -528,7 +528,7 @@ async fn a_tool_that_panics_is_still_recorded() {
         !body.contains("the tool broke"),
         "the panic's text stays in the log: {body}"
     );
-    let record = only_new(&d.records(), 0, "internal_error", Some("panic"));
+    let record = only_new("a panic", &d.records(), 0, "internal_error", Some("panic"));
     assert_eq!(record["tool"], "panic");
 }
 
@@ -549,24 +549,25 @@ async fn initialize(d: &Deployment, token: &str) -> String {
         .to_string()
 }
 
+/// A call of `echo` on the stateful endpoint as `token`, in the session `session`.
+fn call_in_session(token: &str, session: &str) -> Request<Body> {
+    let mut request = call("/sessions/mcp", Some(token), "echo", json!({"text": "x"}));
+    request
+        .headers_mut()
+        .insert("mcp-session-id", session.parse().unwrap());
+    request
+}
+
 #[tokio::test]
 async fn a_session_is_its_openers_and_an_unknown_one_is_recorded() {
     let d = deploy("5m").await;
     let session = initialize(&d, "token-a").await;
     assert!(d.records().is_empty(), "an initialize is no call");
 
-    let mut stolen = call(
-        "/sessions/mcp",
-        Some("token-b"),
-        "echo",
-        json!({"text": "x"}),
-    );
-    stolen
-        .headers_mut()
-        .insert("mcp-session-id", session.parse().unwrap());
-    let (status, _, body) = d.send(stolen).await;
+    let (status, _, body) = d.send(call_in_session("token-b", &session)).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let record = only_new(
+        "a stolen session",
         &d.records(),
         0,
         "session_refused",
@@ -574,18 +575,10 @@ async fn a_session_is_its_openers_and_an_unknown_one_is_recorded() {
     );
     assert_eq!(record["client"], "bob");
 
-    let mut unknown = call(
-        "/sessions/mcp",
-        Some("token-a"),
-        "echo",
-        json!({"text": "x"}),
-    );
-    unknown
-        .headers_mut()
-        .insert("mcp-session-id", "no-such-session".parse().unwrap());
-    let (status, _, _) = d.send(unknown).await;
+    let (status, _, _) = d.send(call_in_session("token-a", "no-such-session")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     only_new(
+        "an unknown session",
         &d.records(),
         1,
         "session_refused",
@@ -658,51 +651,53 @@ async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
     );
     assert!(next_event(&mut stream).await.contains("legacy"));
     let records = d.first_records().await;
-    let record = only_new(&records, 0, "ok", None);
+    let record = only_new("a legacy ok call", &records, 0, "ok", None);
     assert_eq!(record["tool"], "echo");
     assert_eq!(record["client"], "alice");
 
-    // The same steps refuse on this transport.
-    assert_eq!(
-        deliver(&d, &url, None, echo.clone()).await,
-        StatusCode::UNAUTHORIZED
-    );
-    only_new(&d.records(), 1, "unauthorized", Some("unauthorized"));
-    assert_eq!(
-        deliver(&d, &url, Some("token-b"), echo.clone()).await,
-        StatusCode::FORBIDDEN
-    );
-    only_new(
-        &d.records(),
-        2,
-        "session_refused",
-        Some("session_not_owned"),
-    );
-    // The session id spelt another way (percent-encoded) is still the same session, and still
-    // not bob's.
+    // The same steps refuse on this transport: who delivers where, the answer, and the record
+    // each adds after the ok call's. The session id spelt another way (percent-encoded) is still
+    // the same session, and still not bob's.
     let (path, id) = url.split_once("sessionId=").unwrap();
     let encoded = format!("{path}sessionId=%{:02X}{}", id.as_bytes()[0], &id[1..]);
-    assert_eq!(
-        deliver(&d, &encoded, Some("token-b"), echo.clone()).await,
-        StatusCode::FORBIDDEN
-    );
-    only_new(
-        &d.records(),
-        3,
-        "session_refused",
-        Some("session_not_owned"),
-    );
-    let unknown = "/sessions/messages?sessionId=nope";
-    assert_eq!(
-        deliver(&d, unknown, Some("token-a"), echo.clone()).await,
-        StatusCode::NOT_FOUND
-    );
-    only_new(
-        &d.records(),
-        4,
-        "session_refused",
-        Some("session_not_found"),
-    );
+    let refusals = [
+        (
+            "no token",
+            url.as_str(),
+            None,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unauthorized",
+        ),
+        (
+            "bob",
+            &url,
+            Some("token-b"),
+            StatusCode::FORBIDDEN,
+            "session_refused",
+            "session_not_owned",
+        ),
+        (
+            "bob, percent-encoded",
+            &encoded,
+            Some("token-b"),
+            StatusCode::FORBIDDEN,
+            "session_refused",
+            "session_not_owned",
+        ),
+        (
+            "an unknown session",
+            "/sessions/messages?sessionId=nope",
+            Some("token-a"),
+            StatusCode::NOT_FOUND,
+            "session_refused",
+            "session_not_found",
+        ),
+    ];
+    for (before, (case, to, token, status, outcome, code)) in (1..).zip(refusals) {
+        assert_eq!(deliver(&d, to, token, echo.clone()).await, status, "{case}");
+        only_new(case, &d.records(), before, outcome, Some(code));
+    }
     let (status, _, _) = d
         .send(
             post(&url, Some("token-a"), "")
@@ -711,6 +706,12 @@ async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    only_new(&d.records(), 5, "invalid_argument", Some("parse_error"));
+    only_new(
+        "a legacy message that is not JSON",
+        &d.records(),
+        5,
+        "invalid_argument",
+        Some("parse_error"),
+    );
     drop(stream);
 }
