@@ -10,7 +10,7 @@ use concierge_testkit::{
     Behaviour, FakeTool, Instance, fake_app, instance, json_rpc_message, mcp_post, modern_request,
     send,
 };
-use http::{Request, StatusCode};
+use http::{HeaderMap, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
@@ -72,6 +72,23 @@ fn modern(path: &str, id: u64, method: &str, name: Option<&str>, params: Value) 
     modern_request(path, "token-a", id, method, name, params)
 }
 
+/// A 2026-07-28 request of `method` to `path` as alice, sent: the status, headers and body.
+async fn ask(
+    d: &Instance,
+    path: &str,
+    id: u64,
+    method: &str,
+    name: Option<&str>,
+    params: Value,
+) -> (StatusCode, HeaderMap, String) {
+    send(&d.router, modern(path, id, method, name, params)).await
+}
+
+/// The params of a request that carries nothing but a client's plain `_meta`.
+fn plain() -> Value {
+    json!({"_meta": meta(json!({}))})
+}
+
 /// The JSON-RPC message of an answer (JSON, or the first SSE event's data).
 fn message(text: &str) -> Value {
     json_rpc_message(text).unwrap_or_else(|| panic!("a JSON-RPC message: {text}"))
@@ -81,17 +98,7 @@ fn message(text: &str) -> Value {
 async fn modern_requests_are_served_without_a_session_on_both_endpoint_modes() {
     let (d, _dir) = deployment().await;
     for path in ["/fake/mcp", "/sessions/mcp"] {
-        let (status, headers, text) = send(
-            &d.router,
-            modern(
-                path,
-                1,
-                "tools/list",
-                None,
-                json!({"_meta": meta(json!({}))}),
-            ),
-        )
-        .await;
+        let (status, headers, text) = ask(&d, path, 1, "tools/list", None, plain()).await;
         assert_eq!(status, StatusCode::OK, "{text}");
         assert!(
             headers.get("mcp-session-id").is_none(),
@@ -106,11 +113,7 @@ async fn modern_requests_are_served_without_a_session_on_both_endpoint_modes() {
 
         let params =
             json!({"name": "echo", "arguments": {"text": "hallo"}, "_meta": meta(json!({}))});
-        let (_, _, text) = send(
-            &d.router,
-            modern(path, 2, "tools/call", Some("echo"), params),
-        )
-        .await;
+        let (_, _, text) = ask(&d, path, 2, "tools/call", Some("echo"), params).await;
         let called = message(&text)["result"].clone();
         assert_eq!(called["resultType"], "complete", "{called}");
         assert_eq!(called["structuredContent"]["said"], "hallo", "{called}");
@@ -172,11 +175,7 @@ async fn a_plain_2026_call_is_answered_alike_by_the_direct_path_and_by_rmcp() {
 async fn headers_must_match_the_body_and_an_unknown_version_names_the_supported_ones() {
     let (d, _dir) = deployment().await;
     let params = json!({"name": "echo", "arguments": {"text": "x"}, "_meta": meta(json!({}))});
-    let (status, _, text) = send(
-        &d.router,
-        modern("/fake/mcp", 3, "tools/call", Some("other"), params),
-    )
-    .await;
+    let (status, _, text) = ask(&d, "/fake/mcp", 3, "tools/call", Some("other"), params).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
     assert_eq!(message(&text)["error"]["code"], -32020, "{text}");
 
@@ -210,22 +209,14 @@ async fn tasks_are_for_a_client_that_declared_the_extension() {
     let (d, _dir) = deployment().await;
     // An endpoint without followed jobs has no tasks at all.
     let params = json!({"taskId": "gate-test", "_meta": meta(json!({}))});
-    let (status, _, text) = send(
-        &d.router,
-        modern("/fake/mcp", 5, "tasks/get", Some("gate-test"), params),
-    )
-    .await;
+    let (status, _, text) = ask(&d, "/fake/mcp", 5, "tasks/get", Some("gate-test"), params).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
     assert_eq!(message(&text)["error"]["code"], -32601, "{text}");
 
     // One with them: a client that did not declare the extension is refused before any lookup.
     for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
         let params = json!({"taskId": "gate-test", "inputResponses": {}, "_meta": meta(json!({}))});
-        let (status, _, text) = send(
-            &d.router,
-            modern("/jobs/mcp", 6, method, Some("gate-test"), params),
-        )
-        .await;
+        let (status, _, text) = ask(&d, "/jobs/mcp", 6, method, Some("gate-test"), params).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{method}: {text}");
         let error = message(&text)["error"].clone();
         assert_eq!(error["code"], -32021, "{method}: {error}");
@@ -239,42 +230,30 @@ async fn tasks_are_for_a_client_that_declared_the_extension() {
     // A declaring client gets its write as a task, follows it, and cannot cancel it.
     let declared = meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
     let params = json!({"name": "start", "arguments": {"what": "x", "idempotency_key": "k1"}, "_meta": declared});
-    let (_, _, text) = send(
-        &d.router,
-        modern("/jobs/mcp", 7, "tools/call", Some("start"), params),
-    )
-    .await;
+    let (_, _, text) = ask(&d, "/jobs/mcp", 7, "tools/call", Some("start"), params).await;
     let created = message(&text)["result"].clone();
     assert_eq!(created["resultType"], "task", "{created}");
     let task = created["taskId"].as_str().unwrap().to_string();
     let params = json!({"taskId": task, "_meta": declared});
-    let (_, _, text) = send(
-        &d.router,
-        modern("/jobs/mcp", 8, "tasks/get", Some(&task), params.clone()),
-    )
-    .await;
+    let (_, _, text) = ask(&d, "/jobs/mcp", 8, "tasks/get", Some(&task), params.clone()).await;
     let state = message(&text);
     assert_eq!(state["result"]["status"], "completed", "{state}");
-    let (_, _, text) = send(
-        &d.router,
-        modern("/jobs/mcp", 9, "tasks/cancel", Some(&task), params.clone()),
+    let (_, _, text) = ask(
+        &d,
+        "/jobs/mcp",
+        9,
+        "tasks/cancel",
+        Some(&task),
+        params.clone(),
     )
     .await;
     assert_eq!(message(&text)["error"]["code"], -32600, "{text}");
     let mut update = params.clone();
     update["inputResponses"] = json!({});
-    let (_, _, text) = send(
-        &d.router,
-        modern("/jobs/mcp", 10, "tasks/update", Some(&task), update),
-    )
-    .await;
+    let (_, _, text) = ask(&d, "/jobs/mcp", 10, "tasks/update", Some(&task), update).await;
     assert_eq!(message(&text)["result"]["resultType"], "complete", "{text}");
     let params = json!({"taskId": "gate-test", "_meta": declared});
-    let (_, _, text) = send(
-        &d.router,
-        modern("/jobs/mcp", 11, "tasks/get", Some("gate-test"), params),
-    )
-    .await;
+    let (_, _, text) = ask(&d, "/jobs/mcp", 11, "tasks/get", Some("gate-test"), params).await;
     assert_eq!(
         message(&text)["error"]["code"],
         -32602,
@@ -299,14 +278,7 @@ async fn a_listen_stream_is_acknowledged_and_hears_the_tools_change() {
         .await;
     let mut body = response.into_body();
     let ack = next_message(&mut body).await;
-    assert_eq!(
-        ack["method"], "notifications/subscriptions/acknowledged",
-        "{ack}"
-    );
-    assert_eq!(
-        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 77,
-        "{ack}"
-    );
+    assert_on_subscription_77(&ack, "notifications/subscriptions/acknowledged");
     assert_eq!(
         ack["params"]["notifications"],
         json!({"toolsListChanged": true}),
@@ -315,30 +287,21 @@ async fn a_listen_stream_is_acknowledged_and_hears_the_tools_change() {
 
     d.platform.endpoints[0].guard.endpoint.tools_changed();
     let changed = next_message(&mut body).await;
-    assert_eq!(
-        changed["method"], "notifications/tools/list_changed",
-        "{changed}"
-    );
-    assert_eq!(
-        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 77,
-        "{changed}"
-    );
+    assert_on_subscription_77(&changed, "notifications/tools/list_changed");
+}
+
+/// `notification` is a `method` of the listen request with the id 77: the id is how a client
+/// tells its subscriptions apart.
+fn assert_on_subscription_77(notification: &Value, method: &str) {
+    assert_eq!(notification["method"], method, "{notification}");
+    let subscription = &notification["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"];
+    assert_eq!(subscription, 77, "{notification}");
 }
 
 #[tokio::test]
 async fn initialize_after_a_successful_discover_opens_a_session() {
     let (d, _dir) = deployment().await;
-    let (status, _, text) = send(
-        &d.router,
-        modern(
-            "/sessions/mcp",
-            8,
-            "server/discover",
-            None,
-            json!({"_meta": meta(json!({}))}),
-        ),
-    )
-    .await;
+    let (status, _, text) = ask(&d, "/sessions/mcp", 8, "server/discover", None, plain()).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     assert!(
         message(&text)["result"]["supportedVersions"].is_array(),
