@@ -19,7 +19,7 @@ use common::{MemoryStore, corpus};
 use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::content::clock::ManualClock;
 use concierge_trips::content::search::ContentIndex;
-use concierge_trips::content::store::{ContentStore, SqliteStore};
+use concierge_trips::content::store::{ContentStore, SqlStore};
 use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 
 const QUERIES: &[&str] = &[
@@ -68,7 +68,7 @@ async fn sync_bench(feed: &Path) {
     tokio::spawn(serving);
     let dir = tempfile::tempdir().expect("temp dir");
     let store: Arc<dyn ContentStore> = Arc::new(
-        SqliteStore::open(&dir.path().join("content.sqlite"))
+        SqlStore::open(&dir.path().join("content.sqlite"))
             .await
             .expect("store"),
     );

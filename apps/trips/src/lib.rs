@@ -22,7 +22,7 @@ use serde::Deserialize;
 use content::clock::{Clock, SystemClock};
 use content::schedule::{Freshness, Job, ScheduleConfig};
 use content::search::ContentIndex;
-use content::store::{ContentStore, PgContentStore, SqliteStore};
+use content::store::{ContentStore, SqlStore};
 use content::sync::{FeedSettings, RunOptions, SLOT, SyncReport, Syncer};
 
 /// `[apps.trips]`.
@@ -91,11 +91,10 @@ impl TripsConfig {
 
     async fn store(&self) -> Result<Arc<dyn ContentStore>, String> {
         if self.is_shared() {
-            let store =
-                PgContentStore::new(&self.database).map_err(|e| format!("database: {e}"))?;
+            let store = SqlStore::shared(&self.database).map_err(|e| format!("database: {e}"))?;
             return Ok(Arc::new(store));
         }
-        let store = SqliteStore::open(std::path::Path::new(&self.database))
+        let store = SqlStore::open(std::path::Path::new(&self.database))
             .await
             .map_err(|e| format!("database: {e}"))?;
         Ok(Arc::new(store))

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use concierge_trips::catalog::load::{CatalogHandle, ExportConfig, NotReady};
-use concierge_trips::content::store::{ContentStore, SqliteStore};
+use concierge_trips::content::store::{ContentStore, SqlStore};
 use serde_json::json;
 
 #[derive(Default)]
@@ -78,7 +78,7 @@ async fn the_export_is_reread_swapped_whole_and_a_failed_refresh_keeps_the_last_
     let url = booking_system(booking.clone()).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let store: Arc<dyn ContentStore> = Arc::new(
-        SqliteStore::open(&dir.path().join("c.sqlite"))
+        SqlStore::open(&dir.path().join("c.sqlite"))
             .await
             .expect("store"),
     );
@@ -128,7 +128,7 @@ async fn the_export_is_reread_swapped_whole_and_a_failed_refresh_keeps_the_last_
 async fn an_export_that_cannot_be_read_at_start_says_so_and_the_server_lives() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store: Arc<dyn ContentStore> = Arc::new(
-        SqliteStore::open(&dir.path().join("c.sqlite"))
+        SqlStore::open(&dir.path().join("c.sqlite"))
             .await
             .expect("store"),
     );

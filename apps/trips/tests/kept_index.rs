@@ -8,7 +8,7 @@ use chrono::Utc;
 use concierge_trips::content::document::{Document, Page, PageState};
 use concierge_trips::content::feed::Item;
 use concierge_trips::content::search::ContentIndex;
-use concierge_trips::content::store::{ContentStore, SqliteStore};
+use concierge_trips::content::store::{ContentStore, SqlStore};
 
 fn page(uid: u64, title: &str, text: &str) -> Document {
     let item: Item = serde_json::from_value(serde_json::json!({
@@ -29,7 +29,7 @@ fn page(uid: u64, title: &str, text: &str) -> Document {
     doc
 }
 
-async fn bump(store: &SqliteStore) {
+async fn bump(store: &SqlStore) {
     let mut state = store.state().await.unwrap();
     state.generation += 1;
     store.save_state(&state).await.unwrap();
@@ -45,12 +45,8 @@ fn generations(root: &std::path::Path) -> Vec<String> {
 }
 
 /// A mirror of one page about Zürich at generation 1, and where its index is to be kept.
-async fn one_page_mirror(dir: &std::path::Path) -> (Arc<SqliteStore>, std::path::PathBuf) {
-    let store = Arc::new(
-        SqliteStore::open(&dir.join("content.sqlite"))
-            .await
-            .unwrap(),
-    );
+async fn one_page_mirror(dir: &std::path::Path) -> (Arc<SqlStore>, std::path::PathBuf) {
+    let store = Arc::new(SqlStore::open(&dir.join("content.sqlite")).await.unwrap());
     store
         .put(&page(1, "Anreise", "Der Bus hält in Zürich."))
         .await
@@ -60,7 +56,7 @@ async fn one_page_mirror(dir: &std::path::Path) -> (Arc<SqliteStore>, std::path:
 }
 
 /// [`one_page_mirror`] whose index was opened once, and so kept.
-async fn kept_once(dir: &std::path::Path) -> (Arc<SqliteStore>, std::path::PathBuf) {
+async fn kept_once(dir: &std::path::Path) -> (Arc<SqlStore>, std::path::PathBuf) {
     let (store, root) = one_page_mirror(dir).await;
     drop(
         ContentIndex::open(store.clone(), Some(root.clone()))

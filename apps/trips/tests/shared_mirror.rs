@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::{KEY, Reply, Typo3, daytime};
 use concierge_trips::content::clock::ManualClock;
 use concierge_trips::content::search::ContentIndex;
-use concierge_trips::content::store::{ContentStore, PgContentStore};
+use concierge_trips::content::store::{ContentStore, SqlStore};
 use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, SLOT, Syncer};
 use serde_json::json;
 
@@ -22,7 +22,7 @@ struct Instance {
 }
 
 fn instance(url: &str, typo3: &Typo3, dir: &std::path::Path) -> Instance {
-    let store: Arc<dyn ContentStore> = Arc::new(PgContentStore::new(url).expect("store"));
+    let store: Arc<dyn ContentStore> = Arc::new(SqlStore::shared(url).expect("store"));
     let syncer = Syncer::new(
         FeedSettings {
             base_url: format!("http://{}", typo3.addr),

@@ -1,7 +1,7 @@
 //! The mirror's records as the catalog reads them: without page or body, from the `record`
 //! column, which a mirror written before the column existed is given when it is opened.
 
-use concierge_trips::content::store::{ContentStore, SqliteStore};
+use concierge_trips::content::store::{ContentStore, SqlStore};
 use serde_json::{Value, json};
 use sqlx::Row;
 
@@ -58,7 +58,7 @@ async fn a_mirror_from_before_the_record_column_gets_it_and_records_come_without
         pool.close().await;
     }
 
-    let store = SqliteStore::open(&path).await.expect("opens and migrates");
+    let store = SqlStore::open(&path).await.expect("opens and migrates");
     let records = store.records().await.expect("records");
     assert_eq!(records.len(), 1, "only record types");
     let product = &records[0];
@@ -98,7 +98,7 @@ async fn a_mirror_from_before_the_record_column_gets_it_and_records_come_without
         .clone();
     changed.title = "Skiopening neu".into();
     store.put(&changed).await.expect("put");
-    let store = SqliteStore::open(&path).await.expect("opens again");
+    let store = SqlStore::open(&path).await.expect("opens again");
     let records = store.records().await.expect("records");
     assert_eq!(records[0].title, "Skiopening neu");
     assert!(records[0].page.is_none() && records[0].body_md.is_empty());

@@ -16,7 +16,7 @@ use concierge_trips::content::clock::ManualClock;
 use concierge_trips::content::document::{Document, Page, PageState};
 use concierge_trips::content::feed::{DocKey, Item};
 use concierge_trips::content::markdown::html_to_markdown;
-use concierge_trips::content::store::{ContentStore, SqliteStore, StoreError, SyncState};
+use concierge_trips::content::store::{ContentStore, SqlStore, StoreError, SyncState};
 use concierge_trips::content::sync::{FeedSettings, RunOptions, Syncer};
 use serde_json::{Value, json};
 
@@ -217,7 +217,7 @@ pub async fn sample_mirror(dir: &Path) -> (SocketAddr, Arc<dyn ContentStore>) {
     .expect("the simulator");
     tokio::spawn(serving);
     let store: Arc<dyn ContentStore> = Arc::new(
-        SqliteStore::open(&dir.join("content.sqlite"))
+        SqlStore::open(&dir.join("content.sqlite"))
             .await
             .expect("the store"),
     );

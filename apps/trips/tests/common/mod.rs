@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, TimeZone, Utc};
 use concierge_trips::content::clock::ManualClock;
 use concierge_trips::content::feed::DocKey;
-use concierge_trips::content::store::{ContentStore, SqliteStore};
+use concierge_trips::content::store::{ContentStore, SqlStore};
 use concierge_trips::content::sync::{FeedSettings, RunOptions, SyncReport, Syncer};
 use serde_json::{Value, json};
 
@@ -297,7 +297,7 @@ impl Mirror {
     pub async fn new(typo3: &Typo3) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let store: Arc<dyn ContentStore> = Arc::new(
-            SqliteStore::open(&dir.path().join("content.sqlite"))
+            SqlStore::open(&dir.path().join("content.sqlite"))
                 .await
                 .expect("store"),
         );

@@ -426,7 +426,7 @@ fn copy_dir(from: &Path, to: &Path) {
 async fn the_first_call_after_a_sync_that_changed_the_mirror_sees_the_change() {
     use chrono::{TimeZone, Utc};
     use concierge_trips::content::clock::ManualClock;
-    use concierge_trips::content::store::SqliteStore;
+    use concierge_trips::content::store::SqlStore;
     use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
 
     let server = ski_server().await;
@@ -474,7 +474,7 @@ async fn the_first_call_after_a_sync_that_changed_the_mirror_sees_the_change() {
             timeout: std::time::Duration::from_secs(10),
             lock_path: server.dir.path().join("content.sqlite.sync.lock"),
         },
-        std::sync::Arc::new(SqliteStore::open(&database).await.expect("store")),
+        std::sync::Arc::new(SqlStore::open(&database).await.expect("store")),
         std::sync::Arc::new(ManualClock::at(
             Utc.with_ymd_and_hms(2026, 12, 1, 2, 0, 0).unwrap(),
         )),
@@ -508,7 +508,7 @@ async fn every_network_fault_fails_the_manifest_changes_nothing_and_the_next_run
     use chrono::{TimeZone, Utc};
     use common::faults::{Fault, FaultProxy, UNRESOLVABLE, tls_mismatch};
     use concierge_trips::content::clock::ManualClock;
-    use concierge_trips::content::store::{ContentStore, SqliteStore};
+    use concierge_trips::content::store::{ContentStore, SqlStore};
     use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
     use std::sync::Arc;
     use std::time::Duration;
@@ -517,7 +517,7 @@ async fn every_network_fault_fails_the_manifest_changes_nothing_and_the_next_run
     let feed = common::ski::feed_simulator(examples().join("ski/feed")).await;
     let proxy = FaultProxy::start(&format!("http://{feed}")).await;
     let store = Arc::new(
-        SqliteStore::open(&dir.path().join("content.sqlite"))
+        SqlStore::open(&dir.path().join("content.sqlite"))
             .await
             .unwrap(),
     );
@@ -593,7 +593,7 @@ async fn every_network_fault_fails_the_manifest_changes_nothing_and_the_next_run
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_sigkills_of_the_sync_leave_a_mirror_that_opens_and_the_next_run_completes() {
     use common::crash::Moments;
-    use concierge_trips::content::store::{ContentStore, SqliteStore};
+    use concierge_trips::content::store::{ContentStore, SqlStore};
     use std::time::Duration;
     let typo3 = typo3_of(true, true).await;
     let killed = tempfile::tempdir().unwrap();
@@ -619,7 +619,7 @@ async fn fifty_sigkills_of_the_sync_leave_a_mirror_that_opens_and_the_next_run_c
         let _ = sync.kill();
         sync.wait().unwrap();
         if database.exists() {
-            let store = SqliteStore::open(&database)
+            let store = SqlStore::open(&database)
                 .await
                 .unwrap_or_else(|e| panic!("round {round}: the mirror does not open: {e}"));
             store
@@ -639,7 +639,7 @@ async fn fifty_sigkills_of_the_sync_leave_a_mirror_that_opens_and_the_next_run_c
     let (code, stdout, _) = concierge(&["sync"], &clean_config);
     assert_eq!(code, 0, "{stdout}");
     let read = |path: std::path::PathBuf| async move {
-        let documents = SqliteStore::open(&path)
+        let documents = SqlStore::open(&path)
             .await
             .unwrap()
             .documents()

@@ -1,22 +1,18 @@
-//! Where the mirror lives. [`ContentStore`] is the seam; [`SqliteStore`] is the embedded
-//! default (one file under `var/`, WAL, so `serve` reads while `concierge sync` writes);
-//! [`PgContentStore`] (`postgres.rs`) is the one several instances share, with the deployment's
-//! one sync run locked in the database.
+//! Where the mirror lives. [`ContentStore`] is the seam; [`SqlStore`] (`sql.rs`) keeps it in
+//! a SQLite file (the embedded default, under `var/`, WAL, so `serve` reads while `concierge
+//! sync` writes) or in the PostgreSQL several instances share, with the deployment's one sync
+//! run locked in the database (`run_lock.rs`).
 
-mod postgres;
+mod run_lock;
+mod sql;
 
-pub use postgres::PgContentStore;
-
-use std::path::Path;
+pub use sql::SqlStore;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use concierge_core::sqlite::SqliteFile;
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
-use sqlx::sqlite::SqlitePool;
 
-use super::document::{Document, StoredRecord};
+use super::document::Document;
 use super::feed::{DocKey, RECORD_TYPES};
 
 /// `content_sync_state`: what outlives a run.
@@ -74,6 +70,12 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+impl From<concierge_core::StoreUnavailable> for StoreError {
+    fn from(error: concierge_core::StoreUnavailable) -> Self {
+        Self(error.0)
+    }
+}
+
 impl From<serde_json::Error> for StoreError {
     fn from(error: serde_json::Error) -> Self {
         Self(error.to_string())
@@ -116,216 +118,3 @@ pub trait ContentStore: Send + Sync {
 
 /// The size and modification time of each of a store's files.
 pub type ChangeStamp = Vec<(u64, Option<std::time::SystemTime>)>;
-
-const SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS content_document (
-    type TEXT NOT NULL,
-    uid INTEGER NOT NULL,
-    language TEXT NOT NULL,
-    public_url TEXT,
-    merged INTEGER NOT NULL,
-    doc TEXT NOT NULL,
-    record TEXT,
-    PRIMARY KEY (type, uid, language)
-);
-CREATE INDEX IF NOT EXISTS content_document_url ON content_document (public_url);
-CREATE TABLE IF NOT EXISTS content_sync_state (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    state TEXT NOT NULL
-);
-"#;
-
-pub struct SqliteStore {
-    pool: SqlitePool,
-    /// The database and its write-ahead log: every commit, from any process, changes the log
-    /// (or, after a checkpoint, the database) and so their sizes or times.
-    files: [std::path::PathBuf; 2],
-}
-
-impl SqliteStore {
-    pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        let pool = SqliteFile::new(path)
-            .open(&[SCHEMA])
-            .await
-            .map_err(|e| StoreError(e.to_string()))?;
-        add_record_column(&pool).await?;
-        let mut wal = path.as_os_str().to_owned();
-        wal.push("-wal");
-        Ok(Self {
-            pool,
-            files: [path.to_owned(), wal.into()],
-        })
-    }
-}
-
-/// A mirror from before `record` existed gets the column, filled from its documents once, and
-/// every mirror the triggers that keep it current ([`RECORD_TRIGGERS`]): the catalog reads
-/// records on every start and every mirror change, and without the column it would read (and
-/// check as UTF-8) every record's page text too.
-async fn add_record_column(pool: &SqlitePool) -> Result<(), StoreError> {
-    let has_it: bool = sqlx::query_scalar(
-        "SELECT COUNT(*) > 0 FROM pragma_table_info('content_document') WHERE name = 'record'",
-    )
-    .fetch_one(pool)
-    .await?;
-    if !has_it {
-        let mut tx = pool.begin().await?;
-        match sqlx::query("ALTER TABLE content_document ADD COLUMN record TEXT")
-            .execute(&mut *tx)
-            .await
-        {
-            Ok(_) => {
-                sqlx::query(
-                    "UPDATE content_document SET record = json_remove(doc, '$.page', '$.body_md') \
-                     WHERE type IN (SELECT value FROM json_each(?))",
-                )
-                .bind(serde_json::to_string(&RECORD_TYPES)?)
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await?;
-            }
-            // Another process (a sync beside the server) added it first.
-            Err(error) if error.to_string().contains("duplicate column") => {}
-            Err(error) => return Err(error.into()),
-        }
-    }
-    for trigger in RECORD_TRIGGERS {
-        sqlx::query(trigger).execute(pool).await?;
-    }
-    Ok(())
-}
-
-/// The database derives `record` from `doc` on every write of a record type's document, so
-/// every writer keeps it current, also a binary from before the column (a rollback, an old
-/// `concierge sync` beside the server) that writes `doc` alone. The types are [`RECORD_TYPES`].
-const RECORD_TRIGGERS: [&str; 2] = [
-    "CREATE TRIGGER IF NOT EXISTS content_document_record_inserted \
-     AFTER INSERT ON content_document \
-     WHEN NEW.type IN ('product', 'hotel', 'city', 'region', 'country', 'concept') \
-     BEGIN UPDATE content_document SET record = json_remove(NEW.doc, '$.page', '$.body_md') \
-     WHERE rowid = NEW.rowid; END",
-    "CREATE TRIGGER IF NOT EXISTS content_document_record_updated \
-     AFTER UPDATE OF doc ON content_document \
-     WHEN NEW.type IN ('product', 'hotel', 'city', 'region', 'country', 'concept') \
-     BEGIN UPDATE content_document SET record = json_remove(NEW.doc, '$.page', '$.body_md') \
-     WHERE rowid = NEW.rowid; END",
-];
-
-#[async_trait]
-impl ContentStore for SqliteStore {
-    fn change_stamp(&self) -> Option<ChangeStamp> {
-        Some(
-            self.files
-                .iter()
-                .map(|file| match std::fs::metadata(file) {
-                    Ok(meta) => (meta.len(), meta.modified().ok()),
-                    Err(_) => (0, None),
-                })
-                .collect(),
-        )
-    }
-
-    async fn documents(&self) -> Result<Vec<Document>, StoreError> {
-        let rows = sqlx::query("SELECT doc FROM content_document ORDER BY type, uid, language")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|row| Ok(serde_json::from_str(row.get::<&str, _>(0))?))
-            .collect()
-    }
-
-    async fn records(&self) -> Result<Vec<Document>, StoreError> {
-        let kinds = serde_json::to_string(&RECORD_TYPES)?;
-        let rows = sqlx::query(
-            "SELECT COALESCE(record, doc) FROM content_document \
-             WHERE type IN (SELECT value FROM json_each(?)) ORDER BY type, uid, language",
-        )
-        .bind(kinds)
-        .fetch_all(&self.pool)
-        .await?;
-        // `record` is the document without page and body, derived by the database on every
-        // write ([`RECORD_TRIGGERS`]); a `doc` read instead has them skipped while parsing.
-        rows.iter()
-            .map(|row| {
-                let stored: StoredRecord = serde_json::from_str(row.get::<&str, _>(0))?;
-                Ok(stored.into_record())
-            })
-            .collect()
-    }
-
-    async fn by_url(&self, url: &str) -> Result<Option<Document>, StoreError> {
-        let row = sqlx::query(
-            "SELECT doc FROM content_document WHERE public_url = ? AND merged = 0 \
-             ORDER BY type = 'page', type = 'blog', uid LIMIT 1",
-        )
-        .bind(url)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| Ok(serde_json::from_str(row.get::<&str, _>(0))?))
-            .transpose()
-    }
-
-    async fn put(&self, doc: &Document) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO content_document (type, uid, language, public_url, merged, doc) \
-             VALUES (?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (type, uid, language) DO UPDATE SET \
-             public_url = excluded.public_url, merged = excluded.merged, doc = excluded.doc",
-        )
-        .bind(&doc.key.kind)
-        .bind(doc.key.uid as i64)
-        .bind(&doc.key.language)
-        .bind(&doc.public_url)
-        .bind(doc.merged_into.is_some())
-        .bind(serde_json::to_string(doc)?)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn delete(&self, key: &DocKey) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM content_document WHERE type = ? AND uid = ? AND language = ?")
-            .bind(&key.kind)
-            .bind(key.uid as i64)
-            .bind(&key.language)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    async fn state(&self) -> Result<SyncState, StoreError> {
-        let row = sqlx::query("SELECT state FROM content_sync_state WHERE id = 1")
-            .fetch_optional(&self.pool)
-            .await?;
-        match row {
-            Some(row) => Ok(serde_json::from_str(row.get::<&str, _>(0))?),
-            None => Ok(SyncState::default()),
-        }
-    }
-
-    async fn save_state(&self, state: &SyncState) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO content_sync_state (id, state) VALUES (1, ?) \
-             ON CONFLICT (id) DO UPDATE SET state = excluded.state",
-        )
-        .bind(serde_json::to_string(state)?)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_record_triggers_name_every_record_type() {
-        for trigger in RECORD_TRIGGERS {
-            let (_, list) = trigger.split_once("NEW.type IN (").expect("the list");
-            let (list, _) = list.split_once(')').expect("its end");
-            let listed: Vec<&str> = list.split(", ").map(|t| t.trim_matches('\'')).collect();
-            assert_eq!(listed, RECORD_TYPES);
-        }
-    }
-}

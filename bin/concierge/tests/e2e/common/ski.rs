@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::{TimeZone, Utc};
 use concierge_sim_typo3::SimulatorConfig;
 use concierge_trips::content::clock::ManualClock;
-use concierge_trips::content::store::SqliteStore;
+use concierge_trips::content::store::SqlStore;
 use concierge_trips::content::sync::{FeedSettings, Outcome, RunOptions, Syncer};
 
 use super::{Server, examples};
@@ -31,7 +31,7 @@ pub async fn feed_simulator(feed: std::path::PathBuf) -> std::net::SocketAddr {
 pub async fn mirror_sample_feed(dir: &Path) -> String {
     let addr = feed_simulator(examples().join("ski/feed")).await;
     let database = dir.join("content.sqlite");
-    let store = Arc::new(SqliteStore::open(&database).await.expect("store"));
+    let store = Arc::new(SqlStore::open(&database).await.expect("store"));
     let syncer = Syncer::new(
         FeedSettings {
             base_url: format!("http://{addr}"),
