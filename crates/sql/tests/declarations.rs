@@ -1,13 +1,11 @@
 //! What `concierge check` refuses in a declaration, each named by its tool, before anything is
 //! served (on a SQLite file: the rules are the same on every engine).
 
-use concierge_server::{Apps, Config, Platform, section};
+mod common;
 
-fn apps() -> Apps {
-    Apps::new().tools_async("sql", |settings| async move {
-        concierge_sql::build(&section(&settings)?).await
-    })
-}
+use common::{apps, writes_at};
+use concierge_server::{Config, Platform};
+use concierge_testkit::config;
 
 /// The problems of an instance with `tool` (a `[[apps.shop.tool]]` body) on a fixture file.
 async fn problems(tool: &str, read_only: bool) -> Vec<String> {
@@ -30,13 +28,7 @@ async fn platform(
     )
     .unwrap();
     let text = format!(
-        r#"
-[server]
-listen = "127.0.0.1:0"
-
-[writes]
-database = "{writes}"
-
+        r#"{server}{writes}
 [apps.shop]
 kind = "sql"
 url = "{db}"
@@ -51,7 +43,8 @@ path = "/mcp"
 tools = ["shop.*"]
 auth = {{ kind = "none" }}
 "#,
-        writes = folder.path().join("writes.db").display(),
+        server = config::server(""),
+        writes = writes_at(&folder.path().join("writes.db")),
         db = folder.path().join("shop.db").display(),
         script = script.display(),
     );

@@ -5,26 +5,13 @@
 
 mod common;
 
-use common::{Loaded, TOKENS, apps, call, engines, error_code, ids};
-use concierge_testkit::instance;
+use common::{Customer, Loaded, Shop, engines, error_code, ids};
+use concierge_testkit::Instance;
 use serde_json::{Value, json};
 
-fn config(loaded: &Loaded) -> String {
-    let (url, create_from) = match loaded.url.split_once("?create_from=") {
-        Some((url, script)) => (url.to_string(), format!("create_from = \"{script}\"")),
-        None => (loaded.url.clone(), String::new()),
-    };
-    format!(
-        r#"
-[server]
-listen = "127.0.0.1:0"
-
-[apps.shop]
-kind = "sql"
-url = "{url}"
-{create_from}
-statement_timeout = "300ms"
-
+/// The same tools on every engine: a list with optional filters, an array and a fragment, a
+/// lookup by a status written freely, and every id of a customer.
+const TOOLS: &str = r#"
 [[apps.shop.tool]]
 name = "order_list"
 description = "Orders of this customer, newest first."
@@ -33,80 +20,73 @@ SELECT id, status, total, placed_at FROM orders
 WHERE customer = :customer
   AND (:status IS NULL OR status = :status)
   AND (:ids IS NULL OR id IN (:ids))
-ORDER BY {{sort}}"""
-bind = {{ customer = "client" }}
-fragments.sort = {{ newest = "placed_at DESC", oldest = "placed_at ASC" }}
+ORDER BY {sort}"""
+bind = { customer = "client" }
+fragments.sort = { newest = "placed_at DESC", oldest = "placed_at ASC" }
 [apps.shop.tool.input_schema.properties]
-status = {{ type = "string", enum = ["open", "paid", "shipped"] }}
-ids = {{ type = "array", items = {{ type = "integer" }}, maxItems = 50 }}
-sort = {{ type = "string", enum = ["newest", "oldest"], default = "newest" }}
+status = { type = "string", enum = ["open", "paid", "shipped"] }
+ids = { type = "array", items = { type = "integer" }, maxItems = 50 }
+sort = { type = "string", enum = ["newest", "oldest"], default = "newest" }
 
 [[apps.shop.tool]]
 name = "order_by_status"
 description = "Orders in a status written freely."
 sql = "SELECT id FROM orders WHERE customer = :customer AND status = :status ORDER BY id"
-bind = {{ customer = "client" }}
+bind = { customer = "client" }
 max_rows = 2
-[apps.shop.tool.input_schema]
-properties = {{ status = {{ type = "string", maxLength = 100 }} }}
-required = ["status"]
+input_schema = { properties = { status = { type = "string", maxLength = 100 } }, required = ["status"] }
 
 [[apps.shop.tool]]
 name = "order_ids"
 description = "Every order id of this customer."
 sql = "SELECT id FROM orders WHERE customer = :customer ORDER BY id"
-bind = {{ customer = "client" }}
+bind = { customer = "client" }
 max_rows = 3
+"#;
 
-[[endpoint]]
-path = "/mcp"
-tools = ["shop.*"]
-auth = {{ kind = "tokens", env = "TOKENS" }}
-session = "stateless"
-"#
-    )
+/// The shop with [`TOOLS`] on `loaded`.
+async fn deploy(loaded: &Loaded) -> Instance {
+    let settings = format!("{}statement_timeout = \"300ms\"", loaded.settings());
+    Shop {
+        settings: &settings,
+        tools: TOOLS,
+        ..Shop::default()
+    }
+    .deploy()
+    .await
 }
 
 #[tokio::test]
 async fn optional_filters_arrays_and_fragments_return_the_same_rows_on_every_engine() {
     for loaded in engines().await {
         let at = loaded.engine;
-        let deployment = instance(&config(&loaded), apps(), &[("TOKENS", TOKENS)]).await;
-        let router = &deployment.router;
-        let list = |arguments: Value| call(router, "token-acme", "order_list", arguments);
-        assert_eq!(ids(&list(json!({})).await), [5, 3, 2, 1], "{at}: no filter");
-        assert_eq!(
-            ids(&list(json!({"status": "open"})).await),
-            [5, 1],
-            "{at}: a status"
-        );
-        assert_eq!(
-            ids(&list(json!({"ids": [1, 2, 4]})).await),
-            [2, 1],
-            "{at}: an array (4 is another customer's)"
-        );
-        assert_eq!(
-            ids(&list(json!({"ids": []})).await),
-            Vec::<i64>::new(),
-            "{at}: an empty array"
-        );
-        assert_eq!(
-            ids(&list(json!({"sort": "oldest", "status": "open"})).await),
-            [1, 5],
-            "{at}: a fragment"
-        );
+        let deployment = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        for (case, arguments, expected) in [
+            ("no filter", json!({}), vec![5, 3, 2, 1]),
+            ("a status", json!({"status": "open"}), vec![5, 1]),
+            (
+                "an array (4 is another customer's)",
+                json!({"ids": [1, 2, 4]}),
+                vec![2, 1],
+            ),
+            ("an empty array", json!({"ids": []}), vec![]),
+            (
+                "a fragment",
+                json!({"sort": "oldest", "status": "open"}),
+                vec![1, 5],
+            ),
+        ] {
+            let listed = acme.call("order_list", arguments).await;
+            assert_eq!(ids(&listed), expected, "{at}: {case}");
+        }
         // Another client sees only its own rows.
-        assert_eq!(
-            ids(&call(router, "token-bolt", "order_list", json!({})).await),
-            [4],
-            "{at}: bolt"
-        );
+        let bolt = Customer::new(&deployment.router, "bolt");
+        let listed = bolt.call("order_list", json!({})).await;
+        assert_eq!(ids(&listed), [4], "{at}: bolt");
         // What `bind` fills in cannot be passed.
-        assert_eq!(
-            error_code(&list(json!({"customer": "bolt"})).await),
-            "argument_not_allowed",
-            "{at}"
-        );
+        let refused = acme.call("order_list", json!({"customer": "bolt"})).await;
+        assert_eq!(error_code(&refused), "argument_not_allowed", "{at}");
     }
 }
 
@@ -114,14 +94,14 @@ async fn optional_filters_arrays_and_fragments_return_the_same_rows_on_every_eng
 async fn injection_is_refused_by_the_schema_or_bound_harmlessly() {
     for loaded in engines().await {
         let at = loaded.engine;
-        let deployment = instance(&config(&loaded), apps(), &[("TOKENS", TOKENS)]).await;
-        let router = &deployment.router;
+        let deployment = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
         for arguments in [
             json!({"status": "open' OR '1'='1"}),
             json!({"ids": ["1 OR 1=1"]}),
             json!({"sort": "placed_at; DROP TABLE orders"}),
         ] {
-            let answer = call(router, "token-acme", "order_list", arguments.clone()).await;
+            let answer = acme.call("order_list", arguments.clone()).await;
             assert_eq!(error_code(&answer), "invalid_argument", "{at}: {arguments}");
         }
         for status in [
@@ -129,21 +109,14 @@ async fn injection_is_refused_by_the_schema_or_bound_harmlessly() {
             "open'; DELETE FROM orders; --",
             "' UNION SELECT 1 --",
         ] {
-            let answer = call(
-                router,
-                "token-acme",
-                "order_by_status",
-                json!({"status": status}),
-            )
-            .await;
+            let answer = acme
+                .call("order_by_status", json!({"status": status}))
+                .await;
             assert_eq!(ids(&answer), Vec::<i64>::new(), "{at}: {status}");
         }
         // Nothing changed.
-        assert_eq!(
-            ids(&call(router, "token-acme", "order_list", json!({})).await),
-            [5, 3, 2, 1],
-            "{at}"
-        );
+        let listed = acme.call("order_list", json!({})).await;
+        assert_eq!(ids(&listed), [5, 3, 2, 1], "{at}");
     }
 }
 
@@ -151,18 +124,15 @@ async fn injection_is_refused_by_the_schema_or_bound_harmlessly() {
 async fn a_result_stops_at_the_tools_row_bound_and_says_so() {
     for loaded in engines().await {
         let at = loaded.engine;
-        let deployment = instance(&config(&loaded), apps(), &[("TOKENS", TOKENS)]).await;
-        let answer = call(
-            &deployment.router,
-            "token-acme",
-            "order_by_status",
-            json!({"status": "open"}),
-        )
-        .await;
+        let deployment = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        let answer = acme
+            .call("order_by_status", json!({"status": "open"}))
+            .await;
         assert_eq!(ids(&answer), [1, 5], "{at}");
         let result = &answer["structuredContent"];
         assert_eq!(result["truncated"], false, "{at}: exactly the bound");
-        let answer = call(&deployment.router, "token-acme", "order_ids", json!({})).await;
+        let answer = acme.call("order_ids", json!({})).await;
         assert_eq!(ids(&answer), [1, 2, 3], "{at}");
         let result = &answer["structuredContent"];
         assert_eq!(result["truncated"], true, "{at}");
@@ -175,14 +145,9 @@ async fn a_result_stops_at_the_tools_row_bound_and_says_so() {
 async fn values_are_typed_faithfully() {
     for loaded in engines().await {
         let at = loaded.engine;
-        let deployment = instance(&config(&loaded), apps(), &[("TOKENS", TOKENS)]).await;
-        let answer = call(
-            &deployment.router,
-            "token-acme",
-            "order_list",
-            json!({"ids": [1]}),
-        )
-        .await;
+        let deployment = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        let answer = acme.call("order_list", json!({"ids": [1]})).await;
         let row = &answer["structuredContent"]["rows"][0];
         assert_eq!(row["id"], 1, "{at}: {row}");
         assert_eq!(row["status"], "open", "{at}");
@@ -208,11 +173,8 @@ async fn values_are_typed_faithfully() {
 async fn a_read_tools_rows_are_described_by_the_database() {
     for loaded in engines().await {
         let at = loaded.engine;
-        let deployment = instance(&config(&loaded), apps(), &[("TOKENS", TOKENS)]).await;
-        let request = http::Request::post("/mcp")
-            .header("host", "127.0.0.1:8080")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
+        let deployment = deploy(&loaded).await;
+        let request = concierge_testkit::mcp_post("/mcp")
             .header("authorization", "Bearer token-acme")
             .body(axum::body::Body::from(
                 json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),

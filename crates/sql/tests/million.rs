@@ -3,11 +3,18 @@
 
 mod common;
 
-use common::{Loaded, TOKENS, apps, call, engines};
-use concierge_testkit::instance;
+use common::{Customer, Loaded, Shop, engines};
 use serde_json::json;
 
 const ROWS: i64 = 1_000_000;
+
+/// The one tool: every row of `big`.
+const BIG_LIST: &str = r#"
+[[apps.shop.tool]]
+name = "big_list"
+description = "Everything."
+sql = "SELECT id, pad FROM big ORDER BY id"
+"#;
 
 /// Fills `big` with a million rows of about a hundred bytes each.
 async fn fill(loaded: &Loaded) -> bool {
@@ -25,15 +32,7 @@ async fn fill(loaded: &Loaded) -> bool {
         _ => return false,
     };
     for statement in statements {
-        let run = sqlx::AssertSqlSafe(statement);
-        let done = if loaded.engine == "postgres" {
-            let pool = sqlx::PgPool::connect(&loaded.url).await.unwrap();
-            sqlx::query(run).execute(&pool).await.map(|_| ())
-        } else {
-            let pool = sqlx::MySqlPool::connect(&loaded.url).await.unwrap();
-            sqlx::query(run).execute(&pool).await.map(|_| ())
-        };
-        done.expect("the fixture loads");
+        loaded.execute(&statement).await;
     }
     true
 }
@@ -55,35 +54,22 @@ async fn a_million_rows_answer_one_page_in_flat_memory() {
             continue;
         }
         let at = loaded.engine;
-        let config = format!(
-            r#"
-[server]
-listen = "127.0.0.1:0"
-
-[apps.shop]
-kind = "sql"
-url = "{url}"
-statement_timeout = "10s"
-max_rows = 50
-
-[[apps.shop.tool]]
-name = "big_list"
-description = "Everything."
-sql = "SELECT id, pad FROM big ORDER BY id"
-
-[[endpoint]]
-path = "/mcp"
-tools = ["shop.*"]
-auth = {{ kind = "tokens", env = "TOKENS" }}
-session = "stateless"
-"#,
-            url = loaded.url
+        let settings = format!(
+            "{}statement_timeout = \"10s\"\nmax_rows = 50",
+            loaded.settings()
         );
-        let deployment = instance(&config, apps(), &[("TOKENS", TOKENS)]).await;
+        let deployment = Shop {
+            settings: &settings,
+            tools: BIG_LIST,
+            ..Shop::default()
+        }
+        .deploy()
+        .await;
+        let acme = Customer::new(&deployment.router, "acme");
         let before = resident_kib();
         let started = std::time::Instant::now();
         for _ in 0..3 {
-            let answer = call(&deployment.router, "token-acme", "big_list", json!({})).await;
+            let answer = acme.call("big_list", json!({})).await;
             let result = &answer["structuredContent"];
             assert_eq!(result["returned"], 50, "{at}");
             assert_eq!(result["truncated"], true, "{at}");

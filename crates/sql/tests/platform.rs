@@ -5,30 +5,26 @@
 
 mod common;
 
-use common::{TOKENS, apps};
-use concierge_testkit::{instance, modern_request, send};
+use common::{Customer, Shop, order_cancel, status_of, writes_at};
+use concierge_testkit::{Instance, modern_request, send};
 use serde_json::{Value, json};
 
-fn config(folder: &std::path::Path) -> String {
+/// The shop on a SQLite file in `folder`, which also holds the store of writes and the audit log.
+async fn deploy(folder: &std::path::Path) -> Instance {
     let script = folder.join("shop.sql");
     std::fs::write(&script, common::fixture("TEXT")).unwrap();
-    format!(
+    let platform = format!(
+        "{}\n[audit.shop]\npath = \"{}\"\n",
+        writes_at(&folder.join("writes.db")),
+        folder.join("audit.log").display()
+    );
+    let settings = format!(
+        "url = \"{}\"\ncreate_from = \"{}\"\nread_only = false",
+        folder.join("shop.db").display(),
+        script.display()
+    );
+    let tools = format!(
         r#"
-[server]
-listen = "127.0.0.1:0"
-
-[writes]
-database = "{writes}"
-
-[audit.shop]
-path = "{audit}"
-
-[apps.shop]
-kind = "sql"
-url = "{db}"
-create_from = "{script}"
-read_only = false
-
 [[apps.shop.tool]]
 name = "order_list"
 description = "Orders of this customer."
@@ -36,30 +32,17 @@ sql = "SELECT id, status FROM orders WHERE customer = :customer AND (:status IS 
 bind = {{ customer = "client" }}
 max_rows = 2
 input_schema.properties = {{ status = {{ type = "string" }} }}
-
-[[apps.shop.tool]]
-name = "order_cancel"
-description = "Cancel one open order."
-write = true
-confirm = true
-max_affected_rows = 1
-sql = "UPDATE orders SET status = 'cancelled' WHERE id = :id AND customer = :customer AND status = 'open'"
-bind = {{ customer = "client" }}
-input_schema.properties = {{ id = {{ type = "integer" }} }}
-input_schema.required = ["id"]
-
-[[endpoint]]
-path = "/mcp"
-tools = ["shop.*"]
-auth = {{ kind = "tokens", env = "TOKENS" }}
-audit = "shop"
-session = "stateless"
-"#,
-        writes = folder.join("writes.db").display(),
-        audit = folder.join("audit.log").display(),
-        db = folder.join("shop.db").display(),
-        script = script.display(),
-    )
+{cancel}"#,
+        cancel = order_cancel()
+    );
+    Shop {
+        platform: &platform,
+        settings: &settings,
+        tools: &tools,
+        endpoint: "audit = \"shop\"",
+    }
+    .deploy()
+    .await
 }
 
 /// A 2026-07-28 call of `tool`, from a client that can be asked through a form.
@@ -83,20 +66,10 @@ async fn result(router: &axum::Router, request: http::Request<axum::body::Body>)
     serde_json::from_str::<Value>(json).expect("JSON-RPC")["result"].clone()
 }
 
-fn status_of(result: &Value, id: i64) -> Value {
-    result["structuredContent"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|row| row["id"] == id)
-        .map(|row| row["status"].clone())
-        .unwrap_or(Value::Null)
-}
-
 #[tokio::test]
 async fn a_write_is_confirmed_through_a_form_in_the_2026_era_and_runs_once() {
     let folder = tempfile::tempdir().unwrap();
-    let deployment = instance(&config(folder.path()), apps(), &[("TOKENS", TOKENS)]).await;
+    let deployment = deploy(folder.path()).await;
     let router = &deployment.router;
     let arguments = json!({"id": 1, "idempotency_key": "k-1"});
     let asked = result(
@@ -127,28 +100,20 @@ async fn a_write_is_confirmed_through_a_form_in_the_2026_era_and_runs_once() {
 #[tokio::test]
 async fn each_call_is_one_audit_line_with_what_it_returned_and_no_statement() {
     let folder = tempfile::tempdir().unwrap();
-    let deployment = instance(&config(folder.path()), apps(), &[("TOKENS", TOKENS)]).await;
+    let deployment = deploy(folder.path()).await;
     let router = &deployment.router;
-    let listed = common::call(
-        router,
-        "token-acme",
-        "order_list",
-        json!({"status": "open' OR 1=1 --"}),
-    )
-    .await;
+    let acme = Customer::new(router, "acme");
+    let listed = acme
+        .call("order_list", json!({"status": "open' OR 1=1 --"}))
+        .await;
     assert_eq!(listed["isError"], false);
-    let listed = common::call(router, "token-acme", "order_list", json!({})).await;
+    let listed = acme.call("order_list", json!({})).await;
     assert_eq!(
         listed["structuredContent"]["truncated"], true,
         "acme has four orders, two fit"
     );
-    let dry = common::call(
-        router,
-        "token-acme",
-        "order_cancel",
-        json!({"id": 5, "idempotency_key": "d", "dry_run": true}),
-    )
-    .await;
+    let arguments = json!({"id": 5, "idempotency_key": "d", "dry_run": true});
+    let dry = acme.call("order_cancel", arguments).await;
     assert_eq!(dry["isError"], false, "{dry}");
     deployment.platform.flush_audit();
     let audit = std::fs::read_to_string(folder.path().join("audit.log")).unwrap();

@@ -1,13 +1,13 @@
 //! What the SQL tools' tests share: the engines with one fixture loaded, the kind registered,
-//! and a client's call over the platform's HTTP endpoint.
+//! the config of a shop on one of them, and a customer's call over the platform's HTTP endpoint.
 
 #![allow(dead_code)] // each test file uses its own part
 
-use axum::body::Body;
+use axum::Router;
 use concierge_server::{Apps, section};
-use concierge_testkit::send;
-use http::{Request, StatusCode};
-use serde_json::{Value, json};
+use concierge_testkit::{Instance, call_tool, config, instance};
+use serde_json::Value;
+use sqlx::{Connection, Database, Executor, Row};
 
 /// The fixture, with the one type the engines spell differently.
 pub fn fixture(timestamp: &str) -> String {
@@ -31,55 +31,103 @@ pub fn fixture(timestamp: &str) -> String {
 }
 
 /// An engine with the fixture loaded: its name and the instance's `url` (plus, for SQLite,
-/// the folder that holds the file).
+/// the script the instance creates its file from and the folder that holds both).
 pub struct Loaded {
     pub engine: &'static str,
     pub url: String,
+    pub create_from: Option<std::path::PathBuf>,
     pub _folder: Option<tempfile::TempDir>,
+}
+
+impl Loaded {
+    /// A server's database at `url` that a test fills itself (or that is not there at all).
+    pub fn server(engine: &'static str, url: String) -> Self {
+        Self {
+            engine,
+            url,
+            create_from: None,
+            _folder: None,
+        }
+    }
+
+    /// The instance's lines that say where its database is.
+    pub fn settings(&self) -> String {
+        let url = format!("url = \"{}\"\n", self.url);
+        match &self.create_from {
+            Some(script) => format!("{url}create_from = \"{}\"\n", script.display()),
+            None => url,
+        }
+    }
+
+    /// Runs `statement` on the engine's server behind the tools' back: a test's own set-up.
+    pub async fn execute(&self, statement: &str) {
+        match self.engine {
+            "postgres" => execute::<sqlx::Postgres>(&self.url, statement).await,
+            "mariadb" => execute::<sqlx::MySql>(&self.url, statement).await,
+            other => panic!("{other} has no server to run statements on"),
+        }
+    }
+
+    /// The number `query` answers on the engine's server, asked behind the tools' back.
+    pub async fn number(&self, query: &str) -> i64 {
+        match self.engine {
+            "postgres" => number::<sqlx::Postgres>(&self.url, query).await,
+            "mariadb" => number::<sqlx::MySql>(&self.url, query).await,
+            other => panic!("{other} has no server to ask"),
+        }
+    }
 }
 
 pub async fn engines() -> Vec<Loaded> {
     let folder = tempfile::tempdir().unwrap();
-    let path = folder.path().join("shop.db");
     let script = folder.path().join("shop.sql");
     std::fs::write(&script, fixture("TEXT")).unwrap();
     let mut engines = vec![Loaded {
         engine: "sqlite",
-        // Created by the instance itself from `create_from` (see `config`).
-        url: format!(
-            "sqlite://{}?create_from={}",
-            path.display(),
-            script.display()
-        ),
+        // Created by the instance itself from `create_from`.
+        url: format!("sqlite://{}", folder.path().join("shop.db").display()),
+        create_from: Some(script),
         _folder: Some(folder),
     }];
     if let Some(url) = concierge_testkit::postgres::fresh_database("sql_kind").await {
-        let pool = sqlx::PgPool::connect(&url).await.unwrap();
-        sqlx::raw_sql(sqlx::AssertSqlSafe(fixture("TIMESTAMP")))
-            .execute(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-        engines.push(Loaded {
-            engine: "postgres",
-            url,
-            _folder: None,
-        });
+        execute::<sqlx::Postgres>(&url, &fixture("TIMESTAMP")).await;
+        engines.push(Loaded::server("postgres", url));
     }
     if let Some(url) = concierge_testkit::mariadb::fresh_database("sql_kind").await {
-        let pool = sqlx::MySqlPool::connect(&url).await.unwrap();
-        sqlx::raw_sql(sqlx::AssertSqlSafe(fixture("DATETIME")))
-            .execute(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-        engines.push(Loaded {
-            engine: "mariadb",
-            url,
-            _folder: None,
-        });
+        execute::<sqlx::MySql>(&url, &fixture("DATETIME")).await;
+        engines.push(Loaded::server("mariadb", url));
     }
     engines
+}
+
+/// Runs `sql` (one statement or a script) on the database at `url`.
+async fn execute<DB: Database>(url: &str, sql: &str)
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    let mut connection = DB::Connection::connect(url).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+        .execute(&mut connection)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    connection.close().await.unwrap();
+}
+
+/// The number the query `sql` answers on the database at `url`.
+async fn number<DB: Database>(url: &str, sql: &str) -> i64
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'r> i64: sqlx::Decode<'r, DB> + sqlx::Type<DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let mut connection = DB::Connection::connect(url).await.unwrap();
+    let row = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_one(&mut connection)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let number = row.try_get::<i64, _>(0).unwrap();
+    connection.close().await.unwrap();
+    number
 }
 
 pub fn apps() -> Apps {
@@ -90,21 +138,89 @@ pub fn apps() -> Apps {
 
 pub const TOKENS: &str = "acme:token-acme,bolt:token-bolt";
 
-pub async fn call(router: &axum::Router, token: &str, tool: &str, arguments: Value) -> Value {
-    let request = Request::post("/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("authorization", format!("Bearer {token}"))
-        .body(Body::from(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                   "params": {"name": tool, "arguments": arguments}})
-            .to_string(),
-        ))
-        .unwrap();
-    let (status, _, text) = send(router, request).await;
-    assert_eq!(status, StatusCode::OK, "{text}");
-    serde_json::from_str::<Value>(&text).expect("JSON")["result"].clone()
+/// The config of a deployment of `shop`, an instance of the kind, served at `/mcp` to the
+/// customers in [`TOKENS`].
+#[derive(Default)]
+pub struct Shop<'a> {
+    /// The platform's sections before the instance (`[writes]`, `[audit.shop]`).
+    pub platform: &'a str,
+    /// The instance's own lines: where its database is, and its settings.
+    pub settings: &'a str,
+    /// Its `[[apps.shop.tool]]` tables.
+    pub tools: &'a str,
+    /// The endpoint's lines of its own.
+    pub endpoint: &'a str,
+}
+
+impl Shop<'_> {
+    pub fn config(&self) -> String {
+        format!(
+            "{}{}\n[apps.shop]\nkind = \"sql\"\n{}\n{}\n{}{}\n",
+            config::server(""),
+            self.platform,
+            self.settings,
+            self.tools,
+            config::stateless_endpoint("/mcp", &["shop.*"]),
+            self.endpoint,
+        )
+    }
+
+    /// The deployment of this config, its customers' tokens given.
+    pub async fn deploy(&self) -> Instance {
+        instance(&self.config(), apps(), &[(config::TOKENS, TOKENS)]).await
+    }
+}
+
+/// `[writes]`: the platform's store of writes (idempotency, confirmations) at `path`.
+pub fn writes_at(path: &std::path::Path) -> String {
+    format!("[writes]\ndatabase = \"{}\"\n", path.display())
+}
+
+/// A write tool of the caller's own orders, one order a call by its `id`; `settings` are its
+/// further lines (`confirm`, `max_affected_rows`).
+pub fn order_write(name: &str, description: &str, settings: &str, sql: &str) -> String {
+    format!(
+        r#"
+[[apps.shop.tool]]
+name = "{name}"
+description = "{description}"
+write = true
+{settings}
+sql = "{sql}"
+bind = {{ customer = "client" }}
+input_schema = {{ properties = {{ id = {{ type = "integer" }} }}, required = ["id"] }}
+"#
+    )
+}
+
+/// The tool that cancels one of the caller's open orders once the caller confirmed it.
+pub fn order_cancel() -> String {
+    order_write(
+        "order_cancel",
+        "Cancel one open order.",
+        "confirm = true\nmax_affected_rows = 1",
+        "UPDATE orders SET status = 'cancelled' WHERE id = :id AND customer = :customer AND status = 'open'",
+    )
+}
+
+/// A customer of the shop, calling its tools over `/mcp` with its token in [`TOKENS`].
+pub struct Customer<'a> {
+    router: &'a Router,
+    token: String,
+}
+
+impl<'a> Customer<'a> {
+    pub fn new(router: &'a Router, name: &str) -> Self {
+        Self {
+            router,
+            token: format!("token-{name}"),
+        }
+    }
+
+    /// The result of calling `tool` with `arguments`, a tool's failure included.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Value {
+        call_tool(self.router, &self.token, tool, arguments).await
+    }
 }
 
 pub fn ids(result: &Value) -> Vec<i64> {
@@ -122,4 +238,15 @@ pub fn error_code(result: &Value) -> String {
     let text = result["content"][0]["text"].as_str().unwrap();
     let error: Value = serde_json::from_str(text).expect("a JSON error");
     error["error"]["code"].as_str().unwrap().to_string()
+}
+
+/// The status of the order `id` among a listing's rows; empty when it is not there.
+pub fn status_of(result: &Value, id: i64) -> String {
+    result["structuredContent"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == id)
+        .map(|row| row["status"].as_str().unwrap().to_string())
+        .unwrap_or_default()
 }
