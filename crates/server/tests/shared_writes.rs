@@ -11,14 +11,14 @@ use std::time::Duration;
 use concierge_core::idempotency::{Claim, IdempotencyStore};
 use concierge_core::postgres::SharedDatabase;
 use concierge_server::limits::redis::connect;
-use concierge_server::writes::{PgIdempotencyStore, RedisIdempotencyStore};
+use concierge_server::writes::{RedisIdempotencyStore, SqlIdempotencyStore};
 use concierge_testkit::redis::Redis;
 use serde_json::json;
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
 
-fn instance(url: &str) -> PgIdempotencyStore {
-    PgIdempotencyStore::new(Arc::new(SharedDatabase::new(url).unwrap()))
+fn instance(url: &str) -> SqlIdempotencyStore {
+    SqlIdempotencyStore::shared(Arc::new(SharedDatabase::new(url).unwrap()))
 }
 
 /// The write secret every one of `instances` answers, asked of all at once: one for all.
@@ -96,7 +96,7 @@ async fn three_instances_starting_at_once_migrate_once_and_share_one_secret() {
     let Some(url) = concierge_testkit::postgres::fresh_database("writes_start").await else {
         return;
     };
-    let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
+    let instances: Vec<SqlIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
     let secret = one_secret(&instances).await;
     // A restart (a new store on the same database) keeps it.
     assert_eq!(instance(&url).secret().await.unwrap(), secret);
@@ -113,7 +113,7 @@ async fn one_claim_wins_across_instances_and_every_other_answers_its_result() {
     let Some(url) = concierge_testkit::postgres::fresh_database("writes_claim").await else {
         return;
     };
-    let instances: Vec<PgIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
+    let instances: Vec<SqlIdempotencyStore> = (0..3).map(|_| instance(&url)).collect();
     let now = 1_000_000;
     let claims = one_claim_wins(&instances, now).await;
     assert!(

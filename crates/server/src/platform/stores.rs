@@ -10,7 +10,7 @@ use concierge_core::{RateLimitStore, ToolSet};
 
 use crate::audit::AuditSink;
 use crate::config::{Config, ConfigError, Rate, WritesHome};
-use crate::writes::{PgIdempotencyStore, RedisIdempotencyStore, Writes};
+use crate::writes::{RedisIdempotencyStore, SqlIdempotencyStore, Writes};
 
 /// `[state] instance` and `session_secret`: how this deployment's session ids are minted.
 pub(super) fn session_ids(
@@ -213,7 +213,7 @@ pub(super) async fn writes(
     let shared: Option<Arc<dyn concierge_core::IdempotencyStore>> =
         match (config.state.writes_home(), database, redis) {
             (Some(WritesHome::Postgres), Some(database), _) => {
-                Some(Arc::new(PgIdempotencyStore::new(database.clone())))
+                Some(Arc::new(SqlIdempotencyStore::shared(database.clone())))
             }
             (Some(WritesHome::Redis), _, Some(redis)) => {
                 Some(Arc::new(RedisIdempotencyStore::new(redis.clone())))

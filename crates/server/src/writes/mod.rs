@@ -25,10 +25,11 @@
 
 pub(crate) mod confirm;
 mod confirmation;
-mod postgres;
+mod heartbeat;
+mod lock_files;
+mod records;
 mod redis;
 mod request_state;
-mod sqlite;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -45,9 +46,8 @@ use tokio::sync::OnceCell;
 
 pub use confirm::{ConfirmTokens, Refused};
 pub use confirmation::{CONFIRM_INPUT, Rounds};
-pub use postgres::PgIdempotencyStore;
+pub use records::SqlIdempotencyStore;
 pub use redis::RedisIdempotencyStore;
-pub use sqlite::SqliteIdempotencyStore;
 
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
 pub const DRY_RUN: &str = "dry_run";
@@ -110,7 +110,7 @@ impl Writes {
         window: Duration,
         confirm_ttl: Duration,
     ) -> Result<Self, String> {
-        let store = SqliteIdempotencyStore::open(path).await?;
+        let store = SqlIdempotencyStore::open_file(path).await?;
         let writes = Self::new(Arc::new(store), window, confirm_ttl);
         // A local file answers now: a damaged one is a config error, not a refused write.
         writes.tokens().await.map_err(|e| e.0)?;

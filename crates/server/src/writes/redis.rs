@@ -20,7 +20,7 @@ use ::redis::aio::ConnectionManager;
 use concierge_core::idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 use serde_json::Value;
 
-use super::postgres::{ALIVE_FOR, HEARTBEAT};
+use super::heartbeat::{ALIVE_FOR, HEARTBEAT};
 
 const PREFIX: &str = "concierge:writes:";
 
