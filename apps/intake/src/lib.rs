@@ -12,9 +12,7 @@ pub mod store;
 
 use std::sync::Arc;
 
-use concierge_core::{
-    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
-};
+use concierge_core::{Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSet, ToolSpec};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -102,11 +100,7 @@ impl Tool for SubmitTool {
         &self.spec
     }
 
-    fn call(
-        &self,
-        arguments: Value,
-        context: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
         Box::pin(async move {
             let submission = adapt(&arguments).map_err(|error| {
                 // Refused here: the intake service is never called.

@@ -57,6 +57,6 @@ pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
 pub use schema::schema_for;
 pub use tool::{
-    Annotations, BoxFuture, FollowUp, Tool, ToolOutput, ToolSpec, WriteSafety, typed_tool,
-    with_spec,
+    Annotations, BoxFuture, FollowUp, Tool, ToolFuture, ToolOutput, ToolSpec, WriteSafety,
+    typed_tool, with_spec,
 };

@@ -143,14 +143,13 @@ pub type ToolOutput = Value;
 /// The future a [`Tool`] call returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What a tool's call answers, in time.
+pub type ToolFuture<'a> = BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
 /// One callable tool. The platform calls it only with arguments that passed the input schema.
 pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
-    fn call(
-        &self,
-        arguments: Value,
-        context: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_>;
 
     /// Whether `arguments` read as the tool's typed input, without running it; `None` for a tool
     /// that takes its arguments as JSON. The fuzz targets hold every tool to "the schema accepts
@@ -179,11 +178,7 @@ impl Tool for EditedTool {
         &self.spec
     }
 
-    fn call(
-        &self,
-        arguments: Value,
-        context: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
         self.inner.call(arguments, context)
     }
 
@@ -209,11 +204,7 @@ where
         &self.spec
     }
 
-    fn call(
-        &self,
-        arguments: Value,
-        context: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
         // The schema already passed, and its bounds are the type's; should a value still not
         // read, the model gets the field and why, as for any wrong argument.
         let input = match serde_path_to_error::deserialize::<_, I>(&arguments) {

@@ -662,7 +662,7 @@ fn step_span(record: &RequestRecord, step: &'static str) -> tracing::Span {
 
 #[cfg(test)]
 mod tests {
-    use concierge_core::{Annotations, BoxFuture, ToolOutput, ToolSpec};
+    use concierge_core::{Annotations, ToolFuture, ToolSpec};
     use serde_json::json;
 
     use super::*;
@@ -700,7 +700,7 @@ mod tests {
             &self.spec
         }
 
-        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        fn call(&self, _: Value, _: CallContext) -> ToolFuture<'_> {
             let answer = self.answer.clone();
             Box::pin(async move { answer })
         }

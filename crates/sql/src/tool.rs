@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use concierge_core::{
-    Annotations, BoxFuture, CallContext, Tool, ToolError, ToolOutput, ToolSpec, WriteSafety,
+    Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSpec, WriteSafety,
 };
 use serde_json::{Map, Value, json};
 
@@ -453,11 +453,7 @@ impl Tool for SqlTool {
         &self.spec
     }
 
-    fn call(
-        &self,
-        arguments: Value,
-        context: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
         Box::pin(async move {
             let arguments = match arguments {
                 Value::Object(arguments) => arguments,

@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use concierge_core::{
-    Annotations, BoxFuture, CallContext, FollowUp, Tool, ToolError, ToolOutput, ToolSet, ToolSpec,
-    WriteSafety,
+    Annotations, CallContext, FollowUp, Tool, ToolFuture, ToolSet, ToolSpec, WriteSafety,
 };
 use concierge_server::Apps;
 use serde_json::{Map, Value, json};
@@ -113,11 +112,7 @@ impl Tool for FakeTool {
         &self.spec
     }
 
-    fn call(
-        &self,
-        arguments: Value,
-        context: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
         let behaviour = self.behaviour.clone();
         Box::pin(async move {
             match behaviour {

@@ -2,9 +2,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use concierge_core::{
-    Annotations, BoxFuture, CallContext, Messages, Tool, ToolError, ToolOutput, ToolSpec,
-};
+use concierge_core::{Annotations, CallContext, Messages, Tool, ToolError, ToolFuture, ToolSpec};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use minijinja::{Environment, Value as Jinja};
 use serde_json::{Map, Value, json};
@@ -267,11 +265,7 @@ impl Tool for HttpTool {
         &self.spec
     }
 
-    fn call(
-        &self,
-        arguments: Value,
-        context: CallContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
         Box::pin(async move {
             let (method, url, body) = self.render(arguments, &context).map_err(|detail| {
                 ToolError::internal(
