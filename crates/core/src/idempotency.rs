@@ -39,6 +39,16 @@ impl std::fmt::Display for StoreUnavailable {
 
 impl std::error::Error for StoreUnavailable {}
 
+/// One claim's question: the key, the write's arguments (their fingerprint), the platform
+/// clock's now and how long the record is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Claiming<'a> {
+    pub key: &'a str,
+    pub fingerprint: &'a str,
+    pub now: i64,
+    pub window: Duration,
+}
+
 /// Idempotency records and the write secret. Times are the platform clock's Unix seconds, so
 /// tests move expiry with a `ManualClock`.
 #[async_trait::async_trait]
@@ -55,7 +65,18 @@ pub trait IdempotencyStore: Send + Sync {
         fingerprint: &str,
         now: i64,
         window: Duration,
-    ) -> Result<Claim, StoreUnavailable>;
+    ) -> Result<Claim, StoreUnavailable> {
+        let asked = Claiming {
+            key,
+            fingerprint,
+            now,
+            window,
+        };
+        self.claim_as_asked(&asked).await
+    }
+
+    /// [`claim`](Self::claim), its question in one value: what a store implements.
+    async fn claim_as_asked(&self, asked: &Claiming<'_>) -> Result<Claim, StoreUnavailable>;
 
     /// What the key holds now, without claiming it (`None`: nothing live).
     async fn peek(&self, key: &str, now: i64) -> Result<Option<Claim>, StoreUnavailable>;

@@ -15,9 +15,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use concierge_core::idempotency::{ABANDONED, Claim, IdempotencyStore, StoreUnavailable};
+use concierge_core::idempotency::{ABANDONED, Claim, Claiming, IdempotencyStore, StoreUnavailable};
 use concierge_core::postgres::{Schema, SharedDatabase};
 use concierge_core::sqlite::{self, SqliteFile};
 use concierge_core::store::{Engine, StoreDatabase};
@@ -163,22 +162,10 @@ impl IdempotencyStore for SqlIdempotencyStore {
             .map_err(|_| StoreUnavailable("the stored write secret is damaged".into()))
     }
 
-    async fn claim(
-        &self,
-        key: &str,
-        fingerprint: &str,
-        now: i64,
-        window: Duration,
-    ) -> Result<Claim, StoreUnavailable> {
+    async fn claim_as_asked(&self, asked: &Claiming<'_>) -> Result<Claim, StoreUnavailable> {
         self.announce().await?;
-        let asked = Asked {
-            key,
-            fingerprint,
-            now,
-            window,
-        };
         let claim: Result<Claim, Failure> =
-            on_store!(&*self.database, queries::claim(&asked, &self.liveness));
+            on_store!(&*self.database, queries::claim(asked, &self.liveness));
         claim.map_err(|e| e.0)
     }
 
@@ -197,14 +184,6 @@ impl IdempotencyStore for SqlIdempotencyStore {
         let done: Result<(), Failure> = on_store!(&*self.database, queries::release(key));
         done.map_err(|e| e.0)
     }
-}
-
-/// One claim's question.
-struct Asked<'a> {
-    key: &'a str,
-    fingerprint: &'a str,
-    now: i64,
-    window: Duration,
 }
 
 /// A statement with its tables named for the engine: the SQLite file's tables predate the
@@ -249,7 +228,7 @@ store_queries! {
                 .await?)
         }
 
-        pub async fn claim(pool: &Pool, asked: &Asked<'_>, liveness: &Liveness) -> Result<Claim, Failure> {
+        pub async fn claim(pool: &Pool, asked: &Claiming<'_>, liveness: &Liveness) -> Result<Claim, Failure> {
             let me = liveness.id();
             loop {
                 // Records past their window go (judged by the platform's clock, as they were
@@ -362,6 +341,8 @@ store_queries! {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     impl SqlIdempotencyStore {

@@ -13,11 +13,10 @@
 //! name the owner's key from the record, which Redis Cluster does not allow.
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use ::redis::Script;
 use ::redis::aio::ConnectionManager;
-use concierge_core::idempotency::{Claim, IdempotencyStore, StoreUnavailable};
+use concierge_core::idempotency::{Claim, Claiming, IdempotencyStore, StoreUnavailable};
 use serde_json::Value;
 
 use super::heartbeat::{ALIVE_FOR, HEARTBEAT};
@@ -161,21 +160,15 @@ impl IdempotencyStore for RedisIdempotencyStore {
             .map_err(|_| StoreUnavailable("the stored write secret is damaged".into()))
     }
 
-    async fn claim(
-        &self,
-        key: &str,
-        fingerprint: &str,
-        now: i64,
-        window: Duration,
-    ) -> Result<Claim, StoreUnavailable> {
+    async fn claim_as_asked(&self, asked: &Claiming<'_>) -> Result<Claim, StoreUnavailable> {
         let mut conn = self.conn.clone();
         let answer: Vec<Option<String>> = CLAIM
-            .key(record_key(key))
+            .key(record_key(asked.key))
             .key(owner_key(&self.owner))
-            .arg(fingerprint)
+            .arg(asked.fingerprint)
             .arg(&self.owner)
-            .arg(now)
-            .arg(window.as_secs())
+            .arg(asked.now)
+            .arg(asked.window.as_secs())
             .arg(format!("{PREFIX}owner:"))
             .arg(ALIVE_FOR.as_secs())
             .invoke_async(&mut conn)
