@@ -14,6 +14,7 @@
 //! ([`concierge_core::store`]).
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use concierge_core::StoreUnavailable;
 use concierge_core::postgres::Schema;
@@ -26,51 +27,20 @@ use sqlx::Row;
 use crate::adapter::{Form, Submission};
 use crate::rules::{Verdict, judge_event, judge_item, judge_notice};
 
-const SQLITE_SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS platform_source_message_inbox (
-    id INTEGER PRIMARY KEY,
-    external_message_id TEXT NOT NULL UNIQUE,
-    hotel_id TEXT NOT NULL,
-    subject TEXT,
-    sender TEXT,
-    received_at TEXT,
-    source_channel TEXT,
-    message_json TEXT,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS reservation_ai_batch (
-    id INTEGER PRIMARY KEY,
-    source_message_inbox_id INTEGER NOT NULL UNIQUE REFERENCES platform_source_message_inbox(id),
-    payload_form TEXT NOT NULL,
-    accepted_count INTEGER NOT NULL,
-    contract_error_count INTEGER NOT NULL,
-    root_json TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS reservation_ai_task (
-    id INTEGER PRIMARY KEY,
-    batch_id INTEGER NOT NULL REFERENCES reservation_ai_batch(id),
-    source_event_index INTEGER NOT NULL,
-    catalog_code TEXT NOT NULL,
-    skill_id TEXT NOT NULL,
-    task_type TEXT NOT NULL,
-    result_type TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    UNIQUE (batch_id, source_event_index)
-);
-CREATE TABLE IF NOT EXISTS workflow_reservation_ai_transition (
-    id INTEGER PRIMARY KEY,
-    batch_id INTEGER NOT NULL REFERENCES reservation_ai_batch(id),
-    task_id INTEGER REFERENCES reservation_ai_task(id),
-    source_event_index INTEGER,
-    transition TEXT NOT NULL,
-    error_code TEXT,
-    error_message TEXT,
-    ai_payload_json TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-"#;
+/// The same tables in PostgreSQL, with identity columns where SQLite has its rowid.
+const POSTGRES_TABLES: &str = include_str!("../migrations/0001_intake.sql");
+
+/// The SQLite file's tables: the PostgreSQL migration in SQLite's words — an `INTEGER PRIMARY
+/// KEY` (the rowid) where PostgreSQL has an identity column, and `IF NOT EXISTS` for files made
+/// before. One text, so the two schemas cannot drift apart.
+static SQLITE_SCHEMA: LazyLock<String> = LazyLock::new(|| {
+    POSTGRES_TABLES
+        .replace(
+            "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+            "INTEGER PRIMARY KEY",
+        )
+        .replace("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ")
+});
 
 /// What the intake answers for an accepted (or already accepted) submission.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,13 +66,12 @@ impl From<StoreUnavailable> for IntakeError {
     }
 }
 
-/// The same tables in PostgreSQL, with identity columns where SQLite has its rowid.
 static POSTGRES_SCHEMA: Schema = Schema {
     table: "concierge_intake_migrations",
     migrations: &[(
         1,
         "intake: inbox, batches, tasks, transitions",
-        include_str!("../migrations/0001_intake.sql"),
+        POSTGRES_TABLES,
     )],
 };
 
@@ -121,7 +90,7 @@ impl IntakeService {
         } else {
             let pool = SqliteFile::new(Path::new(target))
                 .foreign_keys()
-                .open(&[SQLITE_SCHEMA])
+                .open(&[SQLITE_SCHEMA.as_str()])
                 .await
                 .map_err(|e| e.to_string())?;
             StoreDatabase::Sqlite(pool)
