@@ -186,26 +186,31 @@ fn readings(
                         (now - at).num_seconds().max(0) as f64,
                     ));
                 }
-                readings.push(Reading::new(
-                    "sync_last_good_manifest_timestamp_seconds",
-                    "When the content sync last read a valid manifest (0: never).",
-                    stamp(state.last_good_manifest_at),
-                ));
-                readings.push(Reading::new(
-                    "sync_paused_until_timestamp_seconds",
-                    "TYPO3's kill switch: no content sync before this time (0: not paused).",
-                    stamp(state.paused_until),
-                ));
-                readings.push(Reading::new(
-                    "sync_last_run_started_timestamp_seconds",
-                    "When the last content sync run began, on any instance (0: never).",
-                    stamp(state.last_run_started_at),
-                ));
-                readings.push(Reading::new(
-                    "sync_generation",
-                    "The mirror's generation: it moves whenever documents change.",
-                    state.generation as f64,
-                ));
+                let stamps = [
+                    (
+                        "sync_last_good_manifest_timestamp_seconds",
+                        "When the content sync last read a valid manifest (0: never).",
+                        stamp(state.last_good_manifest_at),
+                    ),
+                    (
+                        "sync_paused_until_timestamp_seconds",
+                        "TYPO3's kill switch: no content sync before this time (0: not paused).",
+                        stamp(state.paused_until),
+                    ),
+                    (
+                        "sync_last_run_started_timestamp_seconds",
+                        "When the last content sync run began, on any instance (0: never).",
+                        stamp(state.last_run_started_at),
+                    ),
+                    (
+                        "sync_generation",
+                        "The mirror's generation: it moves whenever documents change.",
+                        state.generation as f64,
+                    ),
+                ];
+                for (name, help, value) in stamps {
+                    readings.push(Reading::new(name, help, value));
+                }
             }
             let last = content::sync::LAST_RUN
                 .lock()

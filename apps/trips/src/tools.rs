@@ -28,8 +28,9 @@ struct ContentResults {
     results: Vec<ContentResult>,
 }
 
+/// Which page an answer is about: the same four fields in a hit and in a whole document.
 #[derive(Serialize, JsonSchema)]
-struct ContentResult {
+struct PageName {
     /// The public page. Cite it; pass it to get_document for the whole text.
     url: String,
     title: String,
@@ -38,6 +39,12 @@ struct ContentResult {
     kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     site: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ContentResult {
+    #[serde(flatten)]
+    page: PageName,
     /// About 600 characters around the best match, Markdown.
     excerpt: String,
 }
@@ -52,12 +59,8 @@ struct GetDocument {
 
 #[derive(Serialize, JsonSchema)]
 struct FullDocument {
-    url: String,
-    title: String,
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    site: Option<String>,
+    #[serde(flatten)]
+    page: PageName,
     breadcrumb: Vec<String>,
     /// The page text as Markdown.
     markdown: String,
@@ -85,65 +88,71 @@ pub fn content_tools(
         "search_content",
         SEARCH_CONTENT,
         Annotations::read_only(),
-        move |input: SearchContent, _call: CallContext| {
-            let index = index.clone();
-            async move {
-                let hits = index
-                    .search(&input.query)
-                    .await
-                    .map_err(|e| ToolError::internal("content_search_failed", e.to_string()))?;
-                Ok(ContentResults {
-                    results: hits
-                        .into_iter()
-                        .map(|hit| ContentResult {
-                            url: hit.url,
-                            title: hit.title,
-                            kind: hit.kind,
-                            site: hit.site,
-                            excerpt: hit.excerpt,
-                        })
-                        .collect(),
-                })
-            }
-        },
+        move |input: SearchContent, _call: CallContext| search_content(index.clone(), input),
     );
     let get = typed_tool(
         "get_document",
         GET_DOCUMENT,
         Annotations::read_only(),
-        move |input: GetDocument, _call: CallContext| {
-            let store = store.clone();
-            async move {
-                let url = input.url.trim();
-                let doc = store
-                    .by_url(url)
-                    .await
-                    .map_err(|e| ToolError::internal("content_store_failed", e.to_string()))?
-                    .filter(|d| d.is_searchable())
-                    .ok_or_else(|| {
-                        ToolError::not_found(format!(
-                            "No document has the url `{url}`. Pass the url of a search_content hit."
-                        ))
-                    })?;
-                let length = doc.body_md.chars().count();
-                let truncated = length > DOCUMENT_CHARS;
-                let markdown = if truncated {
-                    doc.body_md.chars().take(DOCUMENT_CHARS).collect()
-                } else {
-                    doc.body_md
-                };
-                Ok(FullDocument {
-                    url: doc.public_url.unwrap_or_default(),
-                    title: doc.title,
-                    kind: doc.key.kind,
-                    site: doc.site,
-                    breadcrumb: doc.breadcrumb,
-                    markdown,
-                    truncated,
-                    length,
-                })
-            }
-        },
+        move |input: GetDocument, _call: CallContext| get_document(store.clone(), input),
     );
     vec![search, get]
+}
+
+async fn search_content(
+    index: Arc<ContentIndex>,
+    input: SearchContent,
+) -> Result<ContentResults, ToolError> {
+    let hits = index
+        .search(&input.query)
+        .await
+        .map_err(|e| ToolError::internal("content_search_failed", e.to_string()))?;
+    let results = hits.into_iter().map(|hit| ContentResult {
+        page: PageName {
+            url: hit.url,
+            title: hit.title,
+            kind: hit.kind,
+            site: hit.site,
+        },
+        excerpt: hit.excerpt,
+    });
+    Ok(ContentResults {
+        results: results.collect(),
+    })
+}
+
+async fn get_document(
+    store: Arc<dyn ContentStore>,
+    input: GetDocument,
+) -> Result<FullDocument, ToolError> {
+    let url = input.url.trim();
+    let doc = store
+        .by_url(url)
+        .await
+        .map_err(|e| ToolError::internal("content_store_failed", e.to_string()))?
+        .filter(|d| d.is_searchable())
+        .ok_or_else(|| {
+            ToolError::not_found(format!(
+                "No document has the url `{url}`. Pass the url of a search_content hit."
+            ))
+        })?;
+    let length = doc.body_md.chars().count();
+    let truncated = length > DOCUMENT_CHARS;
+    let markdown = if truncated {
+        doc.body_md.chars().take(DOCUMENT_CHARS).collect()
+    } else {
+        doc.body_md
+    };
+    Ok(FullDocument {
+        page: PageName {
+            url: doc.public_url.unwrap_or_default(),
+            title: doc.title,
+            kind: doc.key.kind,
+            site: doc.site,
+        },
+        breadcrumb: doc.breadcrumb,
+        markdown,
+        truncated,
+        length,
+    })
 }

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use common::{KEY, Mirror, Reply, Typo3, daytime, night};
 use concierge_trips::content::clock::ManualClock;
 use concierge_trips::content::document::PageState;
-use concierge_trips::content::sync::{Outcome, RunOptions};
+use concierge_trips::content::sync::{Outcome, RunOptions, SyncReport};
 use serde_json::json;
 
 fn secs(from: DateTime<Utc>, to: DateTime<Utc>) -> i64 {
@@ -146,13 +146,7 @@ async fn a_503_stops_the_run_and_retry_after_pauses_later_runs() {
         typo3.paths(),
         ["/api/content/manifest", "/pages/1", "/pages/2"]
     );
-    let paused = mirror
-        .store
-        .state()
-        .await
-        .expect("state")
-        .paused_until
-        .expect("paused");
+    let paused = paused_until(&mirror).await;
     assert_eq!(secs(typo3.requests()[2].at, paused), 3600);
 
     typo3.clear_log();
@@ -178,25 +172,31 @@ async fn retry_after_may_be_an_http_date() {
         vec![Reply::status(503).retry_after(&in_two_hours)];
     let mirror = Mirror::new(&typo3).await;
     mirror.delta().await;
-    let paused = mirror
-        .store
-        .state()
-        .await
-        .expect("state")
-        .paused_until
-        .expect("paused");
+    let paused = paused_until(&mirror).await;
     let minutes = secs(daytime(), paused) / 60;
     assert!((118..=120).contains(&minutes), "{minutes}");
 }
 
-#[tokio::test]
-async fn three_consecutive_5xx_stop_the_run_nothing_retried() {
+/// Until when the mirror's state says the sync is paused (a 503's Retry-After).
+async fn paused_until(mirror: &Mirror) -> DateTime<Utc> {
+    let state = mirror.store.state().await.expect("state");
+    state.paused_until.expect("paused")
+}
+
+/// One delta run over five pages, the listed ones answering a status of their own.
+async fn run_with_failures(failing: &[(u64, u16)]) -> (Typo3, Mirror, SyncReport) {
     let typo3 = feed_with_pages(5, daytime()).await;
-    typo3.script_page(1, vec![Reply::status(500)]);
-    typo3.script_page(2, vec![Reply::status(502)]);
-    typo3.script_page(3, vec![Reply::status(500)]);
+    for &(uid, status) in failing {
+        typo3.script_page(uid, vec![Reply::status(status)]);
+    }
     let mirror = Mirror::new(&typo3).await;
     let report = mirror.delta().await;
+    (typo3, mirror, report)
+}
+
+#[tokio::test]
+async fn three_consecutive_5xx_stop_the_run_nothing_retried() {
+    let (typo3, mirror, report) = run_with_failures(&[(1, 500), (2, 502), (3, 500)]).await;
     assert!(matches!(report.outcome, Outcome::Stopped(_)), "{report:?}");
     assert_eq!(
         typo3.paths(),
@@ -211,12 +211,7 @@ async fn three_consecutive_5xx_stop_the_run_nothing_retried() {
 
 #[tokio::test]
 async fn a_success_between_failures_resets_the_count() {
-    let typo3 = feed_with_pages(5, daytime()).await;
-    typo3.script_page(1, vec![Reply::status(500)]);
-    typo3.script_page(2, vec![Reply::status(500)]);
-    typo3.script_page(4, vec![Reply::status(500)]);
-    let mirror = Mirror::new(&typo3).await;
-    let report = mirror.delta().await;
+    let (typo3, _mirror, report) = run_with_failures(&[(1, 500), (2, 500), (4, 500)]).await;
     assert_eq!(report.outcome, Outcome::Completed);
     assert_eq!(typo3.paths().len(), 6);
 }
