@@ -13,6 +13,10 @@ pub struct Caller {
     /// The signed-in user's role as the authorization server vouched for it (Mappy's `MAIN_USER`,
     /// say); an app passes it to a backend that enforces tenancy, never decides access on it alone.
     pub role: Option<String>,
+    /// The access token's claims as its authorization server signed (or introspected) them:
+    /// what a deployment's own claims say (a tenant, an organisation) for an app to fill
+    /// parameters from (`bind = "claim.<name>"`). `None` without OAuth.
+    pub claims: Option<std::sync::Arc<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl Caller {
@@ -24,7 +28,13 @@ impl Caller {
             scopes: Vec::new(),
             token: None,
             role: None,
+            claims: None,
         }
+    }
+
+    /// One claim of the caller's access token (see [`Caller::claims`]).
+    pub fn claim(&self, name: &str) -> Option<&serde_json::Value> {
+        self.claims.as_ref()?.get(name)
     }
 
     /// Who this is, as one key: the client, and the signed-in user when there is one (one OAuth

@@ -119,6 +119,10 @@ impl ExternalIssuer {
             scopes,
             token_id: text("jti").unwrap_or_else(|| crate::util::hash(token)[..16].to_string()),
             role: text("role"),
+            claims: std::sync::Arc::new(match claims {
+                Value::Object(claims) => claims,
+                _ => serde_json::Map::new(),
+            }),
         })
     }
 

@@ -36,6 +36,14 @@ impl AccessClaims {
     pub fn scopes(&self) -> Vec<String> {
         self.scope.split_whitespace().map(str::to_string).collect()
     }
+
+    /// The claims as the token carries them, by name.
+    pub fn as_map(&self) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(claims)) => claims,
+            _ => serde_json::Map::new(),
+        }
+    }
 }
 
 pub struct SigningKey {

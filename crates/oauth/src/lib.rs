@@ -132,6 +132,8 @@ pub struct TokenOwner {
     pub token_id: String,
     /// The user's role, as the user directory gave it at sign-in.
     pub role: Option<String>,
+    /// Every claim of the token, as its issuer signed (or introspection answered) them.
+    pub claims: Arc<serde_json::Map<String, serde_json::Value>>,
 }
 
 pub type AuditHook = Arc<dyn Fn(AuditEvent) + Send + Sync>;
@@ -314,16 +316,15 @@ impl AuthServer {
     /// and revocation on every call.
     pub async fn verify(&self, token: &str, resource: &str) -> Result<TokenOwner, String> {
         let now = chrono::Utc::now().timestamp();
-        let claims = match self.verified.get(token, resource, now) {
-            Some(claims) => claims,
+        let (claims, by_name) = match self.verified.get(token, resource, now) {
+            Some(checked) => checked,
             None => {
                 let audiences = vec![
                     resource.to_string(),
                     format!("{}/", resource.trim_end_matches('/')),
                 ];
                 let claims = Arc::new(self.key.verify(token, &self.issuer, &audiences)?);
-                self.verified.insert(token, resource, claims.clone(), now);
-                claims
+                self.verified.insert(token, resource, claims, now)
             }
         };
         if self.is_revoked(&claims.jti).await {
@@ -335,6 +336,7 @@ impl AuthServer {
             client_id: claims.client_id.clone(),
             token_id: claims.jti.clone(),
             role: claims.role.clone(),
+            claims: by_name,
         })
     }
 

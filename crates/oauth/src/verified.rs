@@ -11,6 +11,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use serde_json::{Map, Value};
+
 use crate::keys::{AccessClaims, LEEWAY_SECS};
 
 /// Tokens live an hour by default; a busy deployment has a few hundred clients at once.
@@ -24,7 +26,12 @@ pub struct VerifiedTokens {
 struct Verified {
     resource: String,
     claims: Arc<AccessClaims>,
+    /// The same claims by name, as tools may read them (`Caller::claims`): made once per token.
+    by_name: Arc<Map<String, Value>>,
 }
+
+/// A checked token's claims, typed and by name.
+pub type Checked = (Arc<AccessClaims>, Arc<Map<String, Value>>);
 
 impl Default for VerifiedTokens {
     fn default() -> Self {
@@ -42,15 +49,23 @@ impl VerifiedTokens {
 
     /// The claims of `token` if it was checked for `resource` and is within its lifetime at
     /// `now` (Unix seconds).
-    pub fn get(&self, token: &str, resource: &str, now: i64) -> Option<Arc<AccessClaims>> {
+    pub fn get(&self, token: &str, resource: &str, now: i64) -> Option<Checked> {
         let tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
         let verified = tokens.get(token)?;
         (verified.resource == resource && live(&verified.claims, now))
-            .then(|| verified.claims.clone())
+            .then(|| (verified.claims.clone(), verified.by_name.clone()))
     }
 
-    /// Keeps `claims`, which the full check of `token` for `resource` gave.
-    pub fn insert(&self, token: &str, resource: &str, claims: Arc<AccessClaims>, now: i64) {
+    /// Keeps `claims`, which the full check of `token` for `resource` gave; answers them as
+    /// [`get`](Self::get) will.
+    pub fn insert(
+        &self,
+        token: &str,
+        resource: &str,
+        claims: Arc<AccessClaims>,
+        now: i64,
+    ) -> Checked {
+        let by_name = Arc::new(claims.as_map());
         let mut tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
         if tokens.len() >= self.capacity && !tokens.contains_key(token) {
             tokens.retain(|_, verified| live(&verified.claims, now));
@@ -62,9 +77,11 @@ impl VerifiedTokens {
             token.to_string(),
             Verified {
                 resource: resource.to_string(),
-                claims,
+                claims: claims.clone(),
+                by_name: by_name.clone(),
             },
         );
+        (claims, by_name)
     }
 }
 
@@ -95,13 +112,20 @@ mod tests {
     #[test]
     fn a_token_is_known_only_for_its_resource_and_within_its_lifetime() {
         let verified = VerifiedTokens::default();
-        verified.insert(
+        let _ = verified.insert(
             "t",
             "https://mcp.example/mcp",
             claims(1000, 2000, "j"),
             1000,
         );
-        assert!(verified.get("t", "https://mcp.example/mcp", 1500).is_some());
+        let (_, by_name) = verified
+            .get("t", "https://mcp.example/mcp", 1500)
+            .expect("known");
+        // Tools read the claims by name (`bind = "claim.sub"`).
+        assert_eq!(
+            (by_name["sub"].as_str(), by_name["jti"].as_str()),
+            (Some("alice"), Some("j"))
+        );
         assert!(
             verified
                 .get("t", "https://mcp.example/other", 1500)

@@ -50,7 +50,8 @@ pub struct SqlToolSettings {
     pub description: String,
     /// One statement; `:name` parameters, `{name}` fragments.
     pub sql: String,
-    /// Parameters filled from the caller: `"client"`, `"user"` or `"role"`.
+    /// Parameters filled from the caller: `"client"`, `"user"`, `"role"` or `"claim.<name>"` (a
+    /// claim of the OAuth access token, bound as the JSON type the token gives it).
     #[serde(default)]
     pub bind: BTreeMap<String, String>,
     /// For each `{name}`: the SQL of each choice, keyed by the values of the enum argument

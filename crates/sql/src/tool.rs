@@ -24,11 +24,31 @@ enum Source {
     Caller(CallerField),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum CallerField {
     Client,
     User,
     Role,
+    /// A claim of the caller's access token (`claim.<name>`): a tenant, an organisation.
+    Claim(String),
+}
+
+impl CallerField {
+    /// `bind`'s word for where a parameter comes from.
+    fn parse(from: &str) -> Option<Self> {
+        match from {
+            "client" => Some(Self::Client),
+            "user" => Some(Self::User),
+            "role" => Some(Self::Role),
+            _ => {
+                let claim = from.strip_prefix("claim.")?;
+                let named = !claim.is_empty()
+                    && claim.len() <= 128
+                    && (claim.chars()).all(|c| c.is_ascii_alphanumeric() || "_-:.".contains(c));
+                named.then(|| Self::Claim(claim.to_string()))
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -194,15 +214,10 @@ impl SqlTool {
                         "`{name}` is filled from the caller (bind), so it cannot be an argument too"
                     ));
                 }
-                let field = match from.as_str() {
-                    "client" => CallerField::Client,
-                    "user" => CallerField::User,
-                    "role" => CallerField::Role,
-                    other => {
-                        return Err(format!(
-                            "bind.{name} = \"{other}\": a parameter is filled from \"client\", \"user\" or \"role\""
-                        ));
-                    }
+                let Some(field) = CallerField::parse(from) else {
+                    return Err(format!(
+                        "bind.{name} = \"{from}\": a parameter is filled from \"client\", \"user\", \"role\" or \"claim.<name>\" (a claim of the access token)"
+                    ));
                 };
                 parameters.push(Parameter {
                     name: name.to_string(),
@@ -352,41 +367,71 @@ impl SqlTool {
                 )
             })
             .collect();
-        let names: Vec<&String> = properties.keys().collect();
-        let row = json!({"type": "object", "properties": properties, "required": names});
+        // No column is required: the platform leaves a null out of every answer (a model pays
+        // tokens for it), so a NULL column is a key the row does not have.
+        let row = json!({"type": "object", "properties": properties});
         self.spec.output_schema = result_schema(row, false);
     }
 
+    /// A parameter's value for this call, and the kind it is bound as: an argument's as the
+    /// schema declares it; a caller's field as text; a claim as the JSON type the token gives it.
     fn value_of(
         &self,
         parameter: &Parameter,
         arguments: &Map<String, Value>,
         context: &CallContext,
-    ) -> Result<Value, ToolError> {
-        Ok(match &parameter.source {
-            Source::Argument => arguments
-                .get(&parameter.name)
-                .or(parameter.default.as_ref())
-                .cloned()
-                .unwrap_or(Value::Null),
-            Source::Caller(field) => {
-                let value = match field {
-                    CallerField::Client => Some(context.caller.client.clone()),
-                    CallerField::User => context.caller.user.clone(),
-                    CallerField::Role => context.caller.role.clone(),
-                };
-                match value {
-                    Some(value) => Value::String(value),
-                    None => {
-                        return Err(ToolError::rejected(
-                            "sign_in_required",
-                            "this tool answers for a signed-in user; sign in and try again",
-                        ));
-                    }
-                }
+    ) -> Result<(Value, Kind), ToolError> {
+        let caller = &context.caller;
+        let text = |value: Option<&String>| value.map(|v| (Value::String(v.clone()), Kind::Text));
+        let found = match &parameter.source {
+            Source::Argument => {
+                let value = (arguments.get(&parameter.name))
+                    .or(parameter.default.as_ref())
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                return Ok((value, parameter.kind));
             }
+            Source::Caller(CallerField::Client) => text(Some(&caller.client)),
+            Source::Caller(CallerField::User) => text(caller.user.as_ref()),
+            Source::Caller(CallerField::Role) => text(caller.role.as_ref()),
+            Source::Caller(CallerField::Claim(name)) => {
+                return claim_value(caller.claim(name), name);
+            }
+        };
+        found.ok_or_else(|| {
+            ToolError::rejected(
+                "sign_in_required",
+                "this tool answers for a signed-in user; sign in and try again",
+            )
         })
     }
+}
+
+/// A claim as a bound value: a string, a number or a boolean, as the token carries it.
+fn claim_value(claim: Option<&Value>, name: &str) -> Result<(Value, Kind), ToolError> {
+    let kind = match claim {
+        Some(Value::String(_)) => Kind::Text,
+        Some(Value::Number(n)) if n.is_i64() => Kind::Integer,
+        Some(Value::Number(_)) => Kind::Number,
+        Some(Value::Bool(_)) => Kind::Boolean,
+        Some(_) => {
+            return Err(ToolError::rejected(
+                "claim_unusable",
+                format!(
+                    "the access token's `{name}` claim is not a single value this tool can use"
+                ),
+            ));
+        }
+        None => {
+            return Err(ToolError::rejected(
+                "claim_required",
+                format!(
+                    "this tool answers from the access token's `{name}` claim, which this token does not carry; sign in with an account that has it"
+                ),
+            ));
+        }
+    };
+    Ok((claim.cloned().unwrap_or_default(), kind))
 }
 
 /// The statement written out for every fragment choice ([`variants`]), with stand-in values
@@ -461,8 +506,8 @@ impl Tool for SqlTool {
             };
             let mut values = BTreeMap::new();
             for parameter in &self.parameters {
-                let value = self.value_of(parameter, &arguments, &context)?;
-                values.insert(parameter.name.as_str(), (value, parameter.kind));
+                let bound = self.value_of(parameter, &arguments, &context)?;
+                values.insert(parameter.name.as_str(), bound);
             }
             let mut chosen = BTreeMap::new();
             for (name, (choices, default)) in &self.fragments {

@@ -142,7 +142,7 @@ async fn parameters_and_fragments_must_be_declared_and_used() {
     .await;
     refused(
         "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT id FROM orders WHERE customer = :who\"\nbind = { who = \"everyone\" }",
-        "\"client\", \"user\" or \"role\"",
+        "\"client\", \"user\", \"role\" or \"claim.<name>\"",
     )
     .await;
     refused(

@@ -37,6 +37,12 @@ max_rows = 2
 input_schema = { properties = { status = { type = "string", maxLength = 100 } }, required = ["status"] }
 
 [[apps.shop.tool]]
+name = "order_settled"
+description = "Every order of this customer, with its status once it is no longer open."
+sql = "SELECT id, NULLIF(status, 'open') AS settled FROM orders WHERE customer = :customer ORDER BY id"
+bind = { customer = "client" }
+
+[[apps.shop.tool]]
 name = "order_ids"
 description = "Every order id of this customer."
 sql = "SELECT id FROM orders WHERE customer = :customer ORDER BY id"
@@ -190,16 +196,46 @@ async fn a_read_tools_rows_are_described_by_the_database() {
             .expect("order_list")
             .clone();
         let row = &tool["outputSchema"]["properties"]["rows"]["items"];
-        assert_eq!(
-            row["required"],
-            json!(["id", "status", "total", "placed_at"]),
-            "{at}: {row}"
-        );
+        let columns: Vec<&String> = row["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(columns, ["id", "status", "total", "placed_at"], "{at}");
+        // A NULL column is left out of its row, as the platform leaves out every null.
+        assert!(row.get("required").is_none(), "{at}: {row}");
         let id = &row["properties"]["id"];
         match at {
             // SQLite's values are as stored: any JSON value.
             "sqlite" => assert_eq!(id, &json!({}), "{at}"),
             _ => assert_eq!(id["type"][0], "integer", "{at}: {row}"),
         }
+    }
+}
+
+#[tokio::test]
+async fn a_null_column_is_left_out_of_its_row_and_the_answer_keeps_its_schema() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        let deployment = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        // The tests' build checks every result against its tool's outputSchema.
+        let answer = acme.call("order_settled", json!({})).await;
+        assert_eq!(answer["isError"], false, "{at}: {answer}");
+        let rows = answer["structuredContent"]["rows"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let settled: Vec<(i64, Option<&str>)> = (rows.iter())
+            .map(|row| {
+                (
+                    row["id"].as_i64().unwrap(),
+                    row.get("settled").and_then(Value::as_str),
+                )
+            })
+            .collect();
+        let statuses: Vec<(i64, Option<&str>)> = vec![
+            (1, None),
+            (2, Some("paid")),
+            (3, Some("shipped")),
+            (5, None),
+        ];
+        assert_eq!(settled, statuses, "{at}: {rows:?}");
     }
 }

@@ -210,3 +210,87 @@ async fn opaque_tokens_by_introspection() {
     assert_eq!(refused.status(), 401);
     assert!(header(&refused, "www-authenticate").contains("invalid_token"));
 }
+
+/// A shop's orders behind an endpoint that accepts the provider's tokens; whose orders a call
+/// reads is the token's `tenant` claim, never an argument.
+fn shop_config(dir: &std::path::Path, external: &str) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/shop/shop.sql");
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+[oauth]
+issuer = "http://mcp.example"
+scopes = ["shop:read"]
+external = {external}
+
+[[endpoint]]
+path = "/shop/mcp"
+tools = ["shop.*"]
+auth = {{ kind = "oauth", scopes = ["shop:read"] }}
+
+[apps.shop]
+kind = "sql"
+url = "sqlite://{database}"
+create_from = "{script}"
+
+[[apps.shop.tool]]
+name = "tenant_orders"
+description = "The orders of the signed-in tenant, by id."
+sql = "SELECT id FROM orders WHERE customer = :tenant ORDER BY id"
+bind = {{ tenant = "claim.tenant" }}
+"#,
+        database = dir.join("shop.db").display(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sql_tool_reads_the_rows_of_the_tenant_its_token_names() {
+    let idp = provider().await;
+    let external = format!(r#"{{ issuer = "{IDP}", jwks_uri = "{}/jwks" }}"#, idp.url);
+    let server = Server::start(|d| shop_config(d, &external), &[]);
+    let resource = "http://mcp.example/shop/mcp";
+    let token = |jti: &str, tenant: Option<Value>| {
+        let mut signed = serde_json::to_value(claims(resource, jti)).unwrap();
+        signed["scope"] = json!("shop:read");
+        if let Some(tenant) = tenant {
+            signed["tenant"] = tenant;
+        }
+        idp.sign_json(&signed)
+    };
+    let orders = |answer: &Value| -> Vec<i64> {
+        let rows = answer["rows"].as_array().expect("rows");
+        rows.iter().map(|row| row["id"].as_i64().unwrap()).collect()
+    };
+
+    for (tenant, expected) in [
+        ("demo", vec![1001, 1002, 1003, 1004]),
+        ("other", vec![1005, 1006]),
+    ] {
+        let mcp = connect(
+            &server.url("/shop/mcp"),
+            &token(tenant, Some(json!(tenant))),
+        )
+        .await;
+        let answer = structured(&call(&mcp, "tenant_orders", json!({})).await);
+        assert_eq!(orders(&answer), expected, "{tenant}: {answer}");
+        // The parameter is not the model's to choose.
+        let forced = call(&mcp, "tenant_orders", json!({"tenant": "demo"})).await;
+        assert_eq!(forced.is_error, Some(true), "{tenant}: {forced:?}");
+    }
+
+    for (case, tenant, code) in [
+        ("no tenant claim", None, "claim_required"),
+        (
+            "a tenant that is a list",
+            Some(json!(["demo", "other"])),
+            "claim_unusable",
+        ),
+    ] {
+        let mcp = connect(&server.url("/shop/mcp"), &token(case, tenant)).await;
+        let answer = structured(&call(&mcp, "tenant_orders", json!({})).await);
+        assert_eq!(answer["error"]["code"], code, "{case}: {answer}");
+        assert!(answer.get("rows").is_none(), "{case}: {answer}");
+    }
+}

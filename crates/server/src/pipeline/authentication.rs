@@ -71,6 +71,7 @@ pub async fn decide(auth: &Authenticator, headers: &HeaderMap) -> Result<Caller,
                     scopes: owner.scopes,
                     token: Some(owner.token_id),
                     role: owner.role,
+                    claims: Some(owner.claims),
                 }),
                 Err(why) => {
                     tracing::info!(%why, "access token refused");

@@ -235,6 +235,10 @@ trait Driver: SqlxDatabase {
     /// How a read transaction starts: one the engine holds read-only.
     const BEGIN_READ: &'static str;
     const BEGIN_WRITE: &'static str;
+    /// Whether the rows of a result nobody reads stay queued on the connection: a server
+    /// (PostgreSQL, MariaDB) sends a result whole, and the next use of the connection must read
+    /// the rest first; SQLite computes each row when asked, so a dropped result is simply over.
+    const SENDS_WHOLE_RESULTS: bool = true;
     /// Binds `value` as the engine types it; what every engine binds alike goes to
     /// [`bind_plain`].
     fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self>;
@@ -375,7 +379,7 @@ fn failure_of<DB: Driver>(error: sqlx::Error) -> Failure {
 /// or committed. A read on a connection the engine already holds read-only (`held_read_only`)
 /// runs in the statement's own transaction.
 async fn run<DB: Driver>(
-    connection: &mut <DB as SqlxDatabase>::Connection,
+    pooled: &mut sqlx::pool::PoolConnection<DB>,
     statement: Rendered,
     mode: Mode,
     bounds: Bounds,
@@ -388,6 +392,7 @@ where
     usize: sqlx::ColumnIndex<DB::Row>,
 {
     let Rendered { sql, binds } = statement;
+    let connection: &mut <DB as SqlxDatabase>::Connection = pooled;
     if mode == Mode::Read && held_read_only {
         // The connection itself is read-only (`default_transaction_read_only`, the session's
         // `TRANSACTION READ ONLY`, a read-only SQLite handle): the statement's own implicit
@@ -398,10 +403,16 @@ where
         }
         let mut rows = query.fetch(&mut *connection);
         let mut page = Page::new(bounds);
+        let mut ended = true;
         while let Some(row) = rows.try_next().await.map_err(failure_of::<DB>)? {
             if !page.add(DB::row(&row).map_err(Failure::Column)?) {
+                ended = rest_read::<DB>(&mut rows).await?;
                 break;
             }
+        }
+        drop(rows);
+        if !ended {
+            pooled.close_on_drop();
         }
         return Ok(page.finish(false));
     }
@@ -429,6 +440,14 @@ where
             while let Some(row) = rows.try_next().await.map_err(failure_of::<DB>)? {
                 let counted = matches!(mode, Mode::Write { .. });
                 if !page.add(DB::row(&row).map_err(Failure::Column)?) && !counted {
+                    if !rest_read::<DB>(&mut rows).await? {
+                        // The read's transaction ends with the connection: a rollback would
+                        // have to read the rest first.
+                        drop(rows);
+                        drop(tx);
+                        pooled.close_on_drop();
+                        return Ok(page.finish(false));
+                    }
                     break;
                 }
             }
@@ -476,6 +495,27 @@ where
         }
     }
     Ok(outcome)
+}
+
+/// How many rows past a full page are read and dropped so the connection can serve the next
+/// call; a result with more left is not read at all — the connection is closed instead, which is
+/// what stops the database sending (and holding a snapshot for) the rest of a huge result.
+const DRAIN_ROWS: usize = 1_000;
+
+/// Reads what is left of a result past its page, up to [`DRAIN_ROWS`]: whether it ended there
+/// (always so on an engine that computes rows only when asked).
+async fn rest_read<DB: Driver>(
+    rows: &mut (impl futures::Stream<Item = Result<DB::Row, sqlx::Error>> + Unpin),
+) -> Result<bool, Failure> {
+    if !DB::SENDS_WHOLE_RESULTS {
+        return Ok(true);
+    }
+    for _ in 0..DRAIN_ROWS {
+        if rows.try_next().await.map_err(failure_of::<DB>)?.is_none() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Rows kept within the bounds: at most `max_rows`, at most `max_bytes` of JSON; whole rows

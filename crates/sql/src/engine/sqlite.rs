@@ -120,6 +120,7 @@ impl Driver for Sqlite {
     const BEGIN_READ: &'static str = "BEGIN";
     /// The write lock at once, so two writers never interleave.
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    const SENDS_WHOLE_RESULTS: bool = false;
 
     fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self> {
         match value {
