@@ -141,10 +141,20 @@ fn truncated(text: &str) -> Box<RawValue> {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    raw(
-        serde_json::json!({"truncated": true, "bytes": text.len(), "head": &text[..end]})
-            .to_string(),
-    )
+    // Written straight into the raw value: a `json!` document would copy the head, and
+    // `RawValue::from_string` would read the text again to check it.
+    #[derive(serde::Serialize)]
+    struct Truncated<'a> {
+        truncated: bool,
+        bytes: usize,
+        head: &'a str,
+    }
+    let document = Truncated {
+        truncated: true,
+        bytes: text.len(),
+        head: &text[..end],
+    };
+    serde_json::value::to_raw_value(&document).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
 fn redact_deep(value: &mut Value, secret_fields: &[String]) {

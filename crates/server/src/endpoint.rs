@@ -549,7 +549,8 @@ impl Endpoint {
             );
             return CallAnswer::BrokenOutput(message);
         }
-        let text = output.to_string();
+        // Written into bytes, not through `Display`'s formatter: a page of rows is kilobytes.
+        let text = serde_json::to_string(&output).unwrap_or_default();
         record.outcome(
             Outcome::Ok,
             write_code.audit_code(),

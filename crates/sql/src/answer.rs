@@ -39,25 +39,32 @@ pub(crate) fn answer(outcome: Outcome, context: &CallContext, write: bool) -> Va
     if write {
         context.note("affected_rows", outcome.affected.unwrap_or_default());
     }
-    result_of(&outcome, write)
+    result_of(outcome, write)
 }
 
 /// What a call answers for `outcome`: a dry run's preview and the write it previews answer the
 /// same for the same change.
-pub(crate) fn result_of(outcome: &Outcome, write: bool) -> Value {
-    let mut result = json!({
-        "rows": outcome.rows,
-        "returned": outcome.rows.len(),
-        "truncated": outcome.truncated,
-    });
+pub(crate) fn result_of(outcome: Outcome, write: bool) -> Value {
+    let returned = outcome.rows.len();
+    // The rows move into the answer: a page can be 64 KiB, and it is not copied again.
+    let rows = outcome.rows.into_iter().map(Value::Object).collect();
+    let mut result = Map::with_capacity(5);
+    result.insert("rows".into(), Value::Array(rows));
+    result.insert("returned".into(), returned.into());
+    result.insert("truncated".into(), outcome.truncated.into());
     if write {
-        result["affected_rows"] = json!(outcome.affected.unwrap_or_default());
+        result.insert(
+            "affected_rows".into(),
+            outcome.affected.unwrap_or_default().into(),
+        );
     }
     if outcome.truncated {
-        result["note"] =
-            json!("more rows matched than one answer holds; narrow the filter to see the rest");
+        result.insert(
+            "note".into(),
+            "more rows matched than one answer holds; narrow the filter to see the rest".into(),
+        );
     }
-    result
+    Value::Object(result)
 }
 
 /// A failure as the model may see it: what happened and what to do, never the database's

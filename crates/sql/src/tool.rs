@@ -548,7 +548,9 @@ impl Tool for SqlTool {
             let previewed = context.confirmed_preview.clone();
             let same_change = |outcome: &Outcome| {
                 previewed.as_deref()
-                    == Some(concierge_core::preview_digest(&result_of(outcome, true)).as_str())
+                    == Some(
+                        concierge_core::preview_digest(&result_of(outcome.clone(), true)).as_str(),
+                    )
             };
             let confirmed: Option<&crate::engine::Confirmed<'_>> = match (&previewed, mode) {
                 (Some(_), Mode::Write { dry_run: false, .. }) => Some(&same_change),

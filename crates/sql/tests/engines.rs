@@ -37,6 +37,17 @@ max_rows = 2
 input_schema = { properties = { status = { type = "string", maxLength = 100 } }, required = ["status"] }
 
 [[apps.shop.tool]]
+name = "order_amounts"
+description = "One order's total, worked several ways, each beside the database's own text of it."
+sql = """
+SELECT total, CAST(total AS CHAR(40)) AS total_text,
+       -total AS negative, CAST(-total AS CHAR(40)) AS negative_text,
+       total * 100000000 AS large, CAST(total * 100000000 AS CHAR(40)) AS large_text,
+       total / 1000000 AS tiny, CAST(total / 1000000 AS CHAR(60)) AS tiny_text,
+       total - total AS nothing, CAST(total - total AS CHAR(40)) AS nothing_text
+FROM orders WHERE id = 2"""
+
+[[apps.shop.tool]]
 name = "order_settled"
 description = "Every order of this customer, with its status once it is no longer open."
 sql = "SELECT id, NULLIF(status, 'open') AS settled FROM orders WHERE customer = :customer ORDER BY id"
@@ -237,5 +248,30 @@ async fn a_null_column_is_left_out_of_its_row_and_the_answer_keeps_its_schema() 
             (5, None),
         ];
         assert_eq!(settled, statuses, "{at}: {rows:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_decimal_reads_exactly_as_the_database_writes_it() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        if at == "sqlite" {
+            // No decimal type: numbers are kept as stored.
+            continue;
+        }
+        let deployment = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        let answer = acme.call("order_amounts", json!({})).await;
+        let row = &answer["structuredContent"]["rows"][0];
+        for column in ["total", "negative", "large", "tiny", "nothing"] {
+            let text = row[format!("{column}_text")]
+                .as_str()
+                .expect("the database's text");
+            assert_eq!(
+                row[column].as_str(),
+                Some(text.trim()),
+                "{at}: {column}: {row}"
+            );
+        }
     }
 }

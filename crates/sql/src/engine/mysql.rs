@@ -76,10 +76,12 @@ impl Driver for MySql {
             n if n.ends_with("UNSIGNED") => Value::from(row.try_get::<u64, _>(index).map_err(get)?),
             "FLOAT" => float(f64::from(row.try_get::<f32, _>(index).map_err(get)?)),
             "DOUBLE" => float(row.try_get::<f64, _>(index).map_err(get)?),
+            // Exact: the server sends a decimal as its text, with the column's scale; it is
+            // kept as it came (a `BigDecimal` would parse and print it again).
             "DECIMAL" => Value::String(
-                row.try_get::<sqlx::types::BigDecimal, _>(index)
+                row.try_get_unchecked::<&str, _>(index)
                     .map_err(get)?
-                    .to_plain_string(),
+                    .to_string(),
             ),
             "DATETIME" => naive_utc(row.try_get(index).map_err(get)?),
             "TIMESTAMP" => utc(row.try_get(index).map_err(get)?),

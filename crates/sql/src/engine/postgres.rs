@@ -84,15 +84,11 @@ impl Driver for Postgres {
             "FLOAT8" => float(row.try_get::<f64, _>(index).map_err(get)?),
             // Exact: a decimal is a string, so no cent is lost to a float; written with the
             // column's scale (`10.50`, not the `10.5000` of the wire's base-10000 digits).
-            "NUMERIC" => {
-                let decimal = row
-                    .try_get::<sqlx::types::BigDecimal, _>(index)
-                    .map_err(get)?;
-                Value::String(match numeric_scale(&raw) {
-                    Some(scale) => decimal.with_scale(scale).to_plain_string(),
-                    None => decimal.to_plain_string(),
-                })
-            }
+            "NUMERIC" => Value::String(
+                (raw.as_bytes().ok())
+                    .and_then(super::numeric::decimal_text)
+                    .ok_or_else(|| format!("column {index} (NUMERIC): not a binary numeric"))?,
+            ),
             "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" | "CHAR" | "CITEXT" | "UNKNOWN" => {
                 Value::String(row.try_get(index).map_err(get)?)
             }
@@ -161,14 +157,6 @@ impl Driver for Postgres {
             _ => Failure::Other(text),
         }
     }
-}
-
-/// A binary NUMERIC's display scale: its header is four 16-bit fields, the last of them the
-/// number of digits after the point.
-fn numeric_scale(raw: &PgValueRef<'_>) -> Option<i64> {
-    let bytes = raw.as_bytes().ok()?;
-    let scale = bytes.get(6..8)?;
-    Some(i64::from(u16::from_be_bytes([scale[0], scale[1]])))
 }
 
 /// The type a value is prepared with, as the call binds it.
