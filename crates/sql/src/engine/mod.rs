@@ -11,6 +11,7 @@ mod mysql;
 mod numeric;
 mod postgres;
 mod sqlite;
+mod warm;
 
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use sqlx::{Connection, Database as SqlxDatabase, Executor, Pool};
 
 use crate::render::{Bind, Engine, Rendered};
 use crate::settings::SqlSettings;
+use warm::{Trust, Warm};
 
 /// The bounds of one call.
 #[derive(Debug, Clone, Copy)]
@@ -89,12 +91,11 @@ impl Failure {
     }
 }
 
-/// An instance's database.
-/// An instance's database: its pool, and whether the instance is read-only (then every
+/// An instance's database: its connections, and whether the instance is read-only (then every
 /// connection is opened read-only too).
 pub enum Database {
-    Postgres(Pool<sqlx::Postgres>, bool),
-    MySql(Pool<sqlx::MySql>, bool),
+    Postgres(Warm<sqlx::Postgres>, bool),
+    MySql(Warm<sqlx::MySql>, bool),
     Sqlite(Pool<sqlx::Sqlite>, bool),
 }
 
@@ -107,11 +108,11 @@ impl Database {
         let url = settings.url.trim();
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return postgres::open(url, settings)
-                .map(|pool| Database::Postgres(pool, settings.read_only));
+                .map(|pool| Database::Postgres(Warm::new(pool), settings.read_only));
         }
         if url.starts_with("mysql://") || url.starts_with("mariadb://") {
             return mysql::open(url, settings)
-                .map(|pool| Database::MySql(pool, settings.read_only));
+                .map(|pool| Database::MySql(Warm::new(pool), settings.read_only));
         }
         let path = url.strip_prefix("sqlite://").unwrap_or(url);
         if path.contains("://") {
@@ -167,8 +168,8 @@ impl Database {
     /// Whether the database answers, for `/health`.
     pub async fn ping(&self) -> Result<(), String> {
         let result = match self {
-            Database::Postgres(pool, _) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
-            Database::MySql(pool, _) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
+            Database::Postgres(warm, _) => answers(warm).await,
+            Database::MySql(warm, _) => answers(warm).await,
             Database::Sqlite(pool, _) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
         };
         result.map_err(|e| e.to_string())
@@ -178,9 +179,12 @@ impl Database {
     /// is served. Returns the result's columns, by name and JSON Schema.
     pub async fn describe(&self, statement: &Rendered) -> Result<Vec<(String, Value)>, String> {
         match self {
-            Database::Postgres(pool, _) => describe(pool, statement).await,
-            Database::MySql(pool, _) => describe(pool, statement).await,
-            Database::Sqlite(pool, _) => describe(pool, statement).await,
+            Database::Postgres(warm, _) => described(warm, statement).await,
+            Database::MySql(warm, _) => described(warm, statement).await,
+            Database::Sqlite(pool, _) => {
+                let mut connection = pool.acquire().await.map_err(|e| e.to_string())?;
+                describe::<sqlx::Sqlite>(&mut connection, statement).await
+            }
         }
     }
 }
@@ -191,19 +195,26 @@ impl Database {
     /// `None` when the database does not say.
     pub async fn role_could_write(&self) -> Option<bool> {
         match self {
-            Database::Postgres(pool, _) => sqlx::query_scalar::<_, bool>(
-                "SELECT rolsuper OR EXISTS (SELECT 1 FROM information_schema.table_privileges \
-                 WHERE grantee = current_user AND privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')) \
-                 FROM pg_roles WHERE rolname = current_user",
-            )
-            .fetch_one(pool)
-            .await
-            .ok(),
-            Database::MySql(pool, _) => {
+            Database::Postgres(warm, _) => {
+                let (mut connection, _) = warm.take(true).await.ok()?;
+                let could = sqlx::query_scalar::<_, bool>(
+                    "SELECT rolsuper OR EXISTS (SELECT 1 FROM information_schema.table_privileges \
+                     WHERE grantee = current_user AND privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')) \
+                     FROM pg_roles WHERE rolname = current_user",
+                )
+                .fetch_one(&mut *connection)
+                .await
+                .ok();
+                warm.give_back(connection);
+                could
+            }
+            Database::MySql(warm, _) => {
+                let (mut connection, _) = warm.take(true).await.ok()?;
                 let grants: Vec<String> = sqlx::query_scalar("SHOW GRANTS")
-                    .fetch_all(pool)
+                    .fetch_all(&mut *connection)
                     .await
                     .ok()?;
+                warm.give_back(connection);
                 Some(grants.iter().any(|grant| {
                     let grant = grant.to_ascii_uppercase();
                     ["ALL PRIVILEGES", "INSERT", "UPDATE", "DELETE"]
@@ -226,6 +237,19 @@ fn pool_options<DB: SqlxDatabase>(settings: &SqlSettings) -> sqlx::pool::PoolOpt
     sqlx::pool::PoolOptions::new()
         .max_connections(settings.max_connections)
         .acquire_timeout(settings.statement_timeout)
+        // sqlx pings every connection before handing it out: a second round trip on every
+        // call. A connection that served a call moments ago is taken as it is (should the
+        // database have gone meanwhile, the call fails as retryable, like any call at that
+        // moment); one idle for longer — a firewall's or the server's idle cut — is asked first.
+        .test_before_acquire(false)
+        .before_acquire(|connection: &mut DB::Connection, meta| {
+            Box::pin(async move {
+                if meta.idle_for < warm::TRUSTED_IDLE {
+                    return Ok(true);
+                }
+                connection.ping().await.map(|()| true)
+            })
+        })
 }
 
 /// A statement with its values bound so far.
@@ -309,7 +333,7 @@ where
 
 /// Prepares `statement` without running it: the result's columns, by name and JSON Schema.
 async fn describe<DB: Driver>(
-    pool: &Pool<DB>,
+    connection: &mut <DB as SqlxDatabase>::Connection,
     statement: &Rendered,
 ) -> Result<Vec<(String, Value)>, String>
 where
@@ -318,7 +342,7 @@ where
     use sqlx::{Column, Statement, TypeInfo};
     let sql = sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(statement.sql.clone()));
     let types = DB::parameter_types(&statement.binds);
-    let prepared = pool
+    let prepared = connection
         .prepare_with(sql, &types)
         .await
         .map_err(|e| e.to_string())?;
@@ -335,10 +359,10 @@ where
         .collect())
 }
 
-/// [`run`] on a connection of `pool`; the pool's own failure (exhausted, closed) as the
-/// engine's.
+/// [`run`] on a warm connection, handed back when the statement ran to its end; the pool's own
+/// failure (exhausted, closed) as the engine's.
 async fn pooled<DB: Driver>(
-    pool: &Pool<DB>,
+    warm: &Warm<DB>,
     held_read_only: bool,
     statement: Rendered,
     mode: Mode,
@@ -350,8 +374,11 @@ where
     <DB as SqlxDatabase>::Arguments: sqlx::IntoArguments<DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
 {
-    let mut connection = pool.acquire().await.map_err(failure_of::<DB>)?;
-    run::<DB>(
+    let (mut connection, trust) = warm.take(false).await.map_err(failure_of::<DB>)?;
+    // Kept for a read on a connection taken on trust, should it turn out to be gone (a read
+    // changes nothing, so sending it again is safe; a write is never sent twice).
+    let again = (trust == Trust::Trusted && mode == Mode::Read).then(|| statement.clone());
+    let mut ran = run::<DB>(
         &mut connection,
         statement,
         mode,
@@ -359,7 +386,57 @@ where
         confirmed,
         held_read_only,
     )
-    .await
+    .await;
+    if let (Err(Failure::Unavailable(_)), Some(statement)) = (&ran, again) {
+        drop(connection);
+        (connection, _) = warm.take(true).await.map_err(failure_of::<DB>)?;
+        ran = run::<DB>(
+            &mut connection,
+            statement,
+            mode,
+            bounds,
+            confirmed,
+            held_read_only,
+        )
+        .await;
+    }
+    match ran {
+        Ok((outcome, AfterRun::Clean)) => {
+            warm.give_back(connection);
+            Ok(outcome)
+        }
+        Ok((outcome, AfterRun::Unread)) => Ok(outcome),
+        Err(failure) => Err(failure),
+    }
+}
+
+/// Whether a connection is ready for the next statement after [`run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterRun {
+    Clean,
+    /// A result was left unread: the connection is closed when dropped, never reused.
+    Unread,
+}
+
+/// [`describe`] on a warm connection.
+async fn described<DB: Driver>(
+    warm: &Warm<DB>,
+    statement: &Rendered,
+) -> Result<Vec<(String, Value)>, String>
+where
+    for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
+{
+    let (mut connection, _) = warm.take(true).await.map_err(|e| e.to_string())?;
+    let columns = describe::<DB>(&mut connection, statement).await?;
+    warm.give_back(connection);
+    Ok(columns)
+}
+
+/// Whether a PostgreSQL or MariaDB instance answers, for `/health`.
+async fn answers<DB: Driver>(warm: &Warm<DB>) -> Result<(), sqlx::Error> {
+    let (connection, _) = warm.take(true).await?;
+    warm.give_back(connection);
+    Ok(())
 }
 
 /// A database failure, or the pool's.
@@ -386,7 +463,7 @@ async fn run<DB: Driver>(
     bounds: Bounds,
     confirmed: Option<&Confirmed<'_>>,
     held_read_only: bool,
-) -> Result<Outcome, Failure>
+) -> Result<(Outcome, AfterRun), Failure>
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
     <DB as SqlxDatabase>::Arguments: sqlx::IntoArguments<DB>,
@@ -414,8 +491,9 @@ where
         drop(rows);
         if !ended {
             pooled.close_on_drop();
+            return Ok((page.finish(false), AfterRun::Unread));
         }
-        return Ok(page.finish(false));
+        return Ok((page.finish(false), AfterRun::Clean));
     }
     let begin = match mode {
         Mode::Read => DB::BEGIN_READ,
@@ -447,7 +525,7 @@ where
                         drop(rows);
                         drop(tx);
                         pooled.close_on_drop();
-                        return Ok(page.finish(false));
+                        return Ok((page.finish(false), AfterRun::Unread));
                     }
                     break;
                 }
@@ -495,7 +573,7 @@ where
             }
         }
     }
-    Ok(outcome)
+    Ok((outcome, AfterRun::Clean))
 }
 
 /// How many rows past a full page are read and dropped so the connection can serve the next

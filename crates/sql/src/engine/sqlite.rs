@@ -79,7 +79,9 @@ pub(super) async fn run(
     bounds: Bounds,
     confirmed: Option<&super::Confirmed<'_>>,
 ) -> Result<Outcome, Failure> {
-    let mut connection = pool.acquire().await.map_err(failure_of::<Sqlite>)?;
+    let mut connection = Box::pin(pool.acquire())
+        .await
+        .map_err(failure_of::<Sqlite>)?;
     let deadline = Instant::now() + bounds.timeout;
     connection
         .lock_handle()
@@ -94,6 +96,7 @@ pub(super) async fn run(
             .await
             .map_err(failure_of::<Sqlite>)?;
     }
+    // SQLite computes rows when asked: a result left unread leaves nothing behind.
     let outcome = super::run::<Sqlite>(
         &mut connection,
         statement,
@@ -102,7 +105,8 @@ pub(super) async fn run(
         confirmed,
         read_only,
     )
-    .await;
+    .await
+    .map(|(outcome, _)| outcome);
     if guard_read {
         // Should this fail, the connection must not serve a write: close it.
         if connection.execute("PRAGMA query_only = OFF").await.is_err() {
