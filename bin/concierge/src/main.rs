@@ -10,10 +10,6 @@ use std::pin::Pin;
 
 use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
 
-/// mimalloc rather than the system's malloc: see Cargo.toml.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "concierge",
