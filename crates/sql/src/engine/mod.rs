@@ -377,20 +377,10 @@ where
     let (mut connection, trust) = warm.take(false).await.map_err(failure_of::<DB>)?;
     // Kept for a read on a connection taken on trust, should it turn out to be gone (a read
     // changes nothing, so sending it again is safe; a write is never sent twice).
-    let again = (trust == Trust::Trusted && mode == Mode::Read).then(|| statement.clone());
-    let mut ran = run::<DB>(
-        &mut connection,
-        statement,
-        mode,
-        bounds,
-        confirmed,
-        held_read_only,
-    )
-    .await;
-    if let (Err(Failure::Unavailable(_)), Some(statement)) = (&ran, again) {
-        drop(connection);
-        (connection, _) = warm.take(true).await.map_err(failure_of::<DB>)?;
-        ran = run::<DB>(
+    let mut again = (trust == Trust::Trusted && mode == Mode::Read).then(|| statement.clone());
+    let mut statement = statement;
+    let ran = loop {
+        let ran = run::<DB>(
             &mut connection,
             statement,
             mode,
@@ -399,7 +389,14 @@ where
             held_read_only,
         )
         .await;
-    }
+        match (ran, again.take()) {
+            (Err(Failure::Unavailable(_)), Some(retry)) => {
+                (connection, _) = warm.take(true).await.map_err(failure_of::<DB>)?;
+                statement = retry;
+            }
+            (ran, _) => break ran,
+        }
+    };
     match ran {
         Ok((outcome, AfterRun::Clean)) => {
             warm.give_back(connection);
