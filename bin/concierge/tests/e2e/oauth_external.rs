@@ -212,7 +212,7 @@ async fn opaque_tokens_by_introspection() {
 }
 
 /// A shop's orders behind an endpoint that accepts the provider's tokens; whose orders a call
-/// reads is the token's `tenant` claim, never an argument.
+/// reads is the token's `tenant` claim, never an argument, and the tool needs its own scope.
 fn shop_config(dir: &std::path::Path, external: &str) -> String {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/shop/shop.sql");
     format!(
@@ -222,13 +222,14 @@ listen = "127.0.0.1:0"
 
 [oauth]
 issuer = "http://mcp.example"
-scopes = ["shop:read"]
+scopes = ["shop:read", "shop:orders"]
 external = {external}
 
 [[endpoint]]
 path = "/shop/mcp"
 tools = ["shop.*"]
 auth = {{ kind = "oauth", scopes = ["shop:read"] }}
+tool_scopes = {{ tenant_orders = ["shop:orders"] }}
 
 [apps.shop]
 kind = "sql"
@@ -251,14 +252,15 @@ async fn a_sql_tool_reads_the_rows_of_the_tenant_its_token_names() {
     let external = format!(r#"{{ issuer = "{IDP}", jwks_uri = "{}/jwks" }}"#, idp.url);
     let server = Server::start(|d| shop_config(d, &external), &[]);
     let resource = "http://mcp.example/shop/mcp";
-    let token = |jti: &str, tenant: Option<Value>| {
+    let scoped = |jti: &str, tenant: Option<Value>, scope: &str| {
         let mut signed = serde_json::to_value(claims(resource, jti)).unwrap();
-        signed["scope"] = json!("shop:read");
+        signed["scope"] = json!(scope);
         if let Some(tenant) = tenant {
             signed["tenant"] = tenant;
         }
         idp.sign_json(&signed)
     };
+    let token = |jti: &str, tenant: Option<Value>| scoped(jti, tenant, "shop:read shop:orders");
     let orders = |answer: &Value| -> Vec<i64> {
         let rows = answer["rows"].as_array().expect("rows");
         rows.iter().map(|row| row["id"].as_i64().unwrap()).collect()
@@ -293,4 +295,23 @@ async fn a_sql_tool_reads_the_rows_of_the_tenant_its_token_names() {
         assert_eq!(answer["error"]["code"], code, "{case}: {answer}");
         assert!(answer.get("rows").is_none(), "{case}: {answer}");
     }
+
+    // The tool's own scope is checked like any tool's: without it, no rows.
+    let reader = scoped("reader", Some(json!("demo")), "shop:read");
+    let mcp = connect(&server.url("/shop/mcp"), &reader).await;
+    assert!(
+        !tool_names(&mcp)
+            .await
+            .contains(&"tenant_orders".to_string())
+    );
+    // Refused as the spec's step-up: a 403 whose challenge names the scope to ask for.
+    let refused = mcp
+        .call_tool(rmcp::model::CallToolRequestParams::new("tenant_orders"))
+        .await
+        .expect_err("refused without the tool's scope");
+    let said = format!("{refused:?}");
+    assert!(
+        said.contains("insufficient_scope") && said.contains("shop:orders"),
+        "{said}"
+    );
 }
