@@ -5,12 +5,13 @@
 //! it mid-statement. Here a call hands its connection back only when its statement ran to the
 //! end ([`Warm::give_back`]); any other way out (an error, a timeout, a cancelled call) drops it,
 //! and sqlx's own release, ping and all, judges it. A connection handed back is taken as it is
-//! by the next call if it was idle for less than [`TRUSTED_IDLE`] (a database gone meanwhile
-//! fails that call as retryable, like any call at that moment); one idle for longer is asked
-//! first — a firewall's or the server's idle cut.
+//! by the next call if it was idle for less than [`TRUSTED_IDLE`] (should the database have gone
+//! meanwhile, a read is sent again on a connection that answers, and a write fails as
+//! retryable); one idle for longer is asked first — a firewall's or the server's idle cut.
 //!
 //! Bounded by the pool: a warm connection is one sqlx counts as taken, so there are never more
-//! than `max_connections`, and one warm for longer than [`KEPT_WARM`] goes back to sqlx.
+//! than `max_connections`; those unused for longer than [`KEPT_WARM`] go back to sqlx at the next
+//! hand-back.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
