@@ -130,8 +130,3 @@ pub fn kind(error: &sqlx::Error) -> &'static str {
         _ => "failed",
     }
 }
-
-/// A failure of a shared store's query as its callers report it: retryable, detail in the log.
-pub fn unavailable(store: &str, error: sqlx::Error) -> StoreUnavailable {
-    StoreUnavailable(format!("{store} (PostgreSQL): {} — {error}", kind(&error)))
-}

@@ -64,13 +64,6 @@ impl StoreDatabase {
         Ok(Self::postgres(Arc::new(SharedDatabase::new(url)?), schema))
     }
 
-    pub fn engine(&self) -> Engine {
-        match self {
-            Self::Sqlite(_) => Engine::Sqlite,
-            Self::Postgres(_) => Engine::Postgres,
-        }
-    }
-
     /// The PostgreSQL pool once the schema is current; what [`on_store!`] calls on that engine.
     pub async fn postgres_pool(database: &Migrated) -> Result<&sqlx::PgPool, StoreUnavailable> {
         database.pool().await
