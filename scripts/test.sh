@@ -25,6 +25,10 @@ start_mariadb
 . scripts/redis.sh
 step "install_redis"
 install_redis
+# The third-party MCP servers behind `kind = "mcp"` (pinned npm packages, scripts/upstreams/).
+. scripts/upstreams.sh
+step "install_upstreams"
+install_upstreams
 # nginx in front of three instances for the cluster test (installed from Debian if missing).
 . scripts/nginx.sh
 step "install_nginx"

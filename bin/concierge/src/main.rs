@@ -117,6 +117,7 @@ fn apps() -> Apps {
         .tools("http", |config| {
             concierge_upstream::build(&section(config)?)
         })
+        .tools("mcp", |config| concierge_mcp::build(section(config)?))
         .tools_async("sql", |config| async move {
             concierge_sql::build(&section(&config)?).await
         })

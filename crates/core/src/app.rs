@@ -51,6 +51,15 @@ pub struct Action {
 /// What an app reports about itself when `/metrics` is scraped (the ski sync's manifest age, …).
 pub type Readings = Arc<dyn Fn() -> BoxFuture<'static, Vec<crate::observe::Reading>> + Send + Sync>;
 
+/// The tool lists of an app whose tools change while it runs (an upstream MCP server's list,
+/// its tools hidden while it is down).
+pub type ToolList = tokio::sync::watch::Receiver<Vec<Arc<dyn Tool>>>;
+
+/// Starts what keeps an app's tools current; run by `serve`, never by `check`. The future
+/// answers once the app has its first real list (or gave up waiting for it), with the receiver
+/// of every list from then on; the platform serves each new list in place of the last.
+pub type ToolUpdates = Arc<dyn Fn() -> BoxFuture<'static, ToolList> + Send + Sync>;
+
 /// What an app hands the platform: its tools, and the texts its users read.
 #[derive(Clone)]
 pub struct ToolSet {
@@ -64,6 +73,9 @@ pub struct ToolSet {
     pub live_check: Option<LiveCheck>,
     pub readings: Option<Readings>,
     pub actions: Vec<Action>,
+    /// For an app whose tools change while it runs: `tools` are what `check` sees and what is
+    /// served until the first list arrives.
+    pub updates: Option<ToolUpdates>,
     /// Why this app's state cannot be shared by several instances, when it cannot (files only
     /// one process may write): `concierge check` says so for a deployment that shares `[state]`.
     pub single_instance: Option<&'static str>,
@@ -83,8 +95,15 @@ impl ToolSet {
             live_check: None,
             readings: None,
             actions: Vec::new(),
+            updates: None,
             single_instance: None,
         }
+    }
+
+    /// Marks the app's tools as changing while it runs: `serve` starts `updates`.
+    pub fn with_updates(mut self, updates: ToolUpdates) -> Self {
+        self.updates = Some(updates);
+        self
     }
 
     /// Marks the app as one that only one instance may serve, and why.

@@ -70,7 +70,35 @@ pub struct CallContext {
     /// the tool's own dry-run answer. A tool that can tell inside its own transaction whether
     /// the change is still the one previewed (a SQL write's rows) refuses it as stale when not.
     pub confirmed_preview: Option<String>,
+    /// Where the tool may report progress, when the client asked for it (a `progressToken`)
+    /// and can hear it (a stream is open); `None` otherwise.
+    pub progress: Option<Progress>,
     notes: std::sync::Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>>,
+}
+
+/// One progress report to the client: how far (`progress`, rising), of how much (`total`, when
+/// known), and a short message. The platform sends it as `notifications/progress` with the
+/// client's own token; a tool knows nothing of tokens or streams.
+#[derive(Clone)]
+pub struct Progress(std::sync::Arc<ReportProgress>);
+
+/// What [`Progress`] calls with each report: progress, total, message.
+type ReportProgress = dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync;
+
+impl Progress {
+    pub fn new(report: impl Fn(f64, Option<f64>, Option<String>) + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(report))
+    }
+
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        (self.0)(progress, total, message)
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
 }
 
 /// The digest of a write's preview, as the confirmation carries it: the same answer from the
@@ -91,6 +119,7 @@ impl CallContext {
             dry_run: false,
             idempotency_key: None,
             confirmed_preview: None,
+            progress: None,
             notes: Default::default(),
         }
     }

@@ -38,18 +38,21 @@ pub mod observe;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod schema;
+pub mod sizes;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub mod store;
 mod tool;
 
-pub use app::{Action, Health, HealthCheck, LiveCheck, LiveReport, Readings, ToolSet};
+pub use app::{
+    Action, Health, HealthCheck, LiveCheck, LiveReport, Readings, ToolList, ToolSet, ToolUpdates,
+};
 pub use audit::{
     AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_document, audit_output, audit_output_of, redact,
     redact_in_place,
 };
-pub use caller::{CallContext, Caller, preview_digest};
+pub use caller::{CallContext, Caller, Progress, preview_digest};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use error::{ErrorKind, ToolError};
 pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};
@@ -57,6 +60,6 @@ pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
 pub use schema::schema_for;
 pub use tool::{
-    Annotations, BoxFuture, FollowUp, Tool, ToolFuture, ToolOutput, ToolSpec, WriteSafety,
-    typed_tool, with_spec,
+    Annotations, BoxFuture, FollowUp, MCP_RESULT, Tool, ToolFuture, ToolOutput, ToolSpec,
+    WriteSafety, mcp_result, typed_tool, with_spec,
 };

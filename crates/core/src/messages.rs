@@ -16,7 +16,8 @@ pub struct Messages {
     // Argument validation: each phrase is followed by the limit, the value or the list.
     pub required: &'static str,
     pub unknown_argument: &'static str,
-    /// An argument the platform fills in from the caller, passed by the model.
+    /// An argument the platform fills in (from the caller, or fixed by the config), passed by
+    /// the model.
     pub argument_not_allowed: &'static str,
     /// What "allowed:" lists for a tool that takes no arguments.
     pub no_arguments: &'static str,
@@ -106,7 +107,7 @@ pub const ENGLISH: Messages = Messages {
     code: "en",
     required: "required, but missing",
     unknown_argument: "unknown argument; allowed:",
-    argument_not_allowed: "is filled in from who is calling and cannot be passed as an argument",
+    argument_not_allowed: "is set by the server (from who is calling, or by its configuration) and cannot be passed as an argument",
     no_arguments: "none",
     wrong_type: "wrong type, expected",
     type_names: TypeNames {
@@ -148,7 +149,7 @@ pub const RUSSIAN: Messages = Messages {
     code: "ru",
     required: "обязательное поле не указано",
     unknown_argument: "неизвестный аргумент; допустимы:",
-    argument_not_allowed: "заполняется по тому, кто вызывает, и не может быть передан как аргумент",
+    argument_not_allowed: "задаётся сервером (по тому, кто вызывает, или его настройками) и не может быть передан как аргумент",
     no_arguments: "аргументов нет",
     wrong_type: "неверный тип, нужен тип",
     type_names: TypeNames {
@@ -190,7 +191,7 @@ pub const CHINESE: Messages = Messages {
     code: "zh",
     required: "缺少必填参数",
     unknown_argument: "未知参数；允许的参数：",
-    argument_not_allowed: "由调用方身份自动填写，不能作为参数传入",
+    argument_not_allowed: "由服务器设定（根据调用方身份或服务器配置），不能作为参数传入",
     no_arguments: "无",
     wrong_type: "类型错误，应为",
     type_names: TypeNames {
@@ -232,7 +233,7 @@ pub const GERMAN: Messages = Messages {
     code: "de",
     required: "Pflichtangabe fehlt",
     unknown_argument: "unbekanntes Argument; erlaubt:",
-    argument_not_allowed: "wird aus dem Aufrufer übernommen und kann nicht als Argument übergeben werden",
+    argument_not_allowed: "wird vom Server gesetzt (aus dem Aufrufer oder seiner Konfiguration) und kann nicht als Argument übergeben werden",
     no_arguments: "keine",
     wrong_type: "falscher Typ, erwartet:",
     type_names: TypeNames {
@@ -275,7 +276,7 @@ pub const VIETNAMESE: Messages = Messages {
     code: "vi",
     required: "bắt buộc nhưng chưa có",
     unknown_argument: "tham số không xác định; được phép:",
-    argument_not_allowed: "được điền theo người gọi, không thể truyền làm tham số (filled in from the caller)",
+    argument_not_allowed: "do máy chủ đặt (theo người gọi hoặc theo cấu hình), không thể truyền làm tham số (set by the server)",
     no_arguments: "không có",
     wrong_type: "sai kiểu, cần",
     type_names: TypeNames {

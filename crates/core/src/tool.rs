@@ -108,6 +108,9 @@ pub struct ToolSpec {
     /// For apps whose seed fixes an error contract: turns the platform's argument-validation
     /// failure (field, message) into the app's own error document. None: the platform's shape.
     pub argument_error: Option<fn(&str, &str) -> Value>,
+    /// The tool answers [`mcp_result`]s: another MCP server's results, handed on unchanged
+    /// (and checked against `output_schema` always, not only in debug builds).
+    pub passes_through: bool,
 }
 
 impl ToolSpec {
@@ -133,12 +136,30 @@ impl ToolSpec {
             write: None,
             follow_up: None,
             argument_error: None,
+            passes_through: false,
         }
     }
 }
 
 /// A tool's successful result: a JSON object, shaped by the platform into text + structured content.
+/// A tool that hands on another MCP server's answer wraps it with [`mcp_result`] instead.
 pub type ToolOutput = Value;
+
+/// The key under which [`mcp_result`] carries an MCP `CallToolResult`.
+pub const MCP_RESULT: &str = "$mcpResult";
+
+/// A result handed on as another MCP server answered it (`kind = "mcp"`): its `content` blocks
+/// (images too), `structuredContent` and `isError` reach the client unchanged, where a plain
+/// [`ToolOutput`] is shaped into one JSON text. The platform may add fields beside the marker
+/// (`idempotentReplay` on a replay, `dryRun`); they reach the client in the result's `_meta`.
+///
+/// A marked JSON value rather than a type of its own: results travel as JSON through the
+/// write records (a replay answers the stored value), so the marker travels with them.
+pub fn mcp_result(result: Value) -> Value {
+    let mut marked = Map::new();
+    marked.insert(MCP_RESULT.to_string(), result);
+    Value::Object(marked)
+}
 
 /// The future a [`Tool`] call returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -35,6 +35,9 @@ pub struct MountedTool {
     pub validator: ArgumentValidator,
     /// The output schema, compiled when results are checked against it ([`checks_outputs`]).
     output: Option<jsonschema::Validator>,
+    /// The output schema of a tool that hands on another server's answers, compiled always:
+    /// that server is a stranger, and its results are checked before a client sees them.
+    passed_output: Option<jsonschema::Validator>,
     mirrors_headers: bool,
 }
 
@@ -65,6 +68,17 @@ impl MountedTool {
             } else {
                 None
             };
+        // An output schema that promises nothing (no properties, nothing required) is not
+        // worth a check per call.
+        let passed_output =
+            if spec.passes_through && spec.output_schema.len() > 1 {
+                let schema = Value::Object(spec.output_schema.clone());
+                Some(jsonschema::draft202012::new(&schema).map_err(|e| {
+                    format!("tool `{}` has an invalid output schema: {e}", spec.name)
+                })?)
+            } else {
+                None
+            };
         let mirrors_headers = Value::Object(spec.input_schema.clone())
             .to_string()
             .contains("\"x-mcp-header\"");
@@ -73,6 +87,7 @@ impl MountedTool {
             messages,
             validator,
             output,
+            passed_output,
             mirrors_headers,
         })
     }
@@ -96,6 +111,9 @@ pub struct ToolAnswer {
     pub text: String,
     pub structured: Option<Value>,
     pub is_error: bool,
+    /// Another MCP server's answer, handed on whole (`content` blocks, `structuredContent`,
+    /// `isError`, `_meta`) in place of the text: see [`concierge_core::mcp_result`].
+    pub passed: Option<Value>,
 }
 
 impl ToolAnswer {
@@ -110,6 +128,7 @@ impl ToolAnswer {
             text,
             structured: None,
             is_error: true,
+            passed: None,
         }
     }
 }
@@ -134,12 +153,48 @@ pub enum CallAnswer {
 /// abandoned ([`crate::writes::ABANDONED`]).
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(300);
 
+/// The tools an endpoint serves at one moment, in their order, and rmcp's listing of them
+/// (made once per table by the transport).
+pub struct ToolTable {
+    tools: Vec<Arc<MountedTool>>,
+    by_name: HashMap<String, usize>,
+    pub(crate) listings: std::sync::OnceLock<Arc<[rmcp::model::Tool]>>,
+}
+
+impl ToolTable {
+    pub fn new(tools: Vec<MountedTool>) -> Self {
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.spec().name.clone(), i))
+            .collect();
+        Self {
+            tools: tools.into_iter().map(Arc::new).collect(),
+            by_name,
+            listings: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<MountedTool>> {
+        self.by_name.get(name).map(|i| &self.tools[*i])
+    }
+}
+
+impl std::ops::Deref for ToolTable {
+    type Target = [Arc<MountedTool>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.tools
+    }
+}
+
 /// Everything an endpoint needs at call time; shared by all its sessions.
 pub struct Endpoint {
     pub path: String,
     pub instructions: Option<String>,
-    tools: Vec<MountedTool>,
-    by_name: HashMap<String, usize>,
+    /// Swapped whole when an app's tools change (an upstream MCP server's list): a call holds
+    /// the table it started with.
+    table: arc_swap::ArcSwap<ToolTable>,
     pub audit: Option<crate::audit::AuditSink>,
     /// Callers hold OAuth scopes here, and tools are checked against them.
     scoped: bool,
@@ -156,16 +211,10 @@ pub struct Endpoint {
 
 impl Endpoint {
     pub fn new(path: String, instructions: Option<String>, tools: Vec<MountedTool>) -> Self {
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.spec().name.clone(), i))
-            .collect();
         Self {
             path,
             instructions,
-            tools,
-            by_name,
+            table: arc_swap::ArcSwap::from_pointee(ToolTable::new(tools)),
             audit: None,
             scoped: false,
             limits: Limits::default(),
@@ -176,8 +225,10 @@ impl Endpoint {
         }
     }
 
-    /// Tells every open `subscriptions/listen` stream that asked for it that the tools changed.
-    pub fn tools_changed(&self) {
+    /// Serves `tools` from now on (calls under way finish with the tools they started with),
+    /// and tells every client listening that the tools changed.
+    pub fn replace_tools(&self, tools: Vec<MountedTool>) {
+        self.table.store(Arc::new(ToolTable::new(tools)));
         let _ = self.changes.send(());
     }
 
@@ -221,23 +272,23 @@ impl Endpoint {
     /// The endpoint's texts: its first tool's app's (endpoints mix apps rarely, and then the
     /// session budget's message is the only text that belongs to no tool).
     fn messages(&self) -> &'static Messages {
-        self.tools
+        self.table
+            .load()
             .first()
             .map_or(&concierge_core::messages::ENGLISH, |t| t.messages)
     }
 
     /// Whether any tool here needs a scope: only then is a call's body read before rmcp's.
     pub fn has_scoped_tools(&self) -> bool {
-        self.scoped && self.tools.iter().any(|t| !t.spec().scopes.is_empty())
+        self.scoped && self.tools().iter().any(|t| !t.spec().scopes.is_empty())
     }
 
     /// The scopes a call of tool `name` needs that `caller` lacks (empty when none, when the tool
     /// is unknown, or on endpoints without scopes).
     pub fn scopes_missing_for(&self, name: &str, caller: &Caller) -> Vec<String> {
-        self.by_name
-            .get(name)
-            .map(|i| {
-                self.missing_scopes(&self.tools[*i], caller)
+        self.tool(name)
+            .map(|tool| {
+                self.missing_scopes(&tool, caller)
                     .into_iter()
                     .map(str::to_string)
                     .collect()
@@ -253,33 +304,35 @@ impl Endpoint {
         scope::missing(&tool.spec().scopes, caller)
     }
 
-    pub fn tools(&self) -> &[MountedTool] {
-        &self.tools
+    /// The tools served now.
+    pub fn tools(&self) -> Arc<ToolTable> {
+        self.table.load_full()
     }
 
-    pub fn tool(&self, name: &str) -> Option<&MountedTool> {
-        self.by_name.get(name).map(|i| &self.tools[*i])
+    pub fn tool(&self, name: &str) -> Option<Arc<MountedTool>> {
+        self.table.load().get(name).cloned()
     }
 
     pub(crate) fn writes_store(&self) -> Option<&crate::writes::Writes> {
         self.writes.as_deref()
     }
 
-    /// The tools `caller` may call, by their place in [`Self::tools`]: a token without a tool's
-    /// scopes does not see the tool.
+    /// The tools of `table` that `caller` may call, by their place in it: a token without a
+    /// tool's scopes does not see the tool.
     pub fn visible_to<'a>(
         &'a self,
+        table: &'a ToolTable,
         caller: Option<&'a Caller>,
     ) -> impl Iterator<Item = usize> + 'a {
-        self.tools.iter().enumerate().filter_map(move |(i, t)| {
+        table.iter().enumerate().filter_map(move |(i, t)| {
             caller
                 .is_none_or(|c| self.missing_scopes(t, c).is_empty())
                 .then_some(i)
         })
     }
 
-    pub fn tool_names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.spec().name.as_str()).collect()
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools().iter().map(|t| t.spec().name.clone()).collect()
     }
 
     /// What opening a session costs `caller` is decided by (see [`Limits::session_opening`]):
@@ -328,6 +381,7 @@ impl Endpoint {
                 return CallAnswer::UnknownTool(refusal.message().to_string());
             }
         };
+        let mounted = &*mounted;
         let spec = mounted.spec();
         if let Some(arguments) = &arguments {
             let mut kept = Value::Object(mounted.validator.without_injected(arguments));
@@ -346,7 +400,7 @@ impl Endpoint {
     }
 
     /// Step 8: the tool is served here.
-    fn find(&self, name: &str) -> Result<&MountedTool, Refusal> {
+    fn find(&self, name: &str) -> Result<Arc<MountedTool>, Refusal> {
         self.tool(name).ok_or_else(|| {
             let message = format!(
                 "unknown tool `{name}`; this endpoint has: {}",
@@ -370,7 +424,8 @@ impl Endpoint {
         scope::decide(&self.missing_scopes(mounted, &caller), says)?;
         self.rate_limit(spec, &caller, says, record).await?;
         let arguments = arguments::decide(&mounted.validator, arguments, spec, says)?;
-        let context = CallContext::new(caller.clone(), record.trace_id());
+        let mut context = CallContext::new(caller.clone(), record.trace_id());
+        context.progress = rounds.progress.clone();
         let (outcome, write_code) = self
             .execute(mounted, arguments, &caller, context.clone(), rounds, record)
             .await?;
@@ -523,6 +578,9 @@ impl Endpoint {
         record: &RequestRecord,
     ) -> CallAnswer {
         let spec = mounted.spec();
+        if let Some(passed) = passed_through(&mut output) {
+            return self.hand_on(mounted, passed, write_code, record);
+        }
         strip_nulls(&mut output);
         // `is_valid` first: it stops at the first failure and builds no error, the every-call
         // path; the error is looked for only when there is one to describe.
@@ -561,8 +619,82 @@ impl Endpoint {
             text,
             structured: Some(output),
             is_error: false,
+            passed: None,
         })
     }
+
+    /// Another MCP server's answer, handed on unchanged but for one thing: structured content
+    /// that breaks the tool's published output schema is not sent (a client would refuse the
+    /// whole result) — a success becomes a readable error, an error keeps its text alone.
+    fn hand_on(
+        &self,
+        mounted: &MountedTool,
+        mut result: Map<String, Value>,
+        write_code: WriteCode,
+        record: &RequestRecord,
+    ) -> CallAnswer {
+        let spec = mounted.spec();
+        let is_error = result.get("isError") == Some(&Value::Bool(true));
+        let broken = match (&mounted.passed_output, result.get("structuredContent")) {
+            (Some(schema), Some(structured)) => !schema.is_valid(structured),
+            // A success must carry what an output schema promises (the SDKs check).
+            (Some(_), None) => !is_error,
+            _ => false,
+        };
+        if broken && is_error {
+            result.remove("structuredContent");
+        } else if broken {
+            tracing::warn!(trace_id = %record.trace_id(), tool = %spec.name, "an upstream result broke its output schema");
+            let error = ToolError::internal(
+                "upstream_result_invalid",
+                "the server behind this tool answered a result that does not match its own \
+                 outputSchema; nothing is wrong with the arguments",
+            );
+            return tool_failed(mounted, error, record);
+        }
+        let text = serde_json::to_string(&result).unwrap_or_default();
+        let output = Value::Object(result);
+        record.outcome(
+            if is_error {
+                Outcome::Rejected
+            } else {
+                Outcome::Ok
+            },
+            write_code
+                .audit_code()
+                .or(is_error.then_some("upstream_error")),
+            Some(audit_output_of(&output, &text, &spec.secret_fields)),
+        );
+        record.result_count(1);
+        CallAnswer::Result(ToolAnswer {
+            text,
+            structured: None,
+            is_error,
+            passed: Some(output),
+        })
+    }
+}
+
+/// The MCP result inside a [`concierge_core::mcp_result`], with what the platform added beside
+/// it (a replay's `idempotentReplay`, a dry run's `dryRun`) moved into its `_meta`.
+fn passed_through(output: &mut Value) -> Option<Map<String, Value>> {
+    let Value::Object(outer) = output else {
+        return None;
+    };
+    let Some(Value::Object(mut result)) = outer.remove(concierge_core::MCP_RESULT) else {
+        return None;
+    };
+    if !outer.is_empty() {
+        let meta = result
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            for (key, value) in std::mem::take(outer) {
+                meta.insert(format!("io.concierge/{key}"), value);
+            }
+        }
+    }
+    Some(result)
 }
 
 /// A write that asks the user first: what its confirmation asks, recorded as asked.

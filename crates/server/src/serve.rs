@@ -197,6 +197,7 @@ pub async fn serve_http(
     {
         tokio::spawn(job);
     }
+    platform.start_tool_updates().await;
     if let Some(server) = platform.oauth.as_ref().and_then(|o| o.builtin.clone()) {
         // Self-registered clients pile up (claude.ai registers on every connect): collect the
         // unused ones hourly.
@@ -333,6 +334,7 @@ pub async fn serve_stdio(platform: &Platform, path: &str) -> Result<(), String> 
             "endpoint `{path}` is a protocol handler; only tool endpoints are served over stdio"
         ));
     };
+    platform.start_tool_updates().await;
     let handler = EndpointHandler::local(built.guard.endpoint.clone(), Caller::client("stdio"));
     let running = handler
         .serve(rmcp::transport::stdio())

@@ -285,7 +285,14 @@ async fn a_listen_stream_is_acknowledged_and_hears_the_tools_change() {
         "{ack}"
     );
 
-    d.platform.endpoints[0].guard.endpoint.tools_changed();
+    let endpoint = &d.platform.endpoints[0].guard.endpoint;
+    let same = endpoint
+        .tools()
+        .iter()
+        .map(|t| concierge_server::MountedTool::new(t.tool.clone(), t.messages))
+        .collect::<Result<Vec<_>, _>>()
+        .expect("the tools mount again");
+    endpoint.replace_tools(same);
     let changed = next_message(&mut body).await;
     assert_on_subscription_77(&changed, "notifications/tools/list_changed");
 }

@@ -26,7 +26,10 @@ pub struct SqlSettings {
     #[serde(default = "two_hundred")]
     pub max_rows: u32,
     /// Bytes of one result at most (its JSON); whole rows are dropped from the end.
-    #[serde(default = "sixty_four_kib", deserialize_with = "size")]
+    #[serde(
+        default = "sixty_four_kib",
+        deserialize_with = "concierge_core::sizes::size"
+    )]
     pub max_bytes: usize,
     /// SQLite only: a SQL script that creates the database file when there is none (the demo's
     /// shop, a test's fixture). Never run against a file that exists.
@@ -77,7 +80,7 @@ pub struct SqlToolSettings {
     pub max_affected_rows: Option<u64>,
     /// This tool's own bound, at most the instance's.
     pub max_rows: Option<u32>,
-    #[serde(default, deserialize_with = "optional_size")]
+    #[serde(default, deserialize_with = "concierge_core::sizes::optional_size")]
     pub max_bytes: Option<usize>,
     /// The write may overwrite or delete (default: for `UPDATE` and `DELETE`).
     pub destructive: Option<bool>,
@@ -116,59 +119,5 @@ fn bounded_duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Durati
         Err(serde::de::Error::custom(
             "must be at least 10ms and at most 10m",
         ))
-    }
-}
-
-fn size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Written {
-        Bytes(u64),
-        Text(String),
-    }
-    let bytes = match Written::deserialize(deserializer)? {
-        Written::Bytes(bytes) => Some(bytes),
-        Written::Text(text) => parse_size(&text),
-    };
-    match bytes {
-        Some(bytes) if (1024..=64 * 1024 * 1024).contains(&bytes) => Ok(bytes as usize),
-        _ => Err(serde::de::Error::custom(
-            "must be a size from 1KiB to 64MiB: a number of bytes, or \"64KiB\", \"1MiB\"",
-        )),
-    }
-}
-
-fn optional_size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<usize>, D::Error> {
-    size(deserializer).map(Some)
-}
-
-/// `"64KiB"`, `"1 MiB"`, `"512B"`, `"2KB"` (a kilobyte here is 1024 bytes, as people mean it).
-fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().ok()?;
-    let factor = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1024,
-        "m" | "mb" | "mib" => 1024 * 1024,
-        _ => return None,
-    };
-    number.checked_mul(factor)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_read_as_people_write_them() {
-        assert_eq!(parse_size("64KiB"), Some(65536));
-        assert_eq!(parse_size("1 MiB"), Some(1 << 20));
-        assert_eq!(parse_size("2048"), Some(2048));
-        assert_eq!(parse_size("lots"), None);
-        assert_eq!(parse_size("1GiB"), None);
     }
 }

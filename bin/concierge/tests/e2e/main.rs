@@ -15,6 +15,7 @@ mod cluster;
 mod cluster_state;
 mod coffee;
 mod durability;
+mod federation;
 mod hotel;
 mod kgqa;
 mod mappy;

@@ -1,7 +1,7 @@
 //! The console's state: what it shows (the deployment's config, health checks, readings,
 //! actions, endpoints) and who may use it (the ops token, sign-ins, the wrong-token budget).
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use concierge_core::{Action, HealthCheck, Readings};
@@ -25,8 +25,9 @@ pub(super) struct Console {
     pub(super) readings: Vec<(String, Readings)>,
     pub(super) actions: Vec<(String, Action)>,
     pub(super) endpoints: Vec<EndpointSource>,
-    /// The endpoint rows, with the token cost of each `tools/list` (counted on first view).
-    pub(super) endpoint_rows: OnceLock<Vec<pages::EndpointRow>>,
+    /// The endpoint rows, with the token cost of each `tools/list`: counted on first view, and
+    /// again once an endpoint's tools changed (the tables they were counted from are kept).
+    pub(super) endpoint_rows: Mutex<Option<EndpointRows>>,
     pub(super) oauth: Option<Arc<concierge_oauth::AuthServer>>,
     failures: Mutex<(Instant, u32)>,
 }
@@ -35,8 +36,14 @@ pub(super) struct EndpointSource {
     pub(super) path: String,
     pub(super) auth: String,
     pub(super) session: String,
-    pub(super) listings: Arc<[rmcp::model::Tool]>,
+    pub(super) endpoint: Arc<crate::endpoint::Endpoint>,
 }
+
+/// Endpoint rows, and the tool tables they were made from.
+pub(super) type EndpointRows = (
+    Vec<Arc<crate::endpoint::ToolTable>>,
+    Arc<Vec<pages::EndpointRow>>,
+);
 
 impl Console {
     /// The console of `platform`, signed in to with `token`.
@@ -52,7 +59,7 @@ impl Console {
                     _ => "bearer tokens".into(),
                 },
                 session: format!("{:?}", built.section.session).to_lowercase(),
-                listings: crate::transport::handler::listings(&built.guard.endpoint),
+                endpoint: built.guard.endpoint.clone(),
             })
             .collect();
         Arc::new(Console {
@@ -63,7 +70,7 @@ impl Console {
             readings: platform.readings.clone(),
             actions: platform.actions.clone(),
             endpoints,
-            endpoint_rows: OnceLock::new(),
+            endpoint_rows: Mutex::new(None),
             oauth: platform.oauth.as_ref().and_then(|o| o.builtin.clone()),
             failures: Mutex::new((Instant::now(), 0)),
         })

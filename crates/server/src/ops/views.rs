@@ -81,41 +81,58 @@ impl Console {
         let clients: Vec<_> = trail::client_stats(&events, &paths, chrono::Utc::now())
             .into_iter()
             .collect();
-        let write_tools: Vec<&str> = self
-            .endpoints
+        let tables: Vec<_> = self.endpoints.iter().map(|e| e.endpoint.tools()).collect();
+        let write_tools: Vec<&str> = tables
             .iter()
-            .flat_map(|e| e.listings.iter())
-            .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(false))
-            .map(|t| t.name.as_ref())
+            .flat_map(|table| table.iter())
+            .filter(|t| !t.spec().annotations.read_only)
+            .map(|t| t.spec().name.as_str())
             .collect();
         let writes: Vec<_> = trail::write_outcomes(&events, &write_tools)
             .into_iter()
             .collect();
-        let endpoints = self.endpoint_rows.get_or_init(|| self.endpoint_rows());
+        let endpoints = {
+            let mut rows = self.endpoint_rows.lock().unwrap_or_else(|p| p.into_inner());
+            match &*rows {
+                Some((counted, made))
+                    if counted.len() == tables.len()
+                        && counted.iter().zip(&tables).all(|(a, b)| Arc::ptr_eq(a, b)) =>
+                {
+                    made.clone()
+                }
+                _ => {
+                    let made = Arc::new(self.endpoint_rows(&tables));
+                    *rows = Some((tables.clone(), made.clone()));
+                    made
+                }
+            }
+        };
         respond(
             StatusCode::OK,
             pages::overview(
                 &self.sessions.csrf(operator),
                 message,
                 &apps,
-                endpoints,
+                &endpoints,
                 &clients,
                 &writes,
             ),
         )
     }
 
-    fn endpoint_rows(&self) -> Vec<pages::EndpointRow> {
+    fn endpoint_rows(&self, tables: &[Arc<crate::endpoint::ToolTable>]) -> Vec<pages::EndpointRow> {
         let encoder = tiktoken_rs::o200k_base().ok();
         self.endpoints
             .iter()
-            .map(|e| {
-                let listed = serde_json::json!({ "tools": &*e.listings }).to_string();
+            .zip(tables)
+            .map(|(e, table)| {
+                let listings = crate::transport::handler::listings(table);
+                let listed = serde_json::json!({ "tools": &*listings }).to_string();
                 pages::EndpointRow {
                     path: e.path.clone(),
                     auth: e.auth.clone(),
                     session: e.session.clone(),
-                    tools: e.listings.iter().map(|t| t.name.to_string()).collect(),
+                    tools: listings.iter().map(|t| t.name.to_string()).collect(),
                     list_tokens: encoder
                         .as_ref()
                         .map(|bpe| bpe.encode_ordinary(&listed).len())

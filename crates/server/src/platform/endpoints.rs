@@ -156,7 +156,7 @@ impl Shared<'_> {
             self.config,
             section,
             self.tool_sets,
-            self.apps,
+            &tool_kinds(self.apps),
             &at("tools"),
             errors,
         );
@@ -214,12 +214,13 @@ impl Shared<'_> {
     }
 }
 
-/// The tools an endpoint lists as `app.tool` / `app.*`, checked against what the apps offer.
-fn resolve_tools(
+/// The tools an endpoint lists as `app.tool` / `app.*`, checked against what the apps offer
+/// (`known_kinds`, the tool kinds joined by `, `, for an entry that names no app).
+pub(super) fn resolve_tools(
     config: &crate::config::Config,
     section: &EndpointSection,
     tool_sets: &BTreeMap<String, ToolSet>,
-    apps: &Apps,
+    known_kinds: &str,
     at: &str,
     errors: &mut Vec<ConfigError>,
 ) -> Vec<MountedTool> {
@@ -231,13 +232,14 @@ fn resolve_tools(
         };
         let Some(set) = tool_sets.get(app) else {
             let kind = config.app_kind(app).ok();
-            if !config.apps.contains_key(app) && !kind.is_some_and(|k| apps.tools.contains_key(k)) {
+            if !config.apps.contains_key(app)
+                && !kind.is_some_and(|k| known_kinds.split(", ").any(|known| known == k))
+            {
                 errors.push(ConfigError::new(
                     at,
                     format!(
                         "`{entry}`: no app `{app}`: no [apps.{app}] section, and no kind of \
-                         that name; known kinds: {}",
-                        known(apps)
+                         that name; known kinds: {known_kinds}"
                     ),
                 ));
             }
@@ -312,6 +314,12 @@ fn resolve_tools(
         }
     }
     tools
+}
+
+/// The kinds of tool app this binary offers, joined by `, `.
+pub(super) fn tool_kinds(apps: &Apps) -> String {
+    let names: Vec<&str> = apps.tools.keys().map(String::as_str).collect();
+    names.join(", ")
 }
 
 /// The endpoint's authenticator, and the demo hint when the config's default list is in use.

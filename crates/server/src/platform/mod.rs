@@ -11,6 +11,7 @@
 
 mod apps;
 mod endpoints;
+mod live_tools;
 mod oauth;
 mod stores;
 mod tool_sets;
@@ -35,6 +36,9 @@ pub struct Platform {
     /// treats them as errors, `serve` logs them.
     pub warnings: Vec<ConfigError>,
     sinks: BTreeMap<String, AuditSink>,
+    /// The instances' tool sets, by name: what endpoints mount again from when an app's tools
+    /// change ([`Self::start_tool_updates`]).
+    tool_sets: BTreeMap<String, concierge_core::ToolSet>,
     /// How OAuth endpoints check tokens, when an endpoint uses OAuth.
     pub oauth: Option<OAuthSetup>,
     /// The apps' upstream checks, by app name, for `/health`.
@@ -146,6 +150,7 @@ impl Platform {
             endpoints,
             warnings,
             sinks,
+            tool_sets,
             oauth,
             health,
             live_checks,

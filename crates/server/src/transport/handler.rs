@@ -16,7 +16,7 @@ use rmcp::model::{ServerNotification, SubscriptionFilter, ToolListChangedNotific
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::endpoint::{CallAnswer, Endpoint, ToolAnswer};
+use crate::endpoint::{CallAnswer, Endpoint, ToolAnswer, ToolTable};
 use crate::pipeline::{RequestRecord, Transport};
 use crate::transport::tasks::{POLL_MS, TTL, TaskError, TaskHandle, TaskState};
 use crate::writes::Rounds;
@@ -26,8 +26,6 @@ use crate::writes::Rounds;
 #[derive(Clone)]
 pub struct EndpointHandler {
     endpoint: Arc<Endpoint>,
-    /// The endpoint's tools as rmcp lists them, built once.
-    listings: Arc<[rmcp::model::Tool]>,
     /// The caller when there is no HTTP request to carry one (stdio, a legacy SSE stream's
     /// opener).
     local_caller: Option<Caller>,
@@ -36,7 +34,6 @@ pub struct EndpointHandler {
 impl EndpointHandler {
     pub fn http(endpoint: Arc<Endpoint>) -> Self {
         Self {
-            listings: listings(&endpoint),
             endpoint,
             local_caller: None,
         }
@@ -44,7 +41,6 @@ impl EndpointHandler {
 
     pub fn local(endpoint: Arc<Endpoint>, caller: Caller) -> Self {
         Self {
-            listings: listings(&endpoint),
             endpoint,
             local_caller: Some(caller),
         }
@@ -93,10 +89,13 @@ impl EndpointHandler {
     }
 }
 
-/// rmcp's listing of each tool, from its spec.
-pub(crate) fn listings(endpoint: &Endpoint) -> Arc<[rmcp::model::Tool]> {
-    endpoint
-        .tools()
+/// rmcp's listing of each tool of `table`, from its spec: made once per table.
+pub(crate) fn listings(table: &ToolTable) -> Arc<[rmcp::model::Tool]> {
+    table.listings.get_or_init(|| listing_of(table)).clone()
+}
+
+fn listing_of(table: &ToolTable) -> Arc<[rmcp::model::Tool]> {
+    table
         .iter()
         .map(|mounted| {
             let spec = mounted.spec();
@@ -106,13 +105,19 @@ pub(crate) fn listings(endpoint: &Endpoint) -> Arc<[rmcp::model::Tool]> {
             annotations.idempotent_hint = Some(spec.annotations.idempotent);
             annotations.open_world_hint = Some(spec.annotations.open_world);
             annotations.title = spec.title.clone();
-            rmcp::model::Tool::new(
+            let listing = rmcp::model::Tool::new(
                 spec.name.clone(),
                 spec.description.clone(),
                 Arc::new(spec.input_schema.clone()),
             )
-            .with_raw_output_schema(Arc::new(spec.output_schema.clone()))
-            .with_annotations(annotations)
+            .with_annotations(annotations);
+            // A tool that promises no structure (an upstream MCP tool without one) lists no
+            // output schema: with one, the SDKs would demand structured content of it.
+            if spec.output_schema.is_empty() {
+                listing
+            } else {
+                listing.with_raw_output_schema(Arc::new(spec.output_schema.clone()))
+            }
         })
         .collect()
 }
@@ -156,6 +161,7 @@ fn rounds_of(request: &mut CallToolRequestParams, context: &RequestContext<RoleS
             .and_then(|c| c.elicitation)
             .is_some_and(|e| Rounds::elicits_forms(e.form.is_some(), e.url.is_some()));
     Rounds {
+        progress: progress_of(context),
         can_elicit,
         request_state: request.request_state.take(),
         input_responses: request
@@ -165,7 +171,47 @@ fn rounds_of(request: &mut CallToolRequestParams, context: &RequestContext<RoleS
     }
 }
 
+/// How many progress reports may wait for a slow client before more are dropped: a tool (or the
+/// server behind it) that reports without end cannot fill our memory.
+const PROGRESS_QUEUE: usize = 64;
+
+/// The request's progress, sent to the client with its own token in the order reported; none
+/// when it asked for none.
+fn progress_of(context: &RequestContext<RoleServer>) -> Option<concierge_core::Progress> {
+    let token = context.meta.get_progress_token()?;
+    let peer = context.peer.clone();
+    let (sender, mut reports) =
+        tokio::sync::mpsc::channel::<(f64, Option<f64>, Option<String>)>(PROGRESS_QUEUE);
+    tokio::spawn(async move {
+        while let Some((progress, total, message)) = reports.recv().await {
+            let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), progress);
+            param.total = total;
+            param.message = message;
+            if peer.notify_progress(param).await.is_err() {
+                return;
+            }
+        }
+    });
+    Some(concierge_core::Progress::new(
+        move |progress, total, message| {
+            let _ = sender.try_send((progress, total, message));
+        },
+    ))
+}
+
 fn result_of(answer: ToolAnswer) -> CallToolResult {
+    // Read back into rmcp's type, which it was before the app wrote it as JSON; should an
+    // upstream's block be one rmcp cannot read, the client gets its JSON as text.
+    if let Some(passed) = answer.passed {
+        let mut result: CallToolResult = serde_json::from_value(passed).unwrap_or_else(|_| {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(answer.text)]);
+            result.is_error = Some(answer.is_error);
+            result
+        });
+        // An upstream of an older revision sends none; rmcp drops it again for such a client.
+        result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        return result;
+    }
     let content = vec![ContentBlock::text(answer.text)];
     let mut result = if answer.is_error {
         CallToolResult::error(content)
@@ -280,6 +326,33 @@ impl ServerHandler for EndpointHandler {
         ))
     }
 
+    /// A 2025-11-25 session: told `notifications/tools/list_changed` on its stream whenever the
+    /// endpoint's tools change (an upstream server's list, a tool hidden while its server is
+    /// down), until the session ends. The watch looks every half minute whether the session
+    /// is gone, so an idle one holds no task for long.
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let mut changes = self.endpoint.changes();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            let mut looks = tokio::time::interval(std::time::Duration::from_secs(30));
+            loop {
+                tokio::select! {
+                    changed = changes.recv() => match changed {
+                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            if peer.notify_tool_list_changed().await.is_err() {
+                                return;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    },
+                    _ = looks.tick() => if peer.is_transport_closed() {
+                        return;
+                    },
+                }
+            }
+        });
+    }
+
     /// `subscriptions/listen` (2026-07-28): the endpoint's tools changing is all there is to hear.
     fn accepted_subscription_filter(
         &self,
@@ -314,7 +387,9 @@ impl ServerHandler for EndpointHandler {
     /// A tool's listing by name: rmcp checks a 2026-07-28 call's `Mcp-Param-*` headers against
     /// the `x-mcp-header` annotations of its input schema.
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.listings.iter().find(|tool| tool.name == name).cloned()
+        let table = self.endpoint.tools();
+        let index = table.iter().position(|t| t.spec().name == name)?;
+        Some(listings(&table)[index].clone())
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -342,10 +417,12 @@ impl ServerHandler for EndpointHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context);
+        let table = self.endpoint.tools();
+        let listings = listings(&table);
         Ok(ListToolsResult::with_all_items(
             self.endpoint
-                .visible_to(caller.as_ref())
-                .map(|i| self.listings[i].clone())
+                .visible_to(&table, caller.as_ref())
+                .map(|i| listings[i].clone())
                 .collect(),
         ))
     }

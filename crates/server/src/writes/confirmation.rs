@@ -19,9 +19,13 @@ pub const CONFIRM_INPUT: &str = "confirm";
 /// token round trip; a person confirming reads the start).
 const PREVIEW_CHARS: usize = 2000;
 
-/// What a client said about a call's rounds (MCP 2026-07-28's multi round-trip requests).
+/// What a client said about a call's rounds (MCP 2026-07-28's multi round-trip requests), and
+/// what it can hear while the call runs.
 #[derive(Debug, Clone, Default)]
 pub struct Rounds {
+    /// Where the tool's progress goes: the request carried a `progressToken` and a stream is
+    /// open to hear it.
+    pub progress: Option<concierge_core::Progress>,
     /// The request declared form elicitation in its client capabilities.
     pub can_elicit: bool,
     /// A retry's `requestState`, as the client handed it back.

@@ -1,0 +1,487 @@
+//! `kind = "mcp"` with real third-party servers from npm (pinned in `scripts/upstreams/`,
+//! installed by the test command): the official filesystem server over stdio, the official
+//! everything server over stdio and over Streamable HTTP — driven by rmcp's client through the
+//! real binary. Skipped, and said so, where the servers are not installed.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressNotificationParam, ServerResult};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::common::cluster::{Process, free_port, wait_for};
+use crate::common::{Server, call, connect, tool_names};
+
+/// The folder the pinned servers' programs are in, or `None` (the test skips).
+fn upstreams() -> Option<PathBuf> {
+    let folder = std::env::var_os("CONCIERGE_TEST_UPSTREAMS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/upstreams/node_modules/.bin")
+        });
+    if folder.join("mcp-server-filesystem").exists() {
+        Some(folder)
+    } else {
+        eprintln!("no MCP servers from npm here (scripts/upstreams.sh): the federation tests skip");
+        None
+    }
+}
+
+fn program(folder: &Path, name: &str) -> String {
+    folder.join(name).to_string_lossy().into_owned()
+}
+
+/// A config serving one `mcp` instance `files`, its section's own lines after `command`/`url`.
+fn config(dir: &Path, upstream: &str) -> String {
+    format!(
+        r#"[server]
+listen = "127.0.0.1:0"
+
+[writes]
+database = "{dir}/writes.sqlite"
+
+[audit.files]
+path = "{dir}/log/files.log"
+
+[apps.files]
+kind = "mcp"
+{upstream}
+
+[[endpoint]]
+path = "/files/mcp"
+tools = ["files.*"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+audit = "files"
+session = "stateful"
+"#,
+        dir = dir.display()
+    )
+}
+
+fn filesystem(folder: &Path, shared: &Path) -> String {
+    format!(
+        r#"command = ["{program}", "{shared}"]
+tools = ["read_text_file", "list_directory", "search_files", "write_file"]
+rename = {{ read_text_file = "read_file" }}
+
+[apps.files.override.write_file]
+description = "Write a text file in the shared folder (asks for confirmation)."
+write = true
+confirm = true
+
+[apps.files.override.search_files]
+fixed = {{ excludePatterns = ["*.key"] }}
+"#,
+        program = program(folder, "mcp-server-filesystem"),
+        shared = shared.display()
+    )
+}
+
+const TOKEN: &str = "demo:secret-token";
+
+fn shared_folder(dir: &Path) -> PathBuf {
+    let shared = dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("hello.txt"), "hello from the shared folder\n").unwrap();
+    std::fs::write(shared.join("private.key"), "never shown\n").unwrap();
+    shared
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    let content = serde_json::to_value(&result.content).unwrap();
+    content[0]["text"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn the_filesystem_server_over_stdio_behind_the_allowlist_and_write_safety() {
+    let Some(folder) = upstreams() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let shared = shared_folder(dir.path());
+    let server = Server::start_in(
+        dir,
+        |dir| config(dir, &filesystem(&folder, &dir.join("shared"))),
+        &[("APP_MCP_TOKENS", TOKEN)],
+    );
+    let client = connect(&server.url("/files/mcp"), "secret-token").await;
+
+    // Only the listed tools exist, under their served names.
+    let mut names = tool_names(&client).await;
+    names.sort();
+    assert_eq!(
+        names,
+        ["list_directory", "read_file", "search_files", "write_file"]
+    );
+    let listed = client.list_all_tools().await.unwrap();
+    let search = listed.iter().find(|t| t.name == "search_files").unwrap();
+    assert!(
+        search.input_schema["properties"]
+            .get("excludePatterns")
+            .is_none(),
+        "a fixed argument is not in the schema: {:?}",
+        search.input_schema
+    );
+    let off_list = client
+        .call_tool(
+            CallToolRequestParams::new("move_file").with_arguments(
+                json!({"source": "hello.txt", "destination": "moved.txt"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await;
+    assert!(
+        off_list.is_err(),
+        "a tool off the allowlist is unknown: {off_list:?}"
+    );
+
+    // A read passes through unchanged: the text block and the structured content.
+    let read = call(&client, "read_file", json!({"path": "hello.txt"})).await;
+    assert_ne!(read.is_error, Some(true), "{read:?}");
+    assert_eq!(text(&read), "hello from the shared folder\n");
+    assert_eq!(
+        read.structured_content,
+        Some(json!({"content": "hello from the shared folder\n"}))
+    );
+
+    // A path outside the server's root: refused by the server itself, shown as it said it.
+    let outside = call(&client, "read_file", json!({"path": "/etc/passwd"})).await;
+    assert_eq!(outside.is_error, Some(true));
+    assert!(
+        text(&outside).contains("outside allowed directories"),
+        "{outside:?}"
+    );
+
+    // Wrong type: refused by the upstream's own schema here, never sent.
+    let wrong = call(&client, "read_file", json!({"path": 5})).await;
+    assert_eq!(wrong.is_error, Some(true));
+    assert!(text(&wrong).contains("\"field\":\"path\""), "{wrong:?}");
+
+    // The fixed argument: refused when passed, always sent otherwise.
+    let passed = call(
+        &client,
+        "search_files",
+        json!({"path": ".", "pattern": "*", "excludePatterns": []}),
+    )
+    .await;
+    assert!(text(&passed).contains("argument_not_allowed"), "{passed:?}");
+    let found = call(
+        &client,
+        "search_files",
+        json!({"path": ".", "pattern": "*"}),
+    )
+    .await;
+    assert!(text(&found).contains("hello.txt"), "{found:?}");
+    assert!(!text(&found).contains("private.key"), "{found:?}");
+
+    // A write: a preview and a confirm token first, nothing written.
+    let arguments = json!({"path": "note.txt", "content": "first", "idempotency_key": "note-1"});
+    let preview = call(&client, "write_file", arguments.clone()).await;
+    let preview = preview
+        .structured_content
+        .expect("the preview is structured");
+    assert_eq!(preview["confirmationRequired"], true, "{preview}");
+    assert_eq!(
+        preview["preview"]["wouldCall"]["tool"], "write_file",
+        "{preview}"
+    );
+    assert!(
+        !shared.join("note.txt").exists(),
+        "a preview writes nothing"
+    );
+    let mut confirmed = arguments.clone();
+    confirmed["confirm_token"] = preview["confirmToken"].clone();
+    let written = call(&client, "write_file", confirmed.clone()).await;
+    assert_ne!(written.is_error, Some(true), "{written:?}");
+    assert_eq!(
+        std::fs::read_to_string(shared.join("note.txt")).unwrap(),
+        "first"
+    );
+
+    // The same key again answers the first result; the upstream is not called again.
+    std::fs::write(shared.join("note.txt"), "changed since").unwrap();
+    let replayed = call(&client, "write_file", confirmed).await;
+    assert_eq!(replayed.content, written.content);
+    let meta = serde_json::to_value(&replayed.meta).unwrap();
+    assert_eq!(meta["io.concierge/idempotentReplay"], true, "{meta}");
+    assert_eq!(
+        std::fs::read_to_string(shared.join("note.txt")).unwrap(),
+        "changed since"
+    );
+
+    // Every call wrote one audit line, refused ones too, with its arguments.
+    let lines = server.audit_lines_of("files.log", 9);
+    let calls: Vec<&Value> = lines.iter().filter(|l| l["tool"].is_string()).collect();
+    assert!(calls.len() >= 9, "{lines:?}");
+    assert!(
+        calls
+            .iter()
+            .any(|l| l["tool"] == "read_file" && l["arguments"]["path"] == "/etc/passwd"),
+        "{lines:?}"
+    );
+    client.cancel().await.ok();
+}
+
+/// A stdio server gets `PATH` and its `env`, nothing else of concierge's environment.
+#[tokio::test]
+async fn a_stdio_server_sees_path_and_its_env_only() {
+    let Some(folder) = upstreams() else { return };
+    let everything = format!(
+        r#"command = ["{}", "stdio"]
+env = {{ GREETING = "hello" }}
+tools = ["get-env", "get-structured-content", "get-tiny-image", "trigger-long-running-operation"]
+"#,
+        program(&folder, "mcp-server-everything")
+    );
+    let server = Server::start(
+        |dir| config(dir, &everything),
+        &[
+            ("APP_MCP_TOKENS", TOKEN),
+            ("CONCIERGE_SECRET_THING", "leak"),
+        ],
+    );
+    let client = connect(&server.url("/files/mcp"), "secret-token").await;
+    let env = call(&client, "get-env", json!({})).await;
+    let seen: Value = serde_json::from_str(&text(&env)).expect("get-env answers JSON");
+    let mut names: Vec<&str> = seen
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["GREETING", "PATH"], "{seen}");
+    passes_results_unchanged(&client).await;
+    client.cancel().await.ok();
+}
+
+/// Structured content and an image block reach the client as the upstream sent them.
+async fn passes_results_unchanged(client: &crate::common::Client) {
+    let weather = call(
+        client,
+        "get-structured-content",
+        json!({"location": "New York"}),
+    )
+    .await;
+    let structured = weather
+        .structured_content
+        .clone()
+        .expect("structured content");
+    assert!(structured.get("temperature").is_some(), "{structured}");
+    let image = call(client, "get-tiny-image", json!({})).await;
+    let blocks = serde_json::to_value(&image.content).unwrap();
+    let picture = blocks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .expect("an image block");
+    assert_eq!(picture["mimeType"], "image/png");
+    assert!(picture["data"].as_str().unwrap().len() > 100);
+}
+
+/// What a client heard while a call ran.
+#[derive(Clone, Default)]
+struct Heard {
+    progress: Arc<Mutex<Vec<f64>>>,
+    list_changed: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ClientHandler for Heard {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params.progress);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+async fn connect_hearing(url: &str) -> (RunningService<RoleClient, Heard>, Heard) {
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header("secret-token");
+    let heard = Heard::default();
+    let client = heard
+        .clone()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP client connects");
+    (client, heard)
+}
+
+/// The everything server over Streamable HTTP: results unchanged, progress passed through.
+#[tokio::test]
+async fn the_everything_server_over_streamable_http_with_progress() {
+    let Some(folder) = upstreams() else { return };
+    let port = free_port();
+    let _everything = Process(
+        std::process::Command::new(program(&folder, "mcp-server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the everything server starts"),
+    );
+    wait_for(port, "the everything server");
+    let upstream = format!(
+        r#"url = "http://127.0.0.1:{port}/mcp"
+headers = {{ X-Concierge-Test = "yes" }}
+tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-operation"]
+"#
+    );
+    let server = Server::start(|dir| config(dir, &upstream), &[("APP_MCP_TOKENS", TOKEN)]);
+    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
+    let plain = connect(&server.url("/files/mcp"), "secret-token").await;
+    passes_results_unchanged(&plain).await;
+
+    // rmcp's client sends a progress token with every request: the upstream's four steps
+    // reach this client.
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        CallToolRequestParams::new("trigger-long-running-operation").with_arguments(
+            json!({"duration": 0.4, "steps": 4})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ),
+    ));
+    let handle = client
+        .peer()
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let answer = handle.await_response().await.expect("the call answers");
+    let ServerResult::CallToolResult(done) = answer else {
+        panic!("a tool result: {answer:?}")
+    };
+    assert!(text(&done).contains("completed"), "{done:?}");
+    // The last step's report leaves the upstream together with the result, and a report
+    // that arrives after its call has ended has nowhere to go: three of four, in order, at
+    // least.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while heard.progress.lock().unwrap().len() < 3 && Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+    let progress = heard.progress.lock().unwrap().clone();
+    assert!(
+        progress.len() >= 3 && [1.0, 2.0, 3.0, 4.0].starts_with(&progress),
+        "{progress:?}"
+    );
+    client.cancel().await.ok();
+    plain.cancel().await.ok();
+}
+
+/// The pids of processes whose command line contains `needle`.
+fn pids_with(needle: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// An upstream killed under load: the other endpoint keeps answering, its tools answer a
+/// retryable error, it is started again, and a client with a session hears the list change.
+#[tokio::test]
+async fn a_killed_upstream_fails_open_and_comes_back() {
+    let Some(folder) = upstreams() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    shared_folder(dir.path());
+    let server = Server::start_in(
+        dir,
+        |dir| {
+            let mut config = config(dir, &filesystem(&folder, &dir.join("shared")));
+            config.push_str(
+                r#"
+[apps.other]
+kind = "mcp"
+command = ["/nonexistent/mcp-server"]
+tools = ["anything"]
+
+[[endpoint]]
+path = "/health-only/mcp"
+tools = ["other.*"]
+auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
+"#,
+            );
+            config
+        },
+        &[("APP_MCP_TOKENS", TOKEN)],
+    );
+    let shared = server.dir.path().join("shared").display().to_string();
+    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
+    let plain = connect(&server.url("/files/mcp"), "secret-token").await;
+    let read = || call(&plain, "read_file", json!({"path": "hello.txt"}));
+    assert_ne!(read().await.is_error, Some(true));
+
+    // A server that cannot start does not stop the others; its tool answers retryably.
+    let other = connect(&server.url("/health-only/mcp"), "secret-token").await;
+    let down = call(&other, "anything", json!({})).await;
+    assert_eq!(down.is_error, Some(true));
+    assert!(text(&down).contains("\"retryable\":true"), "{down:?}");
+    assert!(
+        !text(&down).contains("nonexistent"),
+        "no path reaches a client: {down:?}"
+    );
+
+    let pids = pids_with(&shared);
+    assert!(!pids.is_empty(), "the filesystem server runs");
+    for pid in &pids {
+        // SAFETY: a signal to a process of this test's own server.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    // Calls meanwhile answer at once, retryably, until the server is back.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut refused = 0;
+    loop {
+        let answer = read().await;
+        if answer.is_error != Some(true) {
+            break;
+        }
+        assert!(text(&answer).contains("\"retryable\":true"), "{answer:?}");
+        refused += 1;
+        assert!(
+            Instant::now() < deadline,
+            "the server was not started again"
+        );
+        tokio::task::yield_now().await;
+    }
+    eprintln!("{refused} calls answered retryably while the server was down");
+    assert!(!pids_with(&shared).iter().any(|p| pids.contains(p)));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while heard.list_changed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/tools/list_changed"
+        );
+        tokio::task::yield_now().await;
+    }
+    let health: Value = reqwest::get(server.url("/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(health["upstreams"]["files"]["status"], "ok", "{health}");
+    assert_eq!(health["upstreams"]["other"]["status"], "down", "{health}");
+    client.cancel().await.ok();
+    plain.cancel().await.ok();
+    other.cancel().await.ok();
+}

@@ -1,0 +1,362 @@
+//! One upstream server, kept connected: started (a child process in a process group of its own,
+//! or a Streamable HTTP session), its tool list read, restarted with backoff when it goes, and
+//! its state published for the tools and `/health`.
+//!
+//! The upstream is a stranger: every message it sends is bounded by the transport (a line, an
+//! event, a JSON body), its tool list by [`MAX_LISTED_TOOLS`] and [`MAX_LIST_PAGES`], its stderr
+//! by a line length and a rate, and every wait for it by a timeout.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{PaginatedRequestParams, Tool as Listed};
+use rmcp::service::{Peer, RunningService};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleClient, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::watch;
+
+use crate::client::{Client, ProgressRoutes};
+use crate::settings::McpSettings;
+
+/// Tools read from an upstream's list at most; the rest are ignored (and said so).
+pub const MAX_LISTED_TOOLS: usize = 10_000;
+/// Pages of a tool list read at most: an upstream that pages without end is cut off.
+const MAX_LIST_PAGES: usize = 100;
+/// The longest wait between two attempts to reach a server that is down.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// A connection that lasted this long starts the backoff again from its first step.
+const STEADY: Duration = Duration::from_secs(60);
+/// Lines of a child's stderr logged per [`STDERR_WINDOW`]; more are counted, not logged.
+const STDERR_LINES: u32 = 100;
+const STDERR_WINDOW: Duration = Duration::from_secs(10);
+/// The longest stderr line logged (longer ones are cut).
+const STDERR_LINE_BYTES: usize = 2048;
+
+/// Where the upstream is now.
+#[derive(Clone)]
+pub enum Link {
+    /// Not tried yet (a `lazy` upstream before its first call), or trying for the first time.
+    Starting,
+    Up {
+        peer: Peer<RoleClient>,
+        /// The upstream's tools that are on the allowlist, by the upstream's name.
+        tools: Arc<BTreeMap<String, Listed>>,
+    },
+    /// The reason is for the operator (`/health`, the log): it names no address or secret.
+    Down { reason: String },
+}
+
+/// One upstream and what is known of it.
+pub struct Upstream {
+    pub settings: Arc<McpSettings>,
+    pub label: String,
+    pub link: watch::Sender<Link>,
+    pub progress: ProgressRoutes,
+    tools_changed: Arc<tokio::sync::Notify>,
+    started: std::sync::atomic::AtomicBool,
+}
+
+impl Upstream {
+    pub fn new(settings: McpSettings) -> Arc<Self> {
+        Arc::new(Self {
+            label: settings.label(),
+            settings: Arc::new(settings),
+            link: watch::channel(Link::Starting).0,
+            progress: ProgressRoutes::default(),
+            tools_changed: Arc::default(),
+            started: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Starts keeping the upstream connected, once; later calls do nothing.
+    pub fn start(self: &Arc<Self>) {
+        if !self.started.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            tokio::spawn(self.clone().keep_connected());
+        }
+    }
+
+    /// The link once the first attempt is over, or `Starting` after `wait`.
+    pub async fn settled(&self, wait: Duration) -> Link {
+        let mut link = self.link.subscribe();
+        let settled = link.wait_for(|l| !matches!(l, Link::Starting));
+        match tokio::time::timeout(wait, settled).await {
+            Ok(Ok(link)) => link.clone(),
+            _ => self.link.borrow().clone(),
+        }
+    }
+
+    /// Connects, reads the tools, serves until the connection ends; again and again, waiting
+    /// longer after each failure (1 s, doubling, at most 30 s).
+    async fn keep_connected(self: Arc<Self>) {
+        let mut backoff = Duration::from_secs(1);
+        loop {
+            let began = Instant::now();
+            match self.connect().await {
+                Ok(service) => {
+                    tracing::info!(upstream = %self.label, "MCP server connected");
+                    let peer = service.peer().clone();
+                    let refresh = tokio::spawn(self.clone().follow_list(peer));
+                    let ended = service.waiting().await;
+                    refresh.abort();
+                    let reason = match ended {
+                        Ok(reason) => format!("the server went away ({reason:?})"),
+                        Err(_) => "the server went away".to_string(),
+                    };
+                    tracing::warn!(upstream = %self.label, %reason, "MCP server lost");
+                    self.link.send_replace(Link::Down { reason });
+                }
+                Err(reason) => {
+                    tracing::warn!(upstream = %self.label, %reason, "MCP server not reachable");
+                    self.link.send_replace(Link::Down { reason });
+                }
+            }
+            if began.elapsed() >= STEADY {
+                backoff = Duration::from_secs(1);
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// One connection: the transport, the MCP handshake and the first tool list, within the
+    /// start timeout.
+    async fn connect(&self) -> Result<RunningService<RoleClient, Client>, String> {
+        let client = Client {
+            progress: self.progress.clone(),
+            tools_changed: self.tools_changed.clone(),
+        };
+        let wait = self.settings.start_timeout;
+        let service = match (&self.settings.command, &self.settings.url) {
+            (Some(command), _) => {
+                let transport = self.spawn(command)?;
+                tokio::time::timeout(wait, client.serve(transport)).await
+            }
+            (None, Some(url)) => {
+                let transport = self.http(url)?;
+                tokio::time::timeout(wait, client.serve(transport)).await
+            }
+            (None, None) => return Err("no command and no url".into()),
+        };
+        let service = match service {
+            Ok(Ok(service)) => service,
+            Ok(Err(error)) => return Err(format!("the MCP handshake failed: {error}")),
+            Err(_) => return Err(format!("no answer to the handshake within {wait:?}")),
+        };
+        let tools = tokio::time::timeout(wait, self.list(service.peer()))
+            .await
+            .map_err(|_| format!("no tool list within {wait:?}"))??;
+        self.publish(service.peer().clone(), tools);
+        Ok(service)
+    }
+
+    /// Reads the list again whenever the upstream says it changed.
+    async fn follow_list(self: Arc<Self>, peer: Peer<RoleClient>) {
+        loop {
+            self.tools_changed.notified().await;
+            match tokio::time::timeout(self.settings.start_timeout, self.list(&peer)).await {
+                Ok(Ok(tools)) => {
+                    tracing::info!(upstream = %self.label, "MCP server's tools changed");
+                    self.publish(peer.clone(), tools);
+                }
+                Ok(Err(reason)) => {
+                    tracing::warn!(upstream = %self.label, %reason, "tool list not read again");
+                }
+                Err(_) => {
+                    tracing::warn!(upstream = %self.label, "no answer to tools/list; the last list stays");
+                }
+            }
+        }
+    }
+
+    fn publish(&self, peer: Peer<RoleClient>, tools: BTreeMap<String, Listed>) {
+        for wanted in &self.settings.tools {
+            if !tools.contains_key(wanted) {
+                tracing::error!(upstream = %self.label, tool = %wanted, "a listed tool is not offered by the MCP server");
+            }
+        }
+        self.link.send_replace(Link::Up {
+            peer,
+            tools: Arc::new(tools),
+        });
+    }
+
+    /// The upstream's tools on the allowlist, page by page, within the bounds.
+    async fn list(&self, peer: &Peer<RoleClient>) -> Result<BTreeMap<String, Listed>, String> {
+        let mut kept = BTreeMap::new();
+        let mut cursor = None;
+        let mut seen = 0usize;
+        for _ in 0..MAX_LIST_PAGES {
+            let params =
+                cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+            let page = peer
+                .list_tools(params)
+                .await
+                .map_err(|error| format!("tools/list failed: {error}"))?;
+            for tool in page.tools {
+                seen += 1;
+                if seen > MAX_LISTED_TOOLS {
+                    tracing::warn!(upstream = %self.label, "the MCP server lists more than {MAX_LISTED_TOOLS} tools; the rest are ignored");
+                    return Ok(kept);
+                }
+                if self.settings.tools.iter().any(|t| **t == *tool.name) {
+                    kept.insert(tool.name.to_string(), tool);
+                }
+            }
+            match page.next_cursor {
+                Some(next) if !next.is_empty() => cursor = Some(next),
+                _ => return Ok(kept),
+            }
+        }
+        tracing::warn!(upstream = %self.label, "the MCP server's tool list has more than {MAX_LIST_PAGES} pages; the rest are ignored");
+        Ok(kept)
+    }
+
+    /// The child process: its environment `PATH` and `env` only, in a process group of its
+    /// own (killed whole when the connection ends), its stderr logged line by line.
+    fn spawn(&self, command: &[String]) -> Result<ChildTransport, String> {
+        let mut child = tokio::process::Command::new(&command[0]);
+        child
+            .args(&command[1..])
+            .env_clear()
+            .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
+            .envs(&self.settings.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = &self.settings.cwd {
+            child.current_dir(cwd);
+        }
+        let mut child = child
+            .spawn()
+            .map_err(|error| format!("cannot start `{}`: {error}", command[0]))?;
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err("the child's stdin or stdout is missing".into());
+        };
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(log_stderr(self.label.clone(), stderr));
+        }
+        // A line is one message: room for the largest result and its envelope, no more.
+        let line = self
+            .settings
+            .max_result_bytes
+            .saturating_mul(2)
+            .max(1 << 20);
+        Ok(ChildTransport {
+            transport: AsyncRwTransport::new(stdout, stdin).with_max_line_length(line),
+            group: ProcessGroup(child),
+        })
+    }
+
+    fn http(
+        &self,
+        url: &str,
+    ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut headers = std::collections::HashMap::new();
+        for (name, value) in &self.settings.headers {
+            let name = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("`{name}` is not a header name"))?;
+            let value = http::HeaderValue::from_str(value)
+                .map_err(|_| format!("the value of header `{name}` is not a header value"))?;
+            headers.insert(name, value);
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|error| format!("cannot make an HTTP client: {error}"))?;
+        let bound = self
+            .settings
+            .max_result_bytes
+            .saturating_mul(2)
+            .max(1 << 20);
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+            .custom_headers(headers)
+            .max_sse_event_size(bound)
+            .max_json_response_size(bound)
+            .reinit_on_expired_session(true);
+        Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
+            client, config,
+        ))
+    }
+}
+
+/// The child's stderr in the log, line by line, within a rate: a chatty or hostile server
+/// cannot flood the log.
+async fn log_stderr(label: String, stderr: tokio::process::ChildStderr) {
+    let mut lines = tokio::io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    let mut window = Instant::now();
+    let (mut logged, mut dropped) = (0u32, 0u64);
+    loop {
+        line.clear();
+        match tokio::io::AsyncReadExt::take(&mut lines, STDERR_LINE_BYTES as u64 * 16)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if window.elapsed() >= STDERR_WINDOW {
+            if dropped > 0 {
+                tracing::warn!(upstream = %label, dropped, "MCP server stderr lines not logged");
+            }
+            (window, logged, dropped) = (Instant::now(), 0, 0);
+        }
+        if logged >= STDERR_LINES {
+            dropped += 1;
+            continue;
+        }
+        logged += 1;
+        let text = String::from_utf8_lossy(&line[..line.len().min(STDERR_LINE_BYTES)]);
+        tracing::info!(upstream = %label, line = %text.trim_end(), "MCP server stderr");
+    }
+}
+
+/// The child and its process group: dropped, the whole group is killed (a server that started
+/// helpers of its own leaves none behind).
+struct ProcessGroup(tokio::process::Child);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.id() {
+            // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// The child's stdio as rmcp's transport, holding the child for as long as the transport lives.
+struct ChildTransport {
+    transport:
+        AsyncRwTransport<RoleClient, tokio::process::ChildStdout, tokio::process::ChildStdin>,
+    group: ProcessGroup,
+}
+
+impl rmcp::transport::Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.transport.send(item)
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.transport.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let _ = self.group.0.start_kill();
+        self.transport.close()
+    }
+}

@@ -1,0 +1,162 @@
+//! The kind `mcp`: an MCP server a business already runs, behind concierge's door.
+//!
+//! An instance names one upstream server — a program started over stdio (`command`) or a
+//! Streamable HTTP `url` — and the tools of it that exist here (`tools`, an allowlist). Each
+//! such tool is served with the upstream's own schemas (arguments are checked against them
+//! before anything is sent; results are handed back unchanged: content blocks, structured
+//! content, `isError`) and with everything the platform does for any tool: scopes, limits,
+//! audit, write safety (an idempotency key and a confirmation in front of a tool the config
+//! marks `write`), arguments the model never sees (`fixed`).
+//!
+//! - `settings.rs`: the section, and what is wrong with it before anything starts
+//! - `connection.rs`: the upstream kept connected, its tool list, its child process
+//! - `client.rs`: what concierge declares as a client, and what it hears unasked
+//! - `tool.rs`: one tool as served here, and its calls
+//!
+//! The upstream never sees the caller's token: it sees concierge's own credentials (`headers`,
+//! `env`). Its tools' list is what `serve` follows: a new list (the server restarted, said its
+//! tools changed, or went down with `when_down = "hide"`) is mounted in place of the last, and
+//! clients with a session are told.
+
+mod client;
+mod connection;
+pub mod settings;
+mod tool;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use concierge_core::{Health, LiveReport, Tool, ToolList, ToolSet};
+use rmcp::model::Tool as Listed;
+
+pub use connection::MAX_LISTED_TOOLS;
+use connection::{Link, Upstream};
+pub use settings::McpSettings;
+use settings::{Start, WhenDown};
+use tool::FederatedTool;
+
+/// An instance's section to its tool set: stand-ins for the allowlisted tools (what `check`
+/// sees, and what is served until the upstream's list is read), and the updates `serve` starts.
+pub fn build(settings: McpSettings) -> Result<ToolSet, String> {
+    let problems = settings.problems();
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    let code = settings.language.as_deref().unwrap_or("en");
+    let messages = concierge_core::messages::by_code(code)
+        .ok_or_else(|| format!("language `{code}` is not one of en, ru, zh, de, vi"))?;
+    let upstream = Upstream::new(settings);
+    let stand_ins = tools_of(&upstream, &BTreeMap::new(), false);
+    let health = upstream.clone();
+    let live = upstream.clone();
+    let updates = upstream.clone();
+    Ok(ToolSet::new("mcp", messages, stand_ins)
+        .with_health(Arc::new(move || {
+            let upstream = health.clone();
+            Box::pin(async move { health_of(&upstream.link.borrow()) })
+        }))
+        .with_live_check(Arc::new(move || {
+            let upstream = live.clone();
+            Box::pin(async move { live_check(&upstream).await })
+        }))
+        .with_updates(Arc::new(move || {
+            let upstream = updates.clone();
+            Box::pin(async move { follow(upstream).await })
+        })))
+}
+
+fn health_of(link: &Link) -> Health {
+    match link {
+        Link::Up { .. } => Health::Ok,
+        Link::Starting => Health::Starting("connecting to the MCP server".into()),
+        Link::Down { .. } => Health::Down("the MCP server is not reachable".into()),
+    }
+}
+
+/// `check --live`: the upstream started, and every allowlisted tool found in its list.
+async fn live_check(upstream: &Arc<Upstream>) -> LiveReport {
+    upstream.start();
+    let mut report = LiveReport::default();
+    match upstream.settled(upstream.settings.start_timeout).await {
+        Link::Up { tools, .. } => {
+            for wanted in &upstream.settings.tools {
+                if !tools.contains_key(wanted) {
+                    report.problems.push(format!(
+                        "tool `{wanted}` is in `tools` but the MCP server does not offer it"
+                    ));
+                }
+            }
+        }
+        Link::Starting => report
+            .problems
+            .push("the MCP server did not answer within `start_timeout`".into()),
+        Link::Down { reason } => report
+            .problems
+            .push(format!("the MCP server is not reachable: {reason}")),
+    }
+    report
+}
+
+/// The tools served now: each allowlisted tool from the upstream's listing; while the server
+/// is not up, from the last listing seen (or a stand-in), or none with `when_down = "hide"`.
+fn tools_of(
+    upstream: &Arc<Upstream>,
+    listings: &BTreeMap<String, Listed>,
+    up: bool,
+) -> Vec<Arc<dyn Tool>> {
+    if !up && upstream.settings.when_down == WhenDown::Hide {
+        return Vec::new();
+    }
+    upstream
+        .settings
+        .tools
+        .iter()
+        .filter_map(|name| match listings.get(name) {
+            Some(listing) => Some(FederatedTool::new(name, Some(listing), upstream)),
+            None if up => None,
+            None => Some(FederatedTool::new(name, None, upstream)),
+        })
+        .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
+        .collect()
+}
+
+/// Starts the upstream (unless `lazy`), waits for its first list within `start_timeout`, and
+/// from then on sends a new tool list whenever what is served changes.
+async fn follow(upstream: Arc<Upstream>) -> ToolList {
+    if upstream.settings.start == Start::Serve {
+        upstream.start();
+        upstream.settled(upstream.settings.start_timeout).await;
+    }
+    let mut link = upstream.link.subscribe();
+    let mut last = BTreeMap::new();
+    let mut shown = served(&upstream, &link.borrow_and_update(), &mut last);
+    let (sender, receiver) = tokio::sync::watch::channel(tools_of(&upstream, &last, shown.1));
+    tokio::spawn(async move {
+        while link.changed().await.is_ok() {
+            let now = served(&upstream, &link.borrow_and_update(), &mut last);
+            if now != shown {
+                shown = now;
+                if sender.send(tools_of(&upstream, &last, shown.1)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    receiver
+}
+
+/// What the link means for the list, to tell one list from the next (the listings to serve
+/// from, kept in `last` across an outage; up, down or hidden), and whether the server is up.
+fn served(upstream: &Upstream, link: &Link, last: &mut BTreeMap<String, Listed>) -> (String, bool) {
+    let up = matches!(link, Link::Up { .. });
+    if let Link::Up { tools, .. } = link {
+        *last = (**tools).clone();
+    }
+    let state = match (up, upstream.settings.when_down) {
+        (true, _) => "up",
+        (false, WhenDown::Hide) => return ("hidden".into(), false),
+        (false, WhenDown::Error) => "down",
+    };
+    let listed = serde_json::to_string(&*last).unwrap_or_default();
+    (format!("{state} {listed}"), up)
+}

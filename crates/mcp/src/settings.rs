@@ -1,0 +1,332 @@
+//! An `[apps.<name>]` section of kind `mcp`, as the config writes it, and what is checked
+//! before anything starts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+/// One upstream MCP server and the tools of it that concierge serves.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSettings {
+    /// A server started as a child process, spoken to over its stdin and stdout: the program
+    /// and its arguments.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// A server reached over Streamable HTTP.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `streamable-http` (the default for a `url`).
+    #[serde(default)]
+    pub transport: Option<String>,
+    /// For a `command`: the only variables it gets besides `PATH`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// For a `command`: the folder it starts in (default: concierge's own).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// For a `url`: headers sent with every request (concierge's own credentials). Never
+    /// logged.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The upstream's tools that exist here, by the upstream's names. Required: a server's new
+    /// tool is not served until someone lists it.
+    pub tools: Vec<String>,
+    /// Upstream name → the name served here.
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
+    /// Per upstream tool name: what concierge says and does differently.
+    #[serde(default, rename = "override")]
+    pub overrides: BTreeMap<String, ToolOverride>,
+    /// `serve` (connect when the server starts, the default) or `lazy` (on the first call).
+    #[serde(default)]
+    pub start: Start,
+    /// How long one call may take upstream before it is cancelled there.
+    #[serde(default = "one_minute", deserialize_with = "bounded_duration")]
+    pub call_timeout: Duration,
+    /// How long starting waits for the upstream's first tool list.
+    #[serde(default = "half_a_minute", deserialize_with = "bounded_duration")]
+    pub start_timeout: Duration,
+    /// A result larger than this (its JSON) is answered as a readable error.
+    #[serde(default = "four_mib", deserialize_with = "concierge_core::sizes::size")]
+    pub max_result_bytes: usize,
+    /// While the upstream is down its tools answer a retryable error (`error`, the default),
+    /// or are not listed at all (`hide`).
+    #[serde(default)]
+    pub when_down: WhenDown,
+    /// `en`, `ru`, `zh`, `de` or `vi`: the language of the platform's messages to the model.
+    #[serde(default)]
+    pub language: Option<String>,
+}
+
+/// When the upstream is first connected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Start {
+    #[default]
+    Serve,
+    Lazy,
+}
+
+/// What a client sees of an upstream that is down.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WhenDown {
+    #[default]
+    Error,
+    Hide,
+}
+
+/// What concierge says and does differently for one upstream tool.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOverride {
+    pub description: Option<String>,
+    pub title: Option<String>,
+    /// The platform's write safety: an `idempotency_key`, and a replay answers the first
+    /// result without calling the upstream again.
+    #[serde(default)]
+    pub write: bool,
+    /// With `write`: a preview and a confirm token first.
+    #[serde(default)]
+    pub confirm: bool,
+    /// Merged over the upstream's hints: `read_only`, `destructive`, `idempotent`,
+    /// `open_world`, or the MCP names (`readOnlyHint`, …).
+    #[serde(default)]
+    pub annotations: BTreeMap<String, bool>,
+    /// Arguments always sent, removed from the schema; a call that passes one is refused.
+    #[serde(default)]
+    pub fixed: Map<String, Value>,
+    /// The upstream's own argument that means "change nothing" (a boolean): with it, a write's
+    /// `dry_run` and its confirmation preview ask the upstream; without it, the preview says
+    /// what would be sent.
+    #[serde(default)]
+    pub dry_run: Option<String>,
+    /// OAuth scopes a caller needs, besides the endpoint's.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Argument names whose values never reach the audit log.
+    #[serde(default)]
+    pub secret_arguments: Vec<String>,
+}
+
+impl McpSettings {
+    /// Everything that can be known wrong without the upstream: one message per problem.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => problems.push("set `command` or `url`, not both".into()),
+            (None, None) => problems.push(
+                "set `command` (a server started over stdio) or `url` (Streamable HTTP)".into(),
+            ),
+            (Some(command), None) if command.is_empty() || command[0].trim().is_empty() => {
+                problems.push("`command` names no program".into())
+            }
+            (Some(_), None) if !self.headers.is_empty() => {
+                problems.push("`headers` are sent to a `url`; a `command` gets `env`".into())
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    problems.push("`url` must start with http:// or https://".into());
+                }
+                if !self.env.is_empty() || self.cwd.is_some() {
+                    problems
+                        .push("`env` and `cwd` are for a `command`; a `url` gets `headers`".into());
+                }
+                for name in self.headers.keys() {
+                    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                        problems.push(format!("`headers`: `{name}` is not a header name"));
+                    }
+                }
+            }
+            _ => {}
+        }
+        match self.transport.as_deref() {
+            None | Some("streamable-http") => {}
+            Some("sse") => problems.push(
+                "`transport = \"sse\"` (the legacy HTTP+SSE transport) is not supported yet; \
+                 use a Streamable HTTP `url`"
+                    .into(),
+            ),
+            Some(other) => {
+                problems.push(format!("`transport = \"{other}\"`: use `streamable-http`"))
+            }
+        }
+        if self.tools.is_empty() {
+            problems.push(
+                "`tools` lists no tool: name the upstream's tools to serve (an allowlist)".into(),
+            );
+        }
+        let mut served: BTreeMap<&str, &str> = BTreeMap::new();
+        for tool in &self.tools {
+            let name = self.served_name(tool);
+            if !is_tool_name(name) {
+                problems.push(format!(
+                    "tool `{tool}` would be served as `{name}`: a tool's name is 1–64 letters, \
+                     digits, `_`, `-` or `.`; `rename` it"
+                ));
+            }
+            if let Some(other) = served.insert(name, tool) {
+                problems.push(format!(
+                    "tools `{other}` and `{tool}` would both be served as `{name}`"
+                ));
+            }
+        }
+        for upstream in self.rename.keys().chain(self.overrides.keys()) {
+            if !self.tools.contains(upstream) {
+                problems.push(format!(
+                    "`{upstream}` is renamed or overridden but not in `tools`"
+                ));
+            }
+        }
+        for (tool, edit) in &self.overrides {
+            if edit.confirm && !edit.write {
+                problems.push(format!(
+                    "override.{tool}: `confirm` needs `write = true` (confirmation is write safety)"
+                ));
+            }
+            if edit.dry_run.is_some() && !edit.write {
+                problems.push(format!("override.{tool}: `dry_run` needs `write = true`"));
+            }
+            for key in edit.annotations.keys() {
+                if annotation_of(key).is_none() {
+                    problems.push(format!(
+                        "override.{tool}.annotations: `{key}` is none of read_only, \
+                         destructive, idempotent, open_world (or readOnlyHint, …)"
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// The name an upstream tool is served under.
+    pub fn served_name<'a>(&'a self, upstream: &'a str) -> &'a str {
+        self.rename.get(upstream).map_or(upstream, String::as_str)
+    }
+
+    /// What the logs call this upstream: its program, or its URL without query or user info.
+    pub fn label(&self) -> String {
+        match (&self.command, &self.url) {
+            (Some(command), _) => command.first().cloned().unwrap_or_default(),
+            (None, Some(url)) => {
+                let url = url.split(['?', '#']).next().unwrap_or_default();
+                match url.split_once("://") {
+                    Some((scheme, rest)) => {
+                        let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+                        format!("{scheme}://{rest}")
+                    }
+                    None => url.to_string(),
+                }
+            }
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// Which hint an override's annotation key sets.
+pub enum Hint {
+    ReadOnly,
+    Destructive,
+    Idempotent,
+    OpenWorld,
+}
+
+pub fn annotation_of(key: &str) -> Option<Hint> {
+    Some(match key {
+        "read_only" | "readOnlyHint" => Hint::ReadOnly,
+        "destructive" | "destructiveHint" => Hint::Destructive,
+        "idempotent" | "idempotentHint" => Hint::Idempotent,
+        "open_world" | "openWorldHint" => Hint::OpenWorld,
+        _ => return None,
+    })
+}
+
+/// MCP tool names as clients accept them (SEP-986): 1–64 of `A-Z a-z 0-9 _ - .`.
+fn is_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+fn one_minute() -> Duration {
+    Duration::from_secs(60)
+}
+
+fn half_a_minute() -> Duration {
+    Duration::from_secs(30)
+}
+
+fn four_mib() -> usize {
+    4 * 1024 * 1024
+}
+
+fn bounded_duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    let value: Duration = humantime_serde::deserialize(deserializer)?;
+    if value >= Duration::from_millis(100) && value <= Duration::from_secs(3600) {
+        Ok(value)
+    } else {
+        Err(serde::de::Error::custom(
+            "must be at least 100ms and at most 1h",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(text: &str) -> McpSettings {
+        toml::from_str(text).expect("the settings read")
+    }
+
+    #[test]
+    fn two_tools_served_under_one_name_are_named_both() {
+        let problems = settings(
+            r#"command = ["server"]
+               tools = ["read_text_file", "read_file"]
+               rename = { read_text_file = "read_file" }"#,
+        )
+        .problems();
+        assert_eq!(
+            problems,
+            ["tools `read_text_file` and `read_file` would both be served as `read_file`"]
+        );
+    }
+
+    #[test]
+    fn what_is_wrong_without_the_upstream_is_said_at_once() {
+        let problems = settings(
+            r#"url = "ftp://example.com"
+               env = { A = "1" }
+               tools = []
+               [override.write_file]
+               confirm = true
+               annotations = { dangerous = true }"#,
+        )
+        .problems();
+        let all = problems.join("\n");
+        for expected in [
+            "`url` must start with http://",
+            "`env` and `cwd` are for a `command`",
+            "`tools` lists no tool",
+            "`write_file` is renamed or overridden but not in `tools`",
+            "`confirm` needs `write = true`",
+            "`dangerous` is none of",
+        ] {
+            assert!(all.contains(expected), "{expected} in {all}");
+        }
+    }
+
+    #[test]
+    fn a_url_is_labelled_without_its_secrets() {
+        let settings = settings(
+            r#"url = "https://user:pw@mcp.example.com/mcp?key=abc"
+               tools = ["x"]"#,
+        );
+        assert_eq!(settings.label(), "https://mcp.example.com/mcp");
+    }
+}

@@ -1,0 +1,343 @@
+//! One upstream tool as concierge serves it: the upstream's listing with the config's overrides
+//! (name, texts, hints, fixed arguments, write safety), and its calls forwarded with the
+//! arguments that passed the upstream's own schema, the answers handed back unchanged.
+
+use std::sync::Arc;
+
+use concierge_core::{
+    Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSpec, WriteSafety, mcp_result,
+};
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, RequestId, RequestMetaObject, ServerResult, Tool as Listed,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
+use serde_json::{Map, Value, json};
+
+use crate::connection::{Link, Upstream};
+use crate::settings::{Hint, ToolOverride, annotation_of};
+
+/// One allowlisted tool of an upstream.
+pub struct FederatedTool {
+    spec: ToolSpec,
+    /// The upstream's name for it.
+    upstream_name: String,
+    edit: ToolOverride,
+    /// Made from the upstream's listing; `false` for the stand-in served before one was read.
+    listed: bool,
+    upstream: Arc<Upstream>,
+}
+
+/// The schema of an object that declares nothing: what a stand-in accepts, unseen.
+fn any_object() -> Map<String, Value> {
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema
+}
+
+impl FederatedTool {
+    /// `upstream_name` as served here: from its listing when there is one, else a stand-in
+    /// whose calls answer that the server is not reachable.
+    pub fn new(upstream_name: &str, listing: Option<&Listed>, upstream: &Arc<Upstream>) -> Self {
+        let settings = &upstream.settings;
+        let edit = settings
+            .overrides
+            .get(upstream_name)
+            .cloned()
+            .unwrap_or_default();
+        let name = settings.served_name(upstream_name).to_string();
+        let description = edit
+            .description
+            .clone()
+            .or_else(|| listing.and_then(|l| l.description.as_deref().map(str::to_string)))
+            .unwrap_or_else(|| {
+                format!("`{upstream_name}` of an MCP server that has not answered yet.")
+            });
+        let mut input_schema = listing.map_or_else(any_object, |l| (*l.input_schema).clone());
+        for fixed in edit.fixed.keys() {
+            if let Some(Value::Object(properties)) = input_schema.get_mut("properties") {
+                properties.remove(fixed);
+            }
+            if let Some(Value::Array(required)) = input_schema.get_mut("required") {
+                required.retain(|r| r.as_str() != Some(fixed.as_str()));
+            }
+        }
+        let write = edit.write.then_some(WriteSafety {
+            confirm: edit.confirm,
+        });
+        let output_schema = match listing.and_then(|l| l.output_schema.as_deref()) {
+            Some(schema) if write.is_some() => with_platform_answers(schema),
+            Some(schema) => schema.clone(),
+            // No schema promised: results carry no structured content the SDKs would check.
+            None => Map::new(),
+        };
+        let mut spec = ToolSpec::new(
+            name,
+            description,
+            input_schema,
+            output_schema,
+            annotations(listing, &edit),
+        );
+        spec.title = edit.title.clone().or_else(|| {
+            listing.and_then(|l| {
+                l.title
+                    .clone()
+                    .or_else(|| l.annotations.as_ref().and_then(|a| a.title.clone()))
+            })
+        });
+        spec.secret_fields = edit.secret_arguments.clone();
+        spec.from_caller = edit.fixed.keys().cloned().collect();
+        spec.scopes = edit.scopes.clone();
+        spec.write = write;
+        spec.passes_through = true;
+        Self {
+            spec,
+            upstream_name: upstream_name.to_string(),
+            edit,
+            listed: listing.is_some(),
+            upstream: upstream.clone(),
+        }
+    }
+
+    async fn run(&self, arguments: Value, context: CallContext) -> Result<Value, ToolError> {
+        let Value::Object(mut arguments) = arguments else {
+            return Err(ToolError::invalid("", "the arguments must be an object"));
+        };
+        if context.dry_run {
+            match &self.edit.dry_run {
+                Some(flag) => {
+                    arguments.insert(flag.clone(), Value::Bool(true));
+                }
+                // What would be sent, with the fixed arguments the model never sees left out.
+                None => {
+                    return Ok(json!({
+                        "dryRun": true,
+                        "wouldCall": {"tool": self.upstream_name, "arguments": arguments},
+                    }));
+                }
+            }
+        }
+        for (name, value) in &self.edit.fixed {
+            arguments.insert(name.clone(), value.clone());
+        }
+        let peer = self.peer().await?;
+        self.forward(peer, arguments, &context).await
+    }
+
+    /// The connection to call over; starts a `lazy` upstream.
+    async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        self.upstream.start();
+        match self
+            .upstream
+            .settled(self.upstream.settings.start_timeout)
+            .await
+        {
+            Link::Up { peer, tools } if self.listed && tools.contains_key(&self.upstream_name) => {
+                Ok(peer)
+            }
+            // Up, but this tool's listing is being read again: the list swaps in a moment.
+            Link::Up { .. } => Err(unavailable(
+                "upstream_changing",
+                "The server behind this tool just changed its tools; call again in a few seconds.",
+            )),
+            Link::Starting | Link::Down { .. } => Err(unavailable(
+                "upstream_unavailable",
+                "The server behind this tool is not reachable right now; nothing was sent. Retry \
+                 in a few seconds.",
+            )),
+        }
+    }
+
+    async fn forward(
+        &self,
+        peer: Peer<RoleClient>,
+        arguments: Map<String, Value>,
+        context: &CallContext,
+    ) -> Result<Value, ToolError> {
+        let upstream = &self.upstream;
+        let observed =
+            concierge_core::observe::UpstreamCall::start("mcp", "tools/call", &upstream.label);
+        let mut meta = RequestMetaObject::default();
+        for (name, value) in observed.headers() {
+            meta.insert(name.to_string(), Value::String(value));
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(self.upstream_name.clone()).with_arguments(arguments),
+        ));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options().with_meta(meta))
+            .await
+            .map_err(|_| {
+                unavailable(
+                    "upstream_unavailable",
+                    "The server behind this tool went away; nothing was sent. Retry in a few \
+                     seconds.",
+                )
+            })?;
+        let _route = context.progress.clone().and_then(|progress| {
+            upstream
+                .progress
+                .route(handle.progress_token.clone(), progress)
+        });
+        // Dropped before the answer (the client cancelled, the deadline passed): the upstream
+        // is told to stop.
+        let mut abandoned = Abandoned {
+            peer: Some(peer),
+            id: handle.id.clone(),
+        };
+        let answer = tokio::time::timeout(upstream.settings.call_timeout, handle.rx).await;
+        let result = match answer {
+            Err(_) => {
+                observed.finish(None);
+                return Err(unavailable(
+                    "upstream_timeout",
+                    &format!(
+                        "The server behind this tool did not answer within {} s; the call was \
+                         cancelled there. It may have acted: check before calling again.",
+                        upstream.settings.call_timeout.as_secs()
+                    ),
+                ));
+            }
+            Ok(Err(_)) | Ok(Ok(Err(rmcp::service::ServiceError::TransportClosed))) => {
+                abandoned.peer = None;
+                observed.finish(None);
+                return Err(unavailable(
+                    "upstream_unavailable",
+                    "The server behind this tool went away during the call; whether it acted is \
+                     unknown. Check before calling again.",
+                ));
+            }
+            Ok(Ok(Err(error))) => {
+                abandoned.peer = None;
+                observed.finish(None);
+                return Err(refused_upstream(error));
+            }
+            Ok(Ok(Ok(result))) => {
+                abandoned.peer = None;
+                observed.finish(Some(200));
+                result
+            }
+        };
+        let ServerResult::CallToolResult(result) = result else {
+            return Err(ToolError::internal(
+                "upstream_answer_unusable",
+                "the upstream answered tools/call with another kind of result",
+            )
+            .with_message(
+                "The server behind this tool answered in a way concierge cannot pass on.",
+            ));
+        };
+        let value = serde_json::to_value(&result)
+            .map_err(|error| ToolError::internal("upstream_answer_unusable", error.to_string()))?;
+        let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
+        if size > upstream.settings.max_result_bytes {
+            return Err(ToolError::rejected(
+                "upstream_result_too_large",
+                format!(
+                    "The result is {size} bytes, more than the {} this server may answer; ask \
+                     for less (a narrower path, a smaller range).",
+                    upstream.settings.max_result_bytes
+                ),
+            ));
+        }
+        Ok(mcp_result(value))
+    }
+}
+
+impl Tool for FederatedTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
+        Box::pin(self.run(arguments, context))
+    }
+}
+
+/// The upstream's hints (absent ones as MCP defines them) with the override's over them; a
+/// write is never read-only.
+fn annotations(listing: Option<&Listed>, edit: &ToolOverride) -> Annotations {
+    let hints = listing.and_then(|l| l.annotations.as_ref());
+    let mut annotations = Annotations {
+        read_only: hints.and_then(|h| h.read_only_hint).unwrap_or(false),
+        destructive: hints.and_then(|h| h.destructive_hint).unwrap_or(true),
+        idempotent: hints.and_then(|h| h.idempotent_hint).unwrap_or(false),
+        open_world: hints.and_then(|h| h.open_world_hint).unwrap_or(true),
+    };
+    for (key, value) in &edit.annotations {
+        match annotation_of(key) {
+            Some(Hint::ReadOnly) => annotations.read_only = *value,
+            Some(Hint::Destructive) => annotations.destructive = *value,
+            Some(Hint::Idempotent) => annotations.idempotent = *value,
+            Some(Hint::OpenWorld) => annotations.open_world = *value,
+            None => {}
+        }
+    }
+    if edit.write {
+        annotations.read_only = false;
+    }
+    // MCP reads `destructiveHint` only for a tool that is not read-only; said plainly here.
+    if annotations.read_only {
+        annotations.destructive = false;
+    }
+    annotations
+}
+
+/// A write's output schema: the upstream's result, or one of the platform's own answers about
+/// it (the confirmation preview, a dry run that did not reach the upstream).
+fn with_platform_answers(schema: &Map<String, Value>) -> Map<String, Value> {
+    let mut schema = schema.clone();
+    // One dialect for the whole document: a `$schema` may stand only at its root.
+    schema.remove("$schema");
+    let mut wrapped = any_object();
+    wrapped.insert(
+        "anyOf".into(),
+        json!([
+            schema,
+            {"type": "object", "required": ["confirmationRequired"]},
+            {"type": "object", "required": ["dryRun"]},
+        ]),
+    );
+    wrapped
+}
+
+/// A readable error the caller may retry.
+fn unavailable(code: &'static str, message: &str) -> ToolError {
+    ToolError::rejected(code, message).with_envelope(json!({"error": {
+        "code": code,
+        "message": message,
+        "retryable": true,
+    }}))
+}
+
+/// The upstream refused the call as a protocol error (unknown tool, invalid params): its own
+/// message, cut short, is the caller's to read.
+fn refused_upstream(error: rmcp::service::ServiceError) -> ToolError {
+    let message = match &error {
+        rmcp::service::ServiceError::McpError(data) => data.message.chars().take(500).collect(),
+        _ => "the server behind this tool refused the call".to_string(),
+    };
+    ToolError::rejected("upstream_refused", message)
+}
+
+/// A call the upstream is told to stop when its future is dropped before the answer.
+struct Abandoned {
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let notification = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the caller cancelled the call".into()),
+        ));
+        tokio::spawn(async move {
+            let _ = peer.send_notification(notification.into()).await;
+        });
+    }
+}
