@@ -431,7 +431,7 @@ fn scoped(tool: Arc<dyn Tool>, scope: &str) -> Arc<dyn Tool> {
 fn write(tool: Arc<dyn Tool>, scope: &str, confirm: bool) -> Arc<dyn Tool> {
     with_spec(tool, |spec| {
         spec.scopes = vec![scope.to_string()];
-        spec.write = Some(WriteSafety { confirm });
+        spec.write = Some(WriteSafety::confirmed(confirm));
         // Clients with MCP Tasks follow the batch as a task instead of polling batch_status.
         spec.follow_up = Some(FollowUp {
             id_field: "batch_id".into(),

@@ -49,17 +49,38 @@ impl Annotations {
 /// - `idempotency_key` (required): the same key from the same caller within the idempotency window
 ///   answers the first result again without a second write; the same key with other arguments
 ///   is refused;
-/// - `dry_run`: the tool runs with [`CallContext::dry_run`] set and must change nothing;
+/// - `dry_run` (unless the tool says it cannot): the tool runs with [`CallContext::dry_run`] set
+///   and must change nothing;
 /// - `confirm_token` (when `confirm`): the first call answers a dry-run preview and a short-lived
 ///   token bound to the caller and the arguments; only a call carrying it executes.
 ///
 /// The tool itself only has to honour `dry_run`. The platform never retries a write.
 ///
 /// [`CallContext::dry_run`]: crate::CallContext::dry_run
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteSafety {
     /// Ask for confirmation first (destructive writes). An endpoint's config may override it.
     pub confirm: bool,
+    /// Offer `dry_run` (the default). A tool that cannot tell what it would change without
+    /// changing it (another MCP server's tool without an argument that means "dry run") does
+    /// not; its confirmation preview then says what would be sent.
+    pub dry_run: bool,
+}
+
+impl WriteSafety {
+    /// Write safety with a dry run, confirmed first or not.
+    pub const fn confirmed(confirm: bool) -> Self {
+        Self {
+            confirm,
+            dry_run: true,
+        }
+    }
+}
+
+impl Default for WriteSafety {
+    fn default() -> Self {
+        Self::confirmed(false)
+    }
 }
 
 /// How the background job a write starts is followed (Mappy: `batch_id` → `batch_status`).

@@ -240,12 +240,7 @@ impl Upstream {
         if let Some(stderr) = child.stderr.take() {
             tokio::spawn(log_stderr(self.label.clone(), stderr));
         }
-        // A line is one message: room for the largest result and its envelope, no more.
-        let line = self
-            .settings
-            .max_result_bytes
-            .saturating_mul(2)
-            .max(1 << 20);
+        let line = message_bound(&self.settings);
         Ok(ChildTransport {
             transport: AsyncRwTransport::new(stdout, stdin).with_max_line_length(line),
             group: ProcessGroup(child),
@@ -269,11 +264,7 @@ impl Upstream {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|error| format!("cannot make an HTTP client: {error}"))?;
-        let bound = self
-            .settings
-            .max_result_bytes
-            .saturating_mul(2)
-            .max(1 << 20);
+        let bound = message_bound(&self.settings);
         let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
             .custom_headers(headers)
             .max_sse_event_size(bound)
@@ -283,6 +274,13 @@ impl Upstream {
             client, config,
         ))
     }
+}
+
+/// The largest message read from the upstream (a line over stdio, a body or an event over
+/// HTTP): room for the largest result it may answer and for a long tool list (ten thousand
+/// tools are a few megabytes), no more. A larger one ends the connection.
+fn message_bound(settings: &McpSettings) -> usize {
+    settings.max_result_bytes.saturating_mul(2).max(16 << 20)
 }
 
 /// The child's stderr in the log, line by line, within a rate: a chatty or hostile server

@@ -65,6 +65,7 @@ impl FederatedTool {
         }
         let write = edit.write.then_some(WriteSafety {
             confirm: edit.confirm,
+            dry_run: edit.dry_run.is_some(),
         });
         let output_schema = match listing.and_then(|l| l.output_schema.as_deref()) {
             Some(schema) if write.is_some() => with_platform_answers(schema),

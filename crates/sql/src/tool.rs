@@ -307,9 +307,7 @@ impl SqlTool {
                 title: tool.title.clone(),
                 secret_fields: tool.secret_arguments.clone(),
                 from_caller: tool.bind.keys().cloned().collect(),
-                write: tool.write.then_some(WriteSafety {
-                    confirm: tool.confirm,
-                }),
+                write: tool.write.then_some(WriteSafety::confirmed(tool.confirm)),
                 ..ToolSpec::new(
                     tool.name.clone(),
                     tool.description.clone(),

@@ -91,10 +91,10 @@ impl FakeTool {
         );
         if let Behaviour::CountedWrite(_) = behaviour {
             // Write safety with a confirmation: a preview first, then the write.
-            spec.write = Some(WriteSafety { confirm: true });
+            spec.write = Some(WriteSafety::confirmed(true));
         }
         if let Behaviour::Job = behaviour {
-            spec.write = Some(WriteSafety { confirm: false });
+            spec.write = Some(WriteSafety::confirmed(false));
             spec.follow_up = Some(FollowUp {
                 id_field: "job_id".into(),
                 status_tool: "status".into(),

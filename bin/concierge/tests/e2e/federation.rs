@@ -15,6 +15,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::common::cluster::{Process, free_port, wait_for};
+use crate::common::upstream_mcp::{Seen, TestUpstream, serve as serve_upstream};
 use crate::common::{Server, call, connect, tool_names};
 
 /// The folder the pinned servers' programs are in, or `None` (the test skips).
@@ -484,4 +485,129 @@ auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
     client.cancel().await.ok();
     plain.cancel().await.ok();
     other.cancel().await.ok();
+}
+
+/// A config serving the test's own upstream at `url` as instance `files`.
+fn own_upstream(dir: &Path, url: &str, extra: &str) -> String {
+    config(
+        dir,
+        &format!(
+            r#"url = "{url}"
+headers = {{ Authorization = "Bearer upstream-secret" }}
+tools = ["wait", "whoami", "huge", "chatty"]
+{extra}"#
+        ),
+    )
+}
+
+async fn test_upstream(fillers: usize) -> (String, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let url = serve_upstream(TestUpstream {
+        seen: seen.clone(),
+        fillers,
+    })
+    .await;
+    (url, seen)
+}
+
+/// The upstream sees concierge's own credentials, never the client's token, and the call's
+/// trace context in `_meta`; a call the client cancels is cancelled upstream.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_upstream_sees_concierges_credentials_and_hears_a_cancel() {
+    let (url, seen) = test_upstream(0).await;
+    let server = Server::start(
+        |dir| own_upstream(dir, &url, ""),
+        &[("APP_MCP_TOKENS", TOKEN)],
+    );
+    let (client, _) = connect_hearing(&server.url("/files/mcp")).await;
+    let plain = connect(&server.url("/files/mcp"), "secret-token").await;
+    call(&plain, "whoami", json!({})).await;
+    let (authorization, _meta) = seen.whoami.lock().unwrap().clone().expect("whoami ran");
+    assert_eq!(authorization.as_deref(), Some("Bearer upstream-secret"));
+
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        CallToolRequestParams::new("wait").with_arguments(serde_json::Map::new()),
+    ));
+    let handle = client
+        .peer()
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // Once the call is under way upstream, the client cancels it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while seen.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the call did not reach the upstream"
+        );
+        tokio::task::yield_now().await;
+    }
+    handle
+        .cancel(Some("the user changed their mind".into()))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while seen.cancelled.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the upstream was not told to cancel"
+        );
+        tokio::task::yield_now().await;
+    }
+    let lines = server.audit_lines_of("files.log", 2);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["tool"] == "wait" && l["outcome"] == "cancelled"),
+        "{lines:?}"
+    );
+    client.cancel().await.ok();
+    plain.cancel().await.ok();
+}
+
+/// What a stranger can send is bounded: a result over `max_result_bytes` is a readable error,
+/// one over what the transport takes (16 MiB) fails the call and the connection, endless progress ends at the call
+/// timeout, ten thousand tools are read and only the allowlisted served — and concierge stays up.
+#[tokio::test(flavor = "multi_thread")]
+async fn what_an_upstream_sends_is_bounded() {
+    let (url, _seen) = test_upstream(10_000).await;
+    let server = Server::start(
+        |dir| {
+            own_upstream(
+                dir,
+                &url,
+                "max_result_bytes = \"64KiB\"\ncall_timeout = \"1s\"\n",
+            )
+        },
+        &[("APP_MCP_TOKENS", TOKEN)],
+    );
+    let client = connect(&server.url("/files/mcp"), "secret-token").await;
+    let mut names = tool_names(&client).await;
+    names.sort();
+    assert_eq!(names, ["chatty", "huge", "wait", "whoami"]);
+    let big = call(&client, "huge", json!({"bytes": 100_000})).await;
+    assert_eq!(big.is_error, Some(true));
+    assert!(text(&big).contains("upstream_result_too_large"), "{big:?}");
+    let endless = call(&client, "chatty", json!({})).await;
+    assert_eq!(endless.is_error, Some(true));
+    assert!(text(&endless).contains("upstream_timeout"), "{endless:?}");
+    // A message larger than the transport takes ends that connection: the call fails, and
+    // concierge connects again.
+    let beyond = call(&client, "huge", json!({"bytes": 20_000_000})).await;
+    assert_eq!(beyond.is_error, Some(true), "{beyond:?}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let small = call(&client, "huge", json!({"bytes": 10})).await;
+        if small.is_error != Some(true) {
+            assert_eq!(text(&small), "xxxxxxxxxx");
+            break;
+        }
+        assert!(text(&small).contains("\"retryable\":true"), "{small:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the upstream was not connected again"
+        );
+        tokio::task::yield_now().await;
+    }
+    client.cancel().await.ok();
 }

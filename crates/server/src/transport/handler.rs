@@ -171,19 +171,37 @@ fn rounds_of(request: &mut CallToolRequestParams, context: &RequestContext<RoleS
     }
 }
 
-/// How many progress reports may wait for a slow client before more are dropped: a tool (or the
-/// server behind it) that reports without end cannot fill our memory.
-const PROGRESS_QUEUE: usize = 64;
+/// Progress reports sent to a client at once, and after that per second: a tool (or the server
+/// behind it) that reports without end cannot flood a client's stream (one that stops reading
+/// loses its live stream). Reports beyond are merged: the latest one goes next.
+const PROGRESS_BURST: f64 = 8.0;
+const PROGRESS_PER_SECOND: f64 = 20.0;
 
-/// The request's progress, sent to the client with its own token in the order reported; none
-/// when it asked for none.
+/// The request's progress, sent to the client with its own token in the order reported, within
+/// [`PROGRESS_BURST`] and [`PROGRESS_PER_SECOND`]; none when it asked for none.
 fn progress_of(context: &RequestContext<RoleServer>) -> Option<concierge_core::Progress> {
     let token = context.meta.get_progress_token()?;
     let peer = context.peer.clone();
     let (sender, mut reports) =
-        tokio::sync::mpsc::channel::<(f64, Option<f64>, Option<String>)>(PROGRESS_QUEUE);
+        tokio::sync::watch::channel::<Option<(f64, Option<f64>, Option<String>)>>(None);
     tokio::spawn(async move {
-        while let Some((progress, total, message)) = reports.recv().await {
+        let mut tokens = PROGRESS_BURST;
+        let mut last = tokio::time::Instant::now();
+        while reports.changed().await.is_ok() {
+            let now = tokio::time::Instant::now();
+            tokens =
+                (tokens + (now - last).as_secs_f64() * PROGRESS_PER_SECOND).min(PROGRESS_BURST);
+            last = now;
+            if tokens < 1.0 {
+                let wait = (1.0 - tokens) / PROGRESS_PER_SECOND;
+                tokio::time::sleep(std::time::Duration::from_secs_f64(wait)).await;
+                tokens = 1.0;
+                last = tokio::time::Instant::now();
+            }
+            tokens -= 1.0;
+            let Some((progress, total, message)) = reports.borrow_and_update().clone() else {
+                continue;
+            };
             let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), progress);
             param.total = total;
             param.message = message;
@@ -194,7 +212,7 @@ fn progress_of(context: &RequestContext<RoleServer>) -> Option<concierge_core::P
     });
     Some(concierge_core::Progress::new(
         move |progress, total, message| {
-            let _ = sender.try_send((progress, total, message));
+            sender.send_replace(Some((progress, total, message)));
         },
     ))
 }
@@ -453,7 +471,21 @@ impl ServerHandler for EndpointHandler {
             &rounds,
             &record,
         ));
-        match call.await {
+        // A call the client cancels (`notifications/cancelled`) is dropped here, and with it
+        // whatever it waits on (an upstream MCP server is told to stop too); the record says
+        // `cancelled`. Only a read, or another server's tool without the platform's write
+        // safety: a write of our own runs on, its claim and its result must land together.
+        let reads = self.endpoint.tool(&request.name).is_some_and(|tool| {
+            let spec = tool.spec();
+            spec.annotations.read_only || (spec.passes_through && spec.write.is_none())
+        });
+        let answer = tokio::select! {
+            answer = call => answer,
+            () = context.ct.cancelled(), if reads => {
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        match answer {
             // A write that started a background job, for a client that follows tasks.
             CallAnswer::Result(answer) if tasks => {
                 match Box::pin(self.endpoint.task_for(&request.name, &caller, &answer)).await {

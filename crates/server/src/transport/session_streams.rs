@@ -425,9 +425,18 @@ impl Routes {
                 if let Some(stream) = self.streams.get_mut(&number) {
                     stream.out.push(ServerSseMessage::from_message(message));
                 }
-                // The answer ends its request's stream.
+                // The answer ends its request's stream; one whose client lost the live stream
+                // (it stopped reading for a while) stays a while, like a cancelled one, for
+                // the client to resume and read its answer.
                 if answered {
-                    self.drop_stream(number);
+                    match self.streams.get_mut(&number) {
+                        Some(stream) if stream.out.live.is_none() => {
+                            stream.completed_at = Some(Instant::now());
+                            let resources = std::mem::take(&mut stream.resources);
+                            self.unroute(resources);
+                        }
+                        _ => self.drop_stream(number),
+                    }
                 }
             }
             None => self.common.push(ServerSseMessage::from_message(message)),

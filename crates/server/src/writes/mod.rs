@@ -186,7 +186,9 @@ impl Writes {
                 return (Err(error), WriteCode::Executed);
             }
         };
-        let dry_run = matches!(arguments.remove(DRY_RUN), Some(Value::Bool(true)));
+        // Where no dry run is offered, a `dry_run` is the tool's own argument, left as it is.
+        let dry_run =
+            safety.dry_run && matches!(arguments.remove(DRY_RUN), Some(Value::Bool(true)));
         let confirm_token = match arguments.remove(CONFIRM_TOKEN) {
             Some(Value::String(token)) => Some(token),
             _ => None,
@@ -480,13 +482,15 @@ pub fn augment_schema(schema: &mut Map<String, Value>, safety: WriteSafety) {
                 "description": "A key you choose for this one change (a UUID, say). Sending the same key again within 24 hours answers the first result and never writes twice; use a new key for a new change."
             }),
         );
-        properties.insert(
-            DRY_RUN.into(),
-            json!({
-                "type": "boolean", "default": false,
-                "description": "true: check the change and answer exactly what would change, without changing anything."
-            }),
-        );
+        if safety.dry_run {
+            properties.insert(
+                DRY_RUN.into(),
+                json!({
+                    "type": "boolean", "default": false,
+                    "description": "true: check the change and answer exactly what would change, without changing anything."
+                }),
+            );
+        }
         if safety.confirm {
             properties.insert(
                 CONFIRM_TOKEN.into(),
@@ -642,7 +646,7 @@ mod tests {
             .as_object()
             .unwrap()
             .clone();
-        augment_schema(&mut schema, WriteSafety { confirm: true });
+        augment_schema(&mut schema, WriteSafety::confirmed(true));
         assert_eq!(schema["required"], json!(["comment", "idempotency_key"]));
         for name in [IDEMPOTENCY_KEY, DRY_RUN, CONFIRM_TOKEN] {
             assert!(schema["properties"].get(name).is_some(), "{name}");

@@ -7,6 +7,7 @@ pub mod faults;
 pub mod oauth;
 pub mod ski;
 pub mod tinyfs;
+pub mod upstream_mcp;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
