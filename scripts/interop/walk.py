@@ -219,6 +219,8 @@ async def walk_one(client, ep, tool, call, args, saved, schema):
         result = await call_tool(client, tool, args)
     except Exception as error:  # the SDK refused the answer (e.g. structuredContent off its schema)
         return check(name, False, f"the SDK raised {type(error).__name__}: {sdk_reason(error)}")
+    if call.get("handedOn"):
+        return handed_on(name, call, result, schema)
     try:
         document = text_json(result)
     except ValueError as error:
@@ -239,7 +241,9 @@ async def walk_one(client, ep, tool, call, args, saved, schema):
         if call.get("hook") == "confirm" and data.get("confirmationRequired"):
             if not check(f"{name}: answers a preview with a confirmToken", bool(data.get("confirmToken")), short(data)):
                 return False
-            return await walk_one(client, ep, tool, {**call, "hook": None, "expect": "success", "_confirmed": True},
+            confirmed = {**call, "hook": None, "expect": "success", "_confirmed": True,
+                         "handedOn": call.get("confirmedHandedOn", False)}
+            return await walk_one(client, ep, tool, confirmed,
                                   {**args, "confirm_token": data["confirmToken"]}, saved, schema)
         if call.get("save"):
             saved[call["save"]] = data
@@ -256,6 +260,26 @@ async def walk_one(client, ep, tool, call, args, saved, schema):
     if call.get("errorCode") and error_code(document) != call["errorCode"]:
         return check(name, False, f"error.code {error_code(document)!r}, expected {call['errorCode']!r}: {short(document)}")
     return check(name + f" → {error_code(document)}", True)
+
+
+def handed_on(name, call, result, schema):
+    """Another MCP server's answer, passed on as it gave it: its text is its own (not our JSON); a
+    success's structuredContent must still fit the published outputSchema; `contains` is a text
+    the first block must hold."""
+    expect_error = call["expect"] == "error"
+    text = result.content[0].text if result.content and hasattr(result.content[0], "text") else ""
+    if bool(result.is_error) != expect_error:
+        return check(name, False, f"isError is {bool(result.is_error)}: {short(text)}")
+    if not expect_error:
+        data = result.structured_content
+        if schema is not None and data is None:
+            return check(name, False, "no structuredContent although the tool has an outputSchema")
+        invalid = validate(schema, data)
+        if invalid:
+            return check(name, False, f"structuredContent breaks outputSchema (jsonschema): {invalid}")
+    if call.get("contains") and call["contains"] not in text:
+        return check(name, False, f"the text lacks {call['contains']!r}: {short(text)}")
+    return check(name + " (handed on)", True)
 
 
 async def walk_endpoint(endpoint, headers):

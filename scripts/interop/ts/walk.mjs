@@ -211,6 +211,7 @@ async function walkOne(client, ep, tool, call, args, saved, schema) {
     // the SDK refused the answer (e.g. structuredContent off the tool's outputSchema)
     return check(name, false, `the SDK threw ${error?.name ?? 'an error'}: ${error?.message ?? error}`);
   }
+  if (call.handedOn) return handedOn(name, call, result, schema);
   let document;
   try {
     document = textJson(result);
@@ -228,7 +229,8 @@ async function walkOne(client, ep, tool, call, args, saved, schema) {
     if (failed) return check(name, false, failed);
     if (call.hook === 'confirm' && data.confirmationRequired) {
       if (!check(`${name}: answers a preview with a confirmToken`, Boolean(data.confirmToken), short(data))) return false;
-      return walkOne(client, ep, tool, { ...call, hook: null, confirmed: true }, { ...args, confirm_token: data.confirmToken }, saved, schema);
+      const confirmed = { ...call, hook: null, confirmed: true, handedOn: Boolean(call.confirmedHandedOn) };
+      return walkOne(client, ep, tool, confirmed, { ...args, confirm_token: data.confirmToken }, saved, schema);
     }
     if (call.save) saved[call.save] = data;
     return check(name + (call.confirmed ? ' (confirmed with confirm_token)' : ''), true);
@@ -245,6 +247,25 @@ async function walkOne(client, ep, tool, call, args, saved, schema) {
     return check(name, false, `error.code ${JSON.stringify(code)}, expected ${JSON.stringify(call.errorCode)}: ${short(document)}`);
   }
   return check(`${name} → ${code}`, true);
+}
+
+/**
+ * Another MCP server's answer, passed on as it gave it: its text is its own (not our JSON); a
+ * success's structuredContent must still fit the published outputSchema; `contains` is a text
+ * the first block must hold.
+ */
+function handedOn(name, call, result, schema) {
+  const expectError = call.expect === 'error';
+  const text = result.content?.[0]?.text ?? '';
+  if (Boolean(result.isError) !== expectError) return check(name, false, `isError is ${Boolean(result.isError)}: ${short(text)}`);
+  if (!expectError) {
+    const data = result.structuredContent;
+    if (schema && data === undefined) return check(name, false, 'no structuredContent although the tool has an outputSchema');
+    const invalid = data === undefined ? null : validate(schema, data);
+    if (invalid) return check(name, false, `structuredContent breaks outputSchema (ajv): ${invalid}`);
+  }
+  if (call.contains && !text.includes(call.contains)) return check(name, false, `the text lacks ${JSON.stringify(call.contains)}: ${short(text)}`);
+  return check(`${name} (handed on)`, true);
 }
 
 async function walkEndpoint(endpoint, headers) {
