@@ -19,7 +19,8 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use crate::client::{Client, ProgressRoutes};
-use crate::settings::McpSettings;
+use crate::settings::{ClientCredentials, McpSettings};
+use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
 
 /// Tools read from an upstream's list at most; the rest are ignored (and said so).
 pub const MAX_LISTED_TOOLS: usize = 10_000;
@@ -134,10 +135,20 @@ impl Upstream {
                 let transport = self.spawn(command)?;
                 tokio::time::timeout(wait, client.serve(transport)).await
             }
-            (None, Some(url)) => {
-                let transport = self.http(url)?;
-                tokio::time::timeout(wait, client.serve(transport)).await
-            }
+            (None, Some(url)) => match &self.settings.oauth {
+                None => {
+                    let transport = self.http(url, self.http_client()?)?;
+                    tokio::time::timeout(wait, client.serve(transport)).await
+                }
+                Some(credentials) => {
+                    let authorized = tokio::time::timeout(wait, authorize(url, credentials))
+                        .await
+                        .map_err(|_| format!("no access token within {wait:?}"))??;
+                    let authorized = AuthClient::new(self.http_client()?, authorized);
+                    let transport = self.http(url, authorized)?;
+                    tokio::time::timeout(wait, client.serve(transport)).await
+                }
+            },
             (None, None) => return Err("no command and no url".into()),
         };
         let service = match service {
@@ -247,10 +258,23 @@ impl Upstream {
         })
     }
 
-    fn http(
+    fn http_client(&self) -> Result<reqwest::Client, String> {
+        reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|error| format!("cannot make an HTTP client: {error}"))
+    }
+
+    /// The Streamable HTTP transport over `client` (plain, or one that adds an access token),
+    /// with the config's headers and the message bound.
+    fn http<C>(
         &self,
         url: &str,
-    ) -> Result<rmcp::transport::StreamableHttpClientTransport<reqwest::Client>, String> {
+        client: C,
+    ) -> Result<rmcp::transport::StreamableHttpClientTransport<C>, String>
+    where
+        C: rmcp::transport::streamable_http_client::StreamableHttpClient + Send + 'static,
+    {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         let mut headers = std::collections::HashMap::new();
         for (name, value) in &self.settings.headers {
@@ -260,10 +284,6 @@ impl Upstream {
                 .map_err(|_| format!("the value of header `{name}` is not a header value"))?;
             headers.insert(name, value);
         }
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|error| format!("cannot make an HTTP client: {error}"))?;
         let bound = message_bound(&self.settings);
         let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
             .custom_headers(headers)
@@ -274,6 +294,38 @@ impl Upstream {
             client, config,
         ))
     }
+}
+
+/// An access token for concierge itself at the upstream's authorization server: its metadata
+/// found from the MCP URL (protected resource metadata, RFC 9728), then the client credentials
+/// grant for that resource. A token that expires ends the connection; the next one asks anew.
+async fn authorize(
+    url: &str,
+    credentials: &ClientCredentials,
+) -> Result<AuthorizationManager, String> {
+    let refused = |error: rmcp::transport::AuthError| format!("OAuth at the MCP server: {error}");
+    let mut manager = AuthorizationManager::new_allowing_private_addresses(url)
+        .await
+        .map_err(refused)?;
+    let resolution = manager.resolve_metadata().await.map_err(refused)?;
+    manager.set_metadata(resolution.metadata);
+    let config = ClientCredentialsConfig::ClientSecret {
+        client_id: credentials.client_id.clone(),
+        client_secret: credentials.client_secret.clone(),
+        scopes: credentials.scopes.clone(),
+        resource: Some(url.to_string()),
+    };
+    manager
+        .validate_client_credentials_metadata(&config)
+        .map_err(refused)?;
+    manager
+        .configure_client_credentials(&config)
+        .map_err(refused)?;
+    manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(refused)?;
+    Ok(manager)
 }
 
 /// The largest message read from the upstream (a line over stdio, a body or an event over

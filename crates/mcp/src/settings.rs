@@ -31,6 +31,10 @@ pub struct McpSettings {
     /// logged.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// For a `url` behind OAuth: concierge's own client credentials there (the client
+    /// credentials grant). Never the caller's token.
+    #[serde(default)]
+    pub oauth: Option<ClientCredentials>,
     /// The upstream's tools that exist here, by the upstream's names. Required: a server's new
     /// tool is not served until someone lists it.
     pub tools: Vec<String>,
@@ -59,6 +63,25 @@ pub struct McpSettings {
     /// `en`, `ru`, `zh`, `de` or `vi`: the language of the platform's messages to the model.
     #[serde(default)]
     pub language: Option<String>,
+}
+
+/// concierge's own OAuth client at the upstream's authorization server.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientCredentials {
+    pub client_id: String,
+    pub client_secret: String,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
 }
 
 /// When the upstream is first connected.
@@ -124,9 +147,8 @@ impl McpSettings {
             (Some(command), None) if command.is_empty() || command[0].trim().is_empty() => {
                 problems.push("`command` names no program".into())
             }
-            (Some(_), None) if !self.headers.is_empty() => {
-                problems.push("`headers` are sent to a `url`; a `command` gets `env`".into())
-            }
+            (Some(_), None) if !self.headers.is_empty() || self.oauth.is_some() => problems
+                .push("`headers` and `oauth` are for a `url`; a `command` gets `env`".into()),
             (None, Some(url)) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     problems.push("`url` must start with http:// or https://".into());
@@ -136,8 +158,18 @@ impl McpSettings {
                         .push("`env` and `cwd` are for a `command`; a `url` gets `headers`".into());
                 }
                 for name in self.headers.keys() {
+                    let lower = name.to_ascii_lowercase();
                     if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
                         problems.push(format!("`headers`: `{name}` is not a header name"));
+                    } else if ["accept", "mcp-session-id", "last-event-id"]
+                        .contains(&lower.as_str())
+                    {
+                        problems.push(format!("`headers`: `{name}` is the transport's own"));
+                    } else if lower == "authorization" && self.oauth.is_some() {
+                        problems.push(
+                            "`headers.Authorization` and `oauth`: the token comes from one of them"
+                                .into(),
+                        );
                     }
                 }
             }

@@ -1310,3 +1310,65 @@ async fn fifty_sigkills_during_token_issue_keep_every_token_handed_out() {
         assert_ne!(status, 401, "an access token handed out was lost");
     }
 }
+
+/// An MCP server behind OAuth, federated by a second concierge (`kind = "mcp"`) with client
+/// credentials of its own: the upstream authorizes concierge, never the caller's token; the
+/// caller's own token at the front door is the front door's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_behind_oauth_is_reached_with_concierges_client_credentials() {
+    let upstream = deploy();
+    let (id, secret) = machine_client(&upstream.config, "concierge-front", &["coffee:read"]);
+    let url = upstream.server.url("/coffee/mcp");
+    let front = Server::start(
+        |dir| {
+            format!(
+                r#"[server]
+listen = "127.0.0.1:0"
+
+[audit.front]
+path = "{dir}/log/front.log"
+
+[apps.coffee_shop]
+kind = "mcp"
+url = "{url}"
+oauth = {{ client_id = "{id}", client_secret = "${{COFFEE_SECRET}}", scopes = ["coffee:read"] }}
+tools = ["search_menu"]
+
+[[endpoint]]
+path = "/front/mcp"
+tools = ["coffee_shop.*"]
+auth = {{ kind = "tokens", env = "FRONT_TOKENS" }}
+audit = "front"
+"#,
+                dir = dir.display()
+            )
+        },
+        &[
+            ("FRONT_TOKENS", "bot:front-token"),
+            ("COFFEE_SECRET", &secret),
+        ],
+    );
+    let client = connect(&front.url("/front/mcp"), "front-token").await;
+    assert_eq!(tool_names(&client).await, ["search_menu"]);
+    let found = call(&client, "search_menu", json!({"query": "кокос"})).await;
+    assert_ne!(found.is_error, Some(true), "{found:?}");
+    let menu = found
+        .structured_content
+        .expect("the upstream's structured content");
+    assert_eq!(menu["results"][0]["drink"], "Кокосовый латте", "{menu}");
+    // The upstream's audit names concierge's own client, not the front door's caller.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let call_line = loop {
+        let calls = upstream.server.audit_lines_of("calls.log", 1);
+        if let Some(line) = calls.into_iter().find(|l| l["tool"] == "search_menu") {
+            break line;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no audit line for the call upstream"
+        );
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(call_line["client"], id, "{call_line}");
+    client.cancel().await.ok();
+}
