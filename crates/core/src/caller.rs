@@ -73,6 +73,9 @@ pub struct CallContext {
     /// Where the tool may report progress, when the client asked for it (a `progressToken`)
     /// and can hear it (a stream is open); `None` otherwise.
     pub progress: Option<Progress>,
+    /// Who is calling, as a short-lived JWT the platform signs for an audience a tool names (an
+    /// upstream MCP server with `forward_identity`); `None` where the platform signs none.
+    pub identity: Option<IdentityAssertion>,
     notes: std::sync::Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>>,
 }
 
@@ -101,6 +104,30 @@ impl std::fmt::Debug for Progress {
     }
 }
 
+/// Signs who is calling for one audience: the platform's key, the caller's `sub`, `client_id`
+/// and `scope`, a minute's life. A tool sends the token on; it never sees a key.
+#[derive(Clone)]
+pub struct IdentityAssertion(std::sync::Arc<SignIdentity>);
+
+type SignIdentity = dyn Fn(&str) -> String + Send + Sync;
+
+impl IdentityAssertion {
+    pub fn new(sign: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(sign))
+    }
+
+    /// The JWT for `audience`.
+    pub fn for_audience(&self, audience: &str) -> String {
+        (self.0)(audience)
+    }
+}
+
+impl std::fmt::Debug for IdentityAssertion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IdentityAssertion")
+    }
+}
+
 /// The digest of a write's preview, as the confirmation carries it: the same answer from the
 /// same tool has the same digest (a tool builds its answer in one order).
 pub fn preview_digest(preview: &serde_json::Value) -> String {
@@ -120,6 +147,7 @@ impl CallContext {
             idempotency_key: None,
             confirmed_preview: None,
             progress: None,
+            identity: None,
             notes: Default::default(),
         }
     }

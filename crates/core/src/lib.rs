@@ -52,7 +52,7 @@ pub use audit::{
     AUDIT_OUTPUT_CAP, AuditEvent, Outcome, audit_document, audit_output, audit_output_of, redact,
     redact_in_place,
 };
-pub use caller::{CallContext, Caller, Progress, preview_digest};
+pub use caller::{CallContext, Caller, IdentityAssertion, Progress, preview_digest};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use error::{ErrorKind, ToolError};
 pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};

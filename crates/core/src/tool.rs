@@ -132,6 +132,9 @@ pub struct ToolSpec {
     /// The tool answers [`mcp_result`]s: another MCP server's results, handed on unchanged
     /// (and checked against `output_schema` always, not only in debug builds).
     pub passes_through: bool,
+    /// The tool tells an upstream who is calling: its calls get
+    /// [`CallContext::identity`](crate::CallContext::identity).
+    pub asks_identity: bool,
 }
 
 impl ToolSpec {
@@ -158,6 +161,7 @@ impl ToolSpec {
             follow_up: None,
             argument_error: None,
             passes_through: false,
+            asks_identity: false,
         }
     }
 }

@@ -35,6 +35,14 @@ pub struct McpSettings {
     /// credentials grant). Never the caller's token.
     #[serde(default)]
     pub oauth: Option<ClientCredentials>,
+    /// Tell the upstream who is calling: each call's `_meta["io.concierge/identity"]` is a JWT
+    /// concierge signs for `identity_audience` (`sub`, `client_id`, `scope`; a minute's life;
+    /// keys at `/identity/jwks`). Never the caller's own token.
+    #[serde(default)]
+    pub forward_identity: bool,
+    /// The `aud` of those JWTs (default: the `url`, or the `command`'s program).
+    #[serde(default)]
+    pub identity_audience: Option<String>,
     /// The upstream's tools that exist here, by the upstream's names. Required: a server's new
     /// tool is not served until someone lists it.
     pub tools: Vec<String>,
@@ -237,6 +245,17 @@ impl McpSettings {
     /// The name an upstream tool is served under.
     pub fn served_name<'a>(&'a self, upstream: &'a str) -> &'a str {
         self.rename.get(upstream).map_or(upstream, String::as_str)
+    }
+
+    /// The `aud` of the identity JWTs sent to this upstream.
+    pub fn audience(&self) -> String {
+        self.identity_audience
+            .clone()
+            .unwrap_or_else(|| match (&self.url, &self.command) {
+                (Some(url), _) => url.clone(),
+                (None, Some(command)) => command.first().cloned().unwrap_or_default(),
+                (None, None) => String::new(),
+            })
     }
 
     /// What the logs call this upstream: its program, or its URL without query or user info.

@@ -18,6 +18,9 @@ use serde_json::{Map, Value, json};
 use crate::connection::{Link, Upstream};
 use crate::settings::{Hint, ToolOverride, annotation_of};
 
+/// Where a call's `_meta` carries who is calling, for an upstream with `forward_identity`.
+pub const IDENTITY_META: &str = "io.concierge/identity";
+
 /// One allowlisted tool of an upstream.
 pub struct FederatedTool {
     spec: ToolSpec,
@@ -92,6 +95,7 @@ impl FederatedTool {
         spec.scopes = edit.scopes.clone();
         spec.write = write;
         spec.passes_through = true;
+        spec.asks_identity = settings.forward_identity;
         Self {
             spec,
             upstream_name: upstream_name.to_string(),
@@ -162,6 +166,15 @@ impl FederatedTool {
         let mut meta = RequestMetaObject::default();
         for (name, value) in observed.headers() {
             meta.insert(name.to_string(), Value::String(value));
+        }
+        if upstream.settings.forward_identity
+            && let Some(identity) = &context.identity
+        {
+            let audience = upstream.settings.audience();
+            meta.insert(
+                IDENTITY_META.into(),
+                Value::String(identity.for_audience(&audience)),
+            );
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new(self.upstream_name.clone()).with_arguments(arguments),

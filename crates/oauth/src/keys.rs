@@ -84,8 +84,14 @@ impl SigningKey {
 
     /// Signs `claims` (ours are [`AccessClaims`]; tests sign others to play an identity provider).
     pub fn sign<C: serde::Serialize>(&self, claims: &C) -> String {
+        self.sign_as("at+jwt", claims)
+    }
+
+    /// Signs `claims` as a JWT of type `typ`: a token that is not an access token says so, so
+    /// that no verifier of access tokens takes it for one.
+    pub fn sign_as<C: serde::Serialize>(&self, typ: &str, claims: &C) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
-        header.typ = Some("at+jwt".into());
+        header.typ = Some(typ.into());
         header.kid = Some(self.kid.clone());
         jsonwebtoken::encode(&header, claims, &self.encoding).expect("Ed25519 signing cannot fail")
     }

@@ -207,6 +207,8 @@ pub struct Endpoint {
     deadline: Duration,
     /// Tells `subscriptions/listen` streams that the tools changed (a reload will).
     changes: tokio::sync::broadcast::Sender<()>,
+    /// Signs who is calling for the tools that tell an upstream ([`ToolSpec::asks_identity`]).
+    identity: Option<Arc<crate::identity::IdentitySigner>>,
 }
 
 impl Endpoint {
@@ -222,6 +224,7 @@ impl Endpoint {
             scope_challenge: true,
             deadline: DEFAULT_DEADLINE,
             changes: tokio::sync::broadcast::channel(4).0,
+            identity: None,
         }
     }
 
@@ -249,6 +252,11 @@ impl Endpoint {
 
     pub fn writes(mut self, writes: Option<Arc<crate::writes::Writes>>) -> Self {
         self.writes = writes;
+        self
+    }
+
+    pub fn identity(mut self, signer: Option<Arc<crate::identity::IdentitySigner>>) -> Self {
+        self.identity = signer;
         self
     }
 
@@ -426,6 +434,9 @@ impl Endpoint {
         let arguments = arguments::decide(&mounted.validator, arguments, spec, says)?;
         let mut context = CallContext::new(caller.clone(), record.trace_id());
         context.progress = rounds.progress.clone();
+        if spec.asks_identity {
+            context.identity = self.identity.as_ref().map(|s| s.for_caller(&caller));
+        }
         let (outcome, write_code) = self
             .execute(mounted, arguments, &caller, context.clone(), rounds, record)
             .await?;

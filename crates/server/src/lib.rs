@@ -10,6 +10,7 @@ pub mod config;
 mod connections;
 mod endpoint;
 mod health;
+pub mod identity;
 mod launch;
 pub mod limits;
 mod memory;

@@ -34,10 +34,16 @@ pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
         max_bytes: 64 * 1024,
         read_timeout: platform.config.server.body_read_timeout,
     };
-    let mut public = Router::new().route(
-        "/health",
-        get(move || crate::health::health(health_state.clone())),
-    );
+    let jwks = platform.identity.jwks();
+    let mut public = Router::new()
+        .route(
+            "/health",
+            get(move || crate::health::health(health_state.clone())),
+        )
+        .route(
+            "/identity/jwks",
+            get(move || std::future::ready(axum::Json(jwks.clone()))),
+        );
     let mut router = Router::new();
     for built in &platform.endpoints {
         router = router.merge(endpoint_router(platform, built, stop.child_token()));

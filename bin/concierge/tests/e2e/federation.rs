@@ -611,3 +611,55 @@ async fn what_an_upstream_sends_is_bounded() {
     }
     client.cancel().await.ok();
 }
+
+/// `forward_identity`: the upstream is told who is calling as a JWT concierge signs for its
+/// audience, verifiable with the keys concierge publishes; the caller's token is never sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn forward_identity_sends_a_jwt_an_upstream_can_verify() {
+    let (url, seen) = test_upstream(0).await;
+    let server = Server::start(
+        |dir| {
+            own_upstream(
+                dir,
+                &url,
+                "forward_identity = true\nidentity_audience = \"https://tools.example/mcp\"\n",
+            )
+        },
+        &[("APP_MCP_TOKENS", TOKEN)],
+    );
+    let client = connect(&server.url("/files/mcp"), "secret-token").await;
+    call(&client, "whoami", json!({})).await;
+    let (authorization, meta) = seen.whoami.lock().unwrap().clone().expect("whoami ran");
+    assert_eq!(authorization.as_deref(), Some("Bearer upstream-secret"));
+    assert!(!meta.to_string().contains("secret-token"), "{meta}");
+    let token = meta["io.concierge/identity"]
+        .as_str()
+        .expect("an identity JWT");
+
+    let keys: jsonwebtoken::jwk::JwkSet = reqwest::get(server.url("/identity/jwks"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let header = jsonwebtoken::decode_header(token).unwrap();
+    assert_eq!(header.typ.as_deref(), Some("concierge-id+jwt"));
+    let key = keys
+        .find(header.kid.as_deref().unwrap())
+        .expect("the kid is published");
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
+    validation.set_audience(&["https://tools.example/mcp"]);
+    validation.set_issuer(&["concierge"]);
+    let claims = jsonwebtoken::decode::<Value>(
+        token,
+        &jsonwebtoken::DecodingKey::from_jwk(key).unwrap(),
+        &validation,
+    )
+    .expect("the JWT verifies")
+    .claims;
+    assert_eq!(claims["sub"], "demo", "{claims}");
+    assert_eq!(claims["client_id"], "demo", "{claims}");
+    let life = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
+    assert!(life <= 60, "{claims}");
+    client.cancel().await.ok();
+}

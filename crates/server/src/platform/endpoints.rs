@@ -66,6 +66,7 @@ pub(super) struct Shared<'a> {
     pub writes: Option<Arc<Writes>>,
     pub browser: Arc<BrowserRules>,
     pub session_ids: Arc<crate::session_id::SessionIds>,
+    pub identity: Arc<crate::identity::IdentitySigner>,
 }
 
 impl Shared<'_> {
@@ -110,6 +111,7 @@ impl Shared<'_> {
                         .and_then(|a| self.sinks.get(a).cloned()),
                 )
                 .deadline(server.call_timeout)
+                .identity(Some(self.identity.clone()))
                 .scoped(matches!(section.auth, AuthSection::Oauth { .. }))
                 .writes(self.writes.clone())
                 .scope_challenge(section.scope_refusal == crate::config::ScopeRefusal::Challenge)

@@ -23,6 +23,7 @@ pub use oauth::OAuthSetup;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use crate::audit::AuditSink;
 use crate::config::{Config, ConfigError};
@@ -51,6 +52,9 @@ pub struct Platform {
     pub readings: Vec<(String, concierge_core::Readings)>,
     /// What the apps let an operator do from the ops console, by app name.
     pub actions: Vec<(String, concierge_core::Action)>,
+    /// Signs who is calling for upstreams that are told (`forward_identity`); its public keys
+    /// are served at `/identity/jwks`.
+    pub identity: Arc<crate::identity::IdentitySigner>,
     /// Where `/metrics` listens, once `serve` bound `[metrics] listen`.
     pub metrics_addr: std::sync::OnceLock<SocketAddr>,
 }
@@ -104,6 +108,15 @@ impl Platform {
         let database = stores::database(&config, &mut errors);
         let oauth = oauth::oauth(&config, &sinks, database.as_ref(), &mut errors).await;
         let redis = stores::redis(&config, &mut errors);
+        // `iss` of the identity assertions: the built-in authorization server's issuer when
+        // there is one, else the product's name (README, "Servers you already run").
+        let identity = crate::identity::IdentitySigner::new(
+            config.state.session_secret(),
+            config.oauth.as_ref().map_or_else(
+                || "concierge".to_string(),
+                |o| o.issuer.trim_end_matches('/').to_string(),
+            ),
+        );
         let shared = endpoints::Shared {
             config: &config,
             apps: &apps,
@@ -113,6 +126,7 @@ impl Platform {
             writes: stores::writes(&config, database.as_ref(), redis.as_ref(), &mut errors).await,
             browser: endpoints::browser_rules(&config, &mut errors),
             session_ids: stores::session_ids(&config, &mut errors),
+            identity: identity.clone(),
             tool_sets: &tool_sets,
             sinks: &sinks,
             oauth: oauth.as_ref(),
@@ -151,6 +165,7 @@ impl Platform {
             warnings,
             sinks,
             tool_sets,
+            identity,
             oauth,
             health,
             live_checks,
