@@ -66,6 +66,9 @@ enum Command {
     },
     #[command(flatten)]
     Bot(concierge_agent::commands::Command),
+    /// Look at an MCP server as a `kind = "mcp"` instance would reach it: print its tools (the
+    /// names `tools = [...]` takes) and, with --call, one call's answer as it would be handed on.
+    McpProbe(concierge_mcp::probe::Probe),
 }
 
 /// Which audit events `concierge audit` prints.
@@ -201,6 +204,16 @@ fn main() -> ExitCode {
 
 async fn run(command: Command, config: PathBuf) -> ExitCode {
     match command {
+        Command::McpProbe(probe) => match probe.run().await {
+            Ok(report) => {
+                println!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("{error}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Bot(bot) => match bot.run().await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {

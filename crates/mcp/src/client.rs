@@ -66,10 +66,13 @@ const PROGRESS_MESSAGE_CHARS: usize = 500;
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
+        // An `initialize` speaks the last revision that has one; discovery names its own.
+        let mut config = ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("concierge", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        config.protocol_version = rmcp::model::ProtocolVersion::V_2025_11_25;
+        config
     }
 
     async fn on_progress(

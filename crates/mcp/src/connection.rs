@@ -11,15 +11,16 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::{PaginatedRequestParams, Tool as Listed};
+use rmcp::service::ClientServiceExt;
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use crate::client::{Client, ProgressRoutes};
-use crate::settings::{ClientCredentials, McpSettings};
+use crate::settings::{ClientCredentials, McpSettings, Protocol};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
 
 /// Tools read from an upstream's list at most; the rest are ignored (and said so).
@@ -122,6 +123,14 @@ impl Upstream {
         }
     }
 
+    /// Connects once, for a one-off look (`concierge mcp-probe`): the link is up while the
+    /// returned service lives, and nothing connects again.
+    pub async fn connect_once(&self) -> Result<RunningService<RoleClient, Client>, String> {
+        self.started
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.connect().await
+    }
+
     /// One connection: the transport, the MCP handshake and the first tool list, within the
     /// start timeout.
     async fn connect(&self) -> Result<RunningService<RoleClient, Client>, String> {
@@ -133,12 +142,20 @@ impl Upstream {
         let service = match (&self.settings.command, &self.settings.url) {
             (Some(command), _) => {
                 let transport = self.spawn(command)?;
-                tokio::time::timeout(wait, client.serve(transport)).await
+                tokio::time::timeout(
+                    wait,
+                    client.serve_with_lifecycle(transport, lifecycle(self.settings.protocol)),
+                )
+                .await
             }
             (None, Some(url)) => match &self.settings.oauth {
                 None => {
                     let transport = self.http(url, self.http_client()?)?;
-                    tokio::time::timeout(wait, client.serve(transport)).await
+                    tokio::time::timeout(
+                        wait,
+                        client.serve_with_lifecycle(transport, lifecycle(self.settings.protocol)),
+                    )
+                    .await
                 }
                 Some(credentials) => {
                     let authorized = tokio::time::timeout(wait, authorize(url, credentials))
@@ -146,7 +163,11 @@ impl Upstream {
                         .map_err(|_| format!("no access token within {wait:?}"))??;
                     let authorized = AuthClient::new(self.http_client()?, authorized);
                     let transport = self.http(url, authorized)?;
-                    tokio::time::timeout(wait, client.serve(transport)).await
+                    tokio::time::timeout(
+                        wait,
+                        client.serve_with_lifecycle(transport, lifecycle(self.settings.protocol)),
+                    )
+                    .await
                 }
             },
             (None, None) => return Err("no command and no url".into()),
@@ -212,7 +233,10 @@ impl Upstream {
                     tracing::warn!(upstream = %self.label, "the MCP server lists more than {MAX_LISTED_TOOLS} tools; the rest are ignored");
                     return Ok(kept);
                 }
-                if self.settings.tools.iter().any(|t| **t == *tool.name) {
+                // An empty allowlist is `concierge mcp-probe`'s: it shows every tool.
+                if self.settings.tools.is_empty()
+                    || self.settings.tools.iter().any(|t| **t == *tool.name)
+                {
                     kept.insert(tool.name.to_string(), tool);
                 }
             }
@@ -326,6 +350,24 @@ async fn authorize(
         .await
         .map_err(refused)?;
     Ok(manager)
+}
+
+/// The handshake of the configured era. `auto` speaks both: `server/discover` first
+/// (2026-07-28, no session), then `initialize` at 2025-11-25 for a server that does not know
+/// discovery — what the MCP spec asks of a client that speaks both.
+fn lifecycle(protocol: Protocol) -> rmcp::service::ClientLifecycleMode {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::ClientLifecycleMode;
+    match protocol {
+        Protocol::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        },
+        Protocol::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+        Protocol::Initialize => ClientLifecycleMode::Initialize,
+    }
 }
 
 /// The largest message read from the upstream (a line over stdio, a body or an event over

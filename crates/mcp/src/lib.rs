@@ -12,6 +12,7 @@
 //! - `connection.rs`: the upstream kept connected, its tool list, its child process
 //! - `client.rs`: what concierge declares as a client, and what it hears unasked
 //! - `tool.rs`: one tool as served here, and its calls
+//! - `probe.rs`: `concierge mcp-probe`, a server looked at as an instance would reach it
 //!
 //! The upstream never sees the caller's token: it sees concierge's own credentials (`headers`,
 //! `env`). Its tools' list is what `serve` follows: a new list (the server restarted, said its
@@ -20,6 +21,7 @@
 
 mod client;
 mod connection;
+pub mod probe;
 pub mod settings;
 mod tool;
 

@@ -18,6 +18,11 @@ pub struct McpSettings {
     /// A server reached over Streamable HTTP.
     #[serde(default)]
     pub url: Option<String>,
+    /// Which era to speak: `auto` (the default: `server/discover` first, `initialize` at
+    /// 2025-11-25 for a server that does not know it), `2026-07-28` or `2025-11-25` only (for a
+    /// server that answers discovery wrongly).
+    #[serde(default)]
+    pub protocol: Protocol,
     /// `streamable-http` (the default for a `url`).
     #[serde(default)]
     pub transport: Option<String>,
@@ -92,6 +97,21 @@ impl std::fmt::Debug for ClientCredentials {
     }
 }
 
+/// The protocol era concierge speaks to an upstream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+pub enum Protocol {
+    #[default]
+    #[serde(rename = "auto")]
+    #[value(name = "auto")]
+    Auto,
+    #[serde(rename = "2026-07-28")]
+    #[value(name = "2026-07-28")]
+    Discover,
+    #[serde(rename = "2025-11-25")]
+    #[value(name = "2025-11-25")]
+    Initialize,
+}
+
 /// When the upstream is first connected.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -144,6 +164,32 @@ pub struct ToolOverride {
 }
 
 impl McpSettings {
+    /// Settings for a one-off look at a server (`concierge mcp-probe`): every tool it lists,
+    /// the defaults of a section; the caller sets `command` or `url`.
+    pub fn probing() -> Self {
+        Self {
+            command: None,
+            url: None,
+            transport: None,
+            protocol: Protocol::Auto,
+            env: BTreeMap::new(),
+            cwd: None,
+            headers: BTreeMap::new(),
+            oauth: None,
+            forward_identity: false,
+            identity_audience: None,
+            tools: Vec::new(),
+            rename: BTreeMap::new(),
+            overrides: BTreeMap::new(),
+            start: Start::Serve,
+            call_timeout: one_minute(),
+            start_timeout: half_a_minute(),
+            max_result_bytes: four_mib(),
+            when_down: WhenDown::Error,
+            language: None,
+        }
+    }
+
     /// Everything that can be known wrong without the upstream: one message per problem.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
