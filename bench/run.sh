@@ -11,6 +11,9 @@
 #                           bench/results/<date>-telemetry.md
 #   bench/run.sh --sql      SQL tools against MCP Toolbox on one PostgreSQL (bench/sql.py), table to
 #                           bench/results/<date>-sql.md
+#   bench/run.sh --federation  a FastMCP server direct, through concierge (kind = "mcp") and through
+#                           IBM ContextForge (bench/federation.py), table to
+#                           bench/results/<date>-federation.md
 # Extra arguments go to bench/harness.py (e.g. --duration 5 --repeat 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +22,10 @@ smoke=false
 cluster=false
 telemetry=false
 sql=false
+federation=false
 for arg in "$@"; do
   [ "$arg" = "--sql" ] && sql=true
+  [ "$arg" = "--federation" ] && federation=true
   [ "$arg" = "--telemetry" ] && telemetry=true
   [ "$arg" = "--smoke" ] && smoke=true
   [ "$arg" = "--cluster" ] && cluster=true
@@ -40,6 +45,25 @@ if $sql; then
   # Not exec: postgres.sh stops its server when this script exits.
   python3 bench/sql.py --bin target/release "${args[@]}"
   exit
+fi
+
+if $federation; then
+  command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
+  cargo build --quiet --release -p concierge
+  # The FastMCP peer (bench/.venv, as for the main run) and ContextForge, pinned, into ignored folders.
+  if [ ! -f bench/.venv/.installed ]; then
+    rm -rf bench/.venv && python3 -m venv bench/.venv
+    bench/.venv/bin/pip install --quiet --disable-pip-version-check \
+      fastmcp==4.1.6 uvicorn==0.54.0 uvloop==0.23.0 httptools==0.9.0 openpyxl==3.1.5
+    touch bench/.venv/.installed
+  fi
+  if [ ! -x bench/.venv-contextforge/bin/mcpgateway ]; then
+    rm -rf bench/.venv-contextforge && python3 -m venv bench/.venv-contextforge
+    bench/.venv-contextforge/bin/pip install --quiet --disable-pip-version-check mcp-contextforge-gateway==1.0.7.post20260921
+  fi
+  args=()
+  for arg in "$@"; do [ "$arg" != "--federation" ] && args+=("$arg"); done
+  exec python3 bench/federation.py --bin target/release "${args[@]}"
 fi
 
 if $cluster; then

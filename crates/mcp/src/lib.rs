@@ -37,6 +37,17 @@ pub use settings::McpSettings;
 use settings::{Start, WhenDown};
 use tool::FederatedTool;
 
+/// The tool an instance with `settings` serves for the upstream's `listing` of `name`, made as
+/// at run time but without connecting (its calls answer that the server is not reachable): what
+/// the fuzz target for upstream answers mounts.
+pub fn tool_of_listing(settings: McpSettings, name: &str, listing: &Listed) -> Arc<dyn Tool> {
+    Arc::new(FederatedTool::new(
+        name,
+        Some(listing),
+        &Upstream::new(settings),
+    ))
+}
+
 /// An instance's section to its tool set: stand-ins for the allowlisted tools (what `check`
 /// sees, and what is served until the upstream's list is read), and the updates `serve` starts.
 pub fn build(settings: McpSettings) -> Result<ToolSet, String> {

@@ -29,7 +29,7 @@ pub mod writes;
 
 pub use config::BoundUrls;
 pub use config::{Config, ConfigError, section};
-pub use endpoint::MountedTool;
+pub use endpoint::{CallAnswer, Endpoint, MountedTool, ToolAnswer};
 pub use launch::{Loaded, Start, load};
 pub use platform::{Apps, Platform};
 pub use serve::{router, serve_http, serve_stdio};

@@ -419,6 +419,17 @@ tools = ["anything"]
 path = "/health-only/mcp"
 tools = ["other.*"]
 auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
+
+[apps.hidden]
+kind = "mcp"
+command = ["/nonexistent/mcp-server"]
+tools = ["anything"]
+when_down = "hide"
+
+[[endpoint]]
+path = "/hidden/mcp"
+tools = ["hidden.*"]
+auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
 "#,
             );
             config
@@ -440,6 +451,10 @@ auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
         !text(&down).contains("nonexistent"),
         "no path reaches a client: {down:?}"
     );
+    // With `when_down = "hide"` a server that is down has no tools listed at all.
+    let hidden = connect(&server.url("/hidden/mcp"), "secret-token").await;
+    assert!(tool_names(&hidden).await.is_empty());
+    hidden.cancel().await.ok();
 
     let pids = pids_with(&shared);
     assert!(!pids.is_empty(), "the filesystem server runs");
@@ -485,6 +500,43 @@ auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
     client.cancel().await.ok();
     plain.cancel().await.ok();
     other.cancel().await.ok();
+
+    // concierge stopping (SIGTERM) takes its servers' process groups along.
+    let running = pids_with(&shared);
+    assert!(!running.is_empty());
+    let mut server = server;
+    // SAFETY: a signal to this test's own server.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    server.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running.iter().any(|p| pids_with(&shared).contains(p)) {
+        assert!(Instant::now() < deadline, "a server outlived concierge");
+        tokio::task::yield_now().await;
+    }
+}
+
+/// `concierge check --live` starts each server and names a listed tool it does not offer.
+#[tokio::test]
+async fn check_live_names_a_listed_tool_the_server_lacks() {
+    let Some(folder) = upstreams() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let shared = shared_folder(dir.path());
+    let section = filesystem(&folder, &shared).replace(
+        r#"tools = ["read_text_file", "#,
+        r#"tools = ["summon_file", "read_text_file", "#,
+    );
+    let path = dir.path().join("concierge.toml");
+    std::fs::write(&path, config(dir.path(), &section)).unwrap();
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["check", "--live", "--config"])
+        .arg(&path)
+        .env("APP_MCP_TOKENS", TOKEN)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("summon_file"), "{said}");
 }
 
 /// A config serving the test's own upstream at `url` as instance `files`.

@@ -18,6 +18,7 @@ pub mod product_export;
 pub mod tool_arguments;
 pub mod typo3_manifest;
 pub mod typo3_records;
+pub mod upstream_answer;
 
 /// A target's body: it panics on a finding.
 pub type Body = fn(&[u8]);
@@ -40,4 +41,5 @@ pub const ALL: &[(&str, Body)] = &[
     ("tool_arguments", tool_arguments::run),
     ("typo3_manifest", typo3_manifest::run),
     ("typo3_records", typo3_records::run),
+    ("upstream_answer", upstream_answer::run),
 ];

@@ -148,4 +148,5 @@ smoke!(
     oauth_jwt,
     config,
     coffee_menu,
+    upstream_answer,
 );
