@@ -4,12 +4,14 @@ mcp-contextforge-gateway 1.0.7.post20260921, the newest this machine's PyPI has;
 published there) federating the same server, at 1 and 32 connections.
 
 concierge runs its whole platform (token auth, a rate limit, validation against the upstream's
-schema, an audit line per call to a file); ContextForge runs with its JWT auth on, SQLite, its
-in-memory cache, as its docs start it, the tool in a virtual server. The upstream and the server
+schema, an audit line per call to a file); ContextForge runs with its JWT auth on, its rate limit on
+at the same 1,000,000 calls a second (in memory, no lockout), SQLite, its in-memory cache, the tool
+in a virtual server. The upstream and the server
 under test share core 0, wrk runs on core 1 (bench/harness.py's pinning). Added CPU per call is
 the gateway's own (user + system of its process tree) over the calls wrk counted; added latency is
 the gateway's p50/p99 minus the direct ones of the same repeat. Median of paired repeats [min –
 max]. Called by `bench/run.sh --federation`; writes bench/results/<date>-federation.md.
+`BENCH_CONTEXTFORGE_LIMITS=off` runs ContextForge without its rate limiter (its best case).
 """
 
 import argparse
@@ -77,6 +79,11 @@ def start(server, tool):
     env = {**os.environ, **(server.env or {})}
     server.process = subprocess.Popen(["taskset", "-c", SERVER_CORE] + server.command, cwd=server.cwd, env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    answering(server, tool)
+
+
+def answering(server, tool):
+    """Waits until `server` answers a call of `tool`."""
     deadline = time.monotonic() + 120
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": json.loads(TOOL_ARGS)}}
     while time.monotonic() < deadline:
@@ -112,6 +119,12 @@ def contextforge(venv, upstream_url, state):
         "DATABASE_URL": f"sqlite:///{state}/contextforge.db", "DEV_MODE": "true", "ENVIRONMENT": "development",
         "MCPGATEWAY_UI_ENABLED": "false", "MCPGATEWAY_ADMIN_API_ENABLED": "true", "CACHE_TYPE": "memory",
         "LOG_LEVEL": "ERROR", "SSRF_PROTECTION_ENABLED": "false",
+        # Its rate limit on, as concierge's is, at the same 1,000,000 calls a second; in memory (no
+        # Redis), as concierge's in-process limiter; no lockout of the load generator's account.
+        "RATE_LIMITING_ENABLED": "false" if os.environ.get("BENCH_CONTEXTFORGE_LIMITS") == "off" else "true",
+        "RATE_LIMITING_REDIS_ENABLED": "false",
+        "RATE_LIMIT_MEDIUM_RPM": "60000000", "RATE_LIMIT_MEDIUM_BURST": "60000000",
+        "TOOL_RATE_LIMIT": "60000000", "RATE_LIMIT_LOCKOUT_ENABLED": "false",
     }
     process_env = {**os.environ, **env}
     server = Server("ContextForge 1.0.7", [str(venv / "bin/mcpgateway"), "--host", "127.0.0.1", "--port", str(port)],
@@ -174,7 +187,7 @@ def main():
         start(upstream, "search_menu")
         start(ours, "search_menu")
         theirs, their_tool = contextforge(ROOT / "bench/.venv-contextforge", upstream.url, state)
-        start(theirs, their_tool)
+        answering(theirs, their_tool)
         gateways = [(ours, "search_menu"), (theirs, their_tool)]
         for server, _ in gateways:
             idle[server.name] = tree_rss_kb(server.process.pid, "VmRSS")
@@ -199,7 +212,7 @@ def report(rows, direct, gateway_names, idle, peak, options):
     lines = [f"# Federation: concierge against IBM ContextForge, {datetime.date.today()}", "",
              "One tool (`search_menu`) of a FastMCP 4.1.6 server, called directly, through concierge (`kind = \"mcp\"`, "
              "token auth, a rate limit, validation, an audit line per call) and through ContextForge 1.0.7.post20260921 "
-             f"(JWT auth). {options.repeat} paired repeats of {options.duration} s per row; upstream and gateway on core "
+             f"(JWT auth, its rate limiter {'off' if os.environ.get('BENCH_CONTEXTFORGE_LIMITS') == 'off' else 'on at 1,000,000 calls a second, in memory'}). {options.repeat} paired repeats of {options.duration} s per row; upstream and gateway on core "
              f"{SERVER_CORE}, wrk on core {LOAD_CORE}; median [min – max]. A gateway's CPU is its own process tree's.", "",
              "| path | conn | req/s | CPU µs/call | p50 ms | p99 ms | errors |", "|---|---:|---:|---:|---:|---:|---:|"]
     for (name, connections), samples in rows.items():
@@ -232,7 +245,8 @@ def report(rows, direct, gateway_names, idle, peak, options):
         lines.append(f"| {name} | {idle[name] / 1024:.1f} | {peak[name] / 1024:.1f} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    out = ROOT / "bench" / "results" / f"{datetime.datetime.now():%Y-%m-%d-%H%M}-federation.md"
+    variant = "-contextforge-unlimited" if os.environ.get("BENCH_CONTEXTFORGE_LIMITS") == "off" else ""
+    out = ROOT / "bench" / "results" / f"{datetime.datetime.now():%Y-%m-%d-%H%M}-federation{variant}.md"
     out.write_text(text)
     print(f"written to {out.relative_to(ROOT)}")
 

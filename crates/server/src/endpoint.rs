@@ -59,26 +59,14 @@ impl MountedTool {
         let spec = tool.spec();
         let validator = ArgumentValidator::new(&spec.input_schema)
             .map_err(|e| format!("tool `{}` has an invalid input schema: {e}", spec.name))?;
-        let output =
-            if checks_outputs() {
-                let schema = Value::Object(spec.output_schema.clone());
-                Some(jsonschema::draft202012::new(&schema).map_err(|e| {
-                    format!("tool `{}` has an invalid output schema: {e}", spec.name)
-                })?)
-            } else {
-                None
-            };
+        let output = checks_outputs()
+            .then(|| output_validator(spec))
+            .transpose()?;
         // An output schema that promises nothing (no properties, nothing required) is not
         // worth a check per call.
-        let passed_output =
-            if spec.passes_through && spec.output_schema.len() > 1 {
-                let schema = Value::Object(spec.output_schema.clone());
-                Some(jsonschema::draft202012::new(&schema).map_err(|e| {
-                    format!("tool `{}` has an invalid output schema: {e}", spec.name)
-                })?)
-            } else {
-                None
-            };
+        let passed_output = (spec.passes_through && spec.output_schema.len() > 1)
+            .then(|| output_validator(spec))
+            .transpose()?;
         let mirrors_headers = Value::Object(spec.input_schema.clone())
             .to_string()
             .contains("\"x-mcp-header\"");
@@ -100,6 +88,13 @@ impl MountedTool {
     pub fn mirrors_headers(&self) -> bool {
         self.mirrors_headers
     }
+}
+
+/// The tool's output schema, compiled to check results against.
+fn output_validator(spec: &ToolSpec) -> Result<jsonschema::Validator, String> {
+    let schema = Value::Object(spec.output_schema.clone());
+    jsonschema::draft202012::new(&schema)
+        .map_err(|e| format!("tool `{}` has an invalid output schema: {e}", spec.name))
 }
 
 /// What a tool call answered, as every client shows it: the JSON text, and for a success the
