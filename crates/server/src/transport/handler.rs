@@ -178,43 +178,57 @@ const PROGRESS_BURST: f64 = 8.0;
 const PROGRESS_PER_SECOND: f64 = 20.0;
 
 /// The request's progress, sent to the client with its own token in the order reported, within
-/// [`PROGRESS_BURST`] and [`PROGRESS_PER_SECOND`]; none when it asked for none.
+/// [`PROGRESS_BURST`] and [`PROGRESS_PER_SECOND`]; none when it asked for none. The sender starts
+/// with the first report: most tools report none, and rmcp's clients send a token with every call.
 fn progress_of(context: &RequestContext<RoleServer>) -> Option<concierge_core::Progress> {
     let token = context.meta.get_progress_token()?;
     let peer = context.peer.clone();
-    let (sender, mut reports) =
-        tokio::sync::watch::channel::<Option<(f64, Option<f64>, Option<String>)>>(None);
-    tokio::spawn(async move {
-        let mut tokens = PROGRESS_BURST;
-        let mut last = tokio::time::Instant::now();
-        while reports.changed().await.is_ok() {
-            let now = tokio::time::Instant::now();
-            tokens =
-                (tokens + (now - last).as_secs_f64() * PROGRESS_PER_SECOND).min(PROGRESS_BURST);
-            last = now;
-            if tokens < 1.0 {
-                let wait = (1.0 - tokens) / PROGRESS_PER_SECOND;
-                tokio::time::sleep(std::time::Duration::from_secs_f64(wait)).await;
-                tokens = 1.0;
-                last = tokio::time::Instant::now();
-            }
-            tokens -= 1.0;
-            let Some((progress, total, message)) = reports.borrow_and_update().clone() else {
-                continue;
-            };
-            let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), progress);
-            param.total = total;
-            param.message = message;
-            if peer.notify_progress(param).await.is_err() {
-                return;
-            }
-        }
-    });
+    let sender: std::sync::Mutex<Option<tokio::sync::watch::Sender<Report>>> = Default::default();
     Some(concierge_core::Progress::new(
         move |progress, total, message| {
+            let mut sender = sender.lock().unwrap_or_else(|p| p.into_inner());
+            let sender = sender.get_or_insert_with(|| {
+                let (sender, reports) = tokio::sync::watch::channel(None);
+                tokio::spawn(send_progress(reports, peer.clone(), token.clone()));
+                sender
+            });
             sender.send_replace(Some((progress, total, message)));
         },
     ))
+}
+
+/// One progress report: how far, of how much, a message.
+type Report = Option<(f64, Option<f64>, Option<String>)>;
+
+/// Sends a call's reports until the call ends (its sender drops) or the client is gone.
+async fn send_progress(
+    mut reports: tokio::sync::watch::Receiver<Report>,
+    peer: rmcp::service::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+) {
+    let mut tokens = PROGRESS_BURST;
+    let mut last = tokio::time::Instant::now();
+    while reports.changed().await.is_ok() {
+        let now = tokio::time::Instant::now();
+        tokens = (tokens + (now - last).as_secs_f64() * PROGRESS_PER_SECOND).min(PROGRESS_BURST);
+        last = now;
+        if tokens < 1.0 {
+            let wait = (1.0 - tokens) / PROGRESS_PER_SECOND;
+            tokio::time::sleep(std::time::Duration::from_secs_f64(wait)).await;
+            tokens = 1.0;
+            last = tokio::time::Instant::now();
+        }
+        tokens -= 1.0;
+        let Some((progress, total, message)) = reports.borrow_and_update().clone() else {
+            continue;
+        };
+        let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), progress);
+        param.total = total;
+        param.message = message;
+        if peer.notify_progress(param).await.is_err() {
+            return;
+        }
+    }
 }
 
 fn result_of(answer: ToolAnswer) -> CallToolResult {
