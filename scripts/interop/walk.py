@@ -228,12 +228,10 @@ async def walk_one(client, ep, tool, call, args, saved, schema):
     if call["expect"] == "success":
         if result.is_error:
             return check(name, False, f"isError: {short(document)}")
+        broken = structure_broken(result, schema)
+        if broken:
+            return check(name, False, broken)
         data = result.structured_content
-        if schema is not None and data is None:
-            return check(name, False, "no structuredContent although the tool has an outputSchema")
-        invalid = validate(schema, data)
-        if invalid:
-            return check(name, False, f"structuredContent breaks outputSchema (jsonschema): {invalid}")
         data = data if data is not None else document
         failed = run_checks(call.get("checks"), data)
         if failed:
@@ -262,6 +260,15 @@ async def walk_one(client, ep, tool, call, args, saved, schema):
     return check(name + f" → {error_code(document)}", True)
 
 
+def structure_broken(result, schema):
+    """Why a success's structuredContent does not fit the tool's outputSchema; None when it does."""
+    data = result.structured_content
+    if schema is not None and data is None:
+        return "no structuredContent although the tool has an outputSchema"
+    invalid = validate(schema, data)
+    return f"structuredContent breaks outputSchema (jsonschema): {invalid}" if invalid else None
+
+
 def handed_on(name, call, result, schema):
     """Another MCP server's answer, passed on as it gave it: its text is its own (not our JSON); a
     success's structuredContent must still fit the published outputSchema; `contains` is a text
@@ -270,13 +277,9 @@ def handed_on(name, call, result, schema):
     text = result.content[0].text if result.content and hasattr(result.content[0], "text") else ""
     if bool(result.is_error) != expect_error:
         return check(name, False, f"isError is {bool(result.is_error)}: {short(text)}")
-    if not expect_error:
-        data = result.structured_content
-        if schema is not None and data is None:
-            return check(name, False, "no structuredContent although the tool has an outputSchema")
-        invalid = validate(schema, data)
-        if invalid:
-            return check(name, False, f"structuredContent breaks outputSchema (jsonschema): {invalid}")
+    broken = None if expect_error else structure_broken(result, schema)
+    if broken:
+        return check(name, False, broken)
     if call.get("contains") and call["contains"] not in text:
         return check(name, False, f"the text lacks {call['contains']!r}: {short(text)}")
     return check(name + " (handed on)", True)

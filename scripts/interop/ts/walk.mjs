@@ -220,11 +220,9 @@ async function walkOne(client, ep, tool, call, args, saved, schema) {
   }
   if (call.expect === 'success') {
     if (result.isError) return check(name, false, `isError: ${short(document)}`);
-    let data = result.structuredContent;
-    if (schema && data === undefined) return check(name, false, 'no structuredContent although the tool has an outputSchema');
-    const invalid = data === undefined ? null : validate(schema, data);
-    if (invalid) return check(name, false, `structuredContent breaks outputSchema (ajv): ${invalid}`);
-    data = data ?? document;
+    const broken = structureBroken(result, schema);
+    if (broken) return check(name, false, broken);
+    const data = result.structuredContent ?? document;
     const failed = runChecks(call.checks, data);
     if (failed) return check(name, false, failed);
     if (call.hook === 'confirm' && data.confirmationRequired) {
@@ -249,6 +247,14 @@ async function walkOne(client, ep, tool, call, args, saved, schema) {
   return check(`${name} → ${code}`, true);
 }
 
+/** Why a success's structuredContent does not fit the tool's outputSchema; null when it does. */
+function structureBroken(result, schema) {
+  const data = result.structuredContent;
+  if (schema && data === undefined) return 'no structuredContent although the tool has an outputSchema';
+  const invalid = data === undefined ? null : validate(schema, data);
+  return invalid ? `structuredContent breaks outputSchema (ajv): ${invalid}` : null;
+}
+
 /**
  * Another MCP server's answer, passed on as it gave it: its text is its own (not our JSON); a
  * success's structuredContent must still fit the published outputSchema; `contains` is a text
@@ -258,12 +264,8 @@ function handedOn(name, call, result, schema) {
   const expectError = call.expect === 'error';
   const text = result.content?.[0]?.text ?? '';
   if (Boolean(result.isError) !== expectError) return check(name, false, `isError is ${Boolean(result.isError)}: ${short(text)}`);
-  if (!expectError) {
-    const data = result.structuredContent;
-    if (schema && data === undefined) return check(name, false, 'no structuredContent although the tool has an outputSchema');
-    const invalid = data === undefined ? null : validate(schema, data);
-    if (invalid) return check(name, false, `structuredContent breaks outputSchema (ajv): ${invalid}`);
-  }
+  const broken = expectError ? null : structureBroken(result, schema);
+  if (broken) return check(name, false, broken);
   if (call.contains && !text.includes(call.contains)) return check(name, false, `the text lacks ${JSON.stringify(call.contains)}: ${short(text)}`);
   return check(`${name} (handed on)`, true);
 }

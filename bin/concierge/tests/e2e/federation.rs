@@ -488,12 +488,7 @@ auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
         );
         tokio::task::yield_now().await;
     }
-    let health: Value = reqwest::get(server.url("/health"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = crate::common::oauth::get_json(&server.url("/health")).await;
     assert_eq!(health["status"], "degraded", "{health}");
     assert_eq!(health["upstreams"]["files"]["status"], "ok", "{health}");
     assert_eq!(health["upstreams"]["other"]["status"], "down", "{health}");
