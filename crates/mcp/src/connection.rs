@@ -1,5 +1,5 @@
 //! One upstream server, kept connected: started (a child process in a process group of its own,
-//! or a Streamable HTTP session), its tool list read, restarted with backoff when it goes, and
+//! a Streamable HTTP session, or a legacy HTTP+SSE stream), its tool list read, restarted with backoff when it goes, and
 //! its state published for the tools and `/health`.
 //!
 //! The upstream is a stranger: every message it sends is bounded by the transport (a line, an
@@ -20,6 +20,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use crate::client::{Client, ProgressRoutes};
+use crate::legacy_sse::LegacySse;
 use crate::settings::{ClientCredentials, McpSettings, Protocol};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
 
@@ -145,6 +146,20 @@ impl Upstream {
                 tokio::time::timeout(
                     wait,
                     client.serve_with_lifecycle(transport, lifecycle(self.settings.protocol)),
+                )
+                .await
+            }
+            (None, Some(url)) if self.settings.legacy_sse() => {
+                let transport = tokio::time::timeout(wait, self.legacy_sse(url))
+                    .await
+                    .map_err(|_| format!("no event stream within {wait:?}"))??;
+                // A server that speaks only 2024-11-05's transport knows nothing of discovery.
+                tokio::time::timeout(
+                    wait,
+                    client.serve_with_lifecycle(
+                        transport,
+                        rmcp::service::ClientLifecycleMode::Initialize,
+                    ),
                 )
                 .await
             }
@@ -289,6 +304,43 @@ impl Upstream {
             .map_err(|error| format!("cannot make an HTTP client: {error}"))
     }
 
+    /// The config's `headers`, as sent.
+    fn headers(&self) -> Result<http::HeaderMap, String> {
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in &self.settings.headers {
+            let name = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("`{name}` is not a header name"))?;
+            let value = http::HeaderValue::from_str(value)
+                .map_err(|_| format!("the value of header `{name}` is not a header value"))?;
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+
+    /// The legacy HTTP+SSE transport with the config's headers, and behind OAuth an access
+    /// token got with concierge's client credentials (a token that expires ends the
+    /// connection; the next one asks anew).
+    async fn legacy_sse(&self, url: &str) -> Result<LegacySse, String> {
+        let mut headers = self.headers()?;
+        if let Some(credentials) = &self.settings.oauth {
+            let token = authorize(url, credentials)
+                .await?
+                .get_access_token()
+                .await
+                .map_err(|error| format!("OAuth at the MCP server: {error}"))?;
+            let bearer = http::HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| "the access token is not a header value".to_string())?;
+            headers.insert(http::header::AUTHORIZATION, bearer);
+        }
+        LegacySse::connect(
+            self.http_client()?,
+            url,
+            headers,
+            message_bound(&self.settings),
+        )
+        .await
+    }
+
     /// The Streamable HTTP transport over `client` (plain, or one that adds an access token),
     /// with the config's headers and the message bound.
     fn http<C>(
@@ -300,14 +352,11 @@ impl Upstream {
         C: rmcp::transport::streamable_http_client::StreamableHttpClient + Send + 'static,
     {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-        let mut headers = std::collections::HashMap::new();
-        for (name, value) in &self.settings.headers {
-            let name = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("`{name}` is not a header name"))?;
-            let value = http::HeaderValue::from_str(value)
-                .map_err(|_| format!("the value of header `{name}` is not a header value"))?;
-            headers.insert(name, value);
-        }
+        let headers = self
+            .headers()?
+            .into_iter()
+            .filter_map(|(name, value)| Some((name?, value)))
+            .collect();
         let bound = message_bound(&self.settings);
         let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
             .custom_headers(headers)

@@ -10,6 +10,7 @@
 //!
 //! - `settings.rs`: the section, and what is wrong with it before anything starts
 //! - `connection.rs`: the upstream kept connected, its tool list, its child process
+//! - `legacy_sse.rs`: the legacy HTTP+SSE transport (2024-11-05), which rmcp no longer has
 //! - `client.rs`: what concierge declares as a client, and what it hears unasked
 //! - `tool.rs`: one tool as served here, and its calls
 //! - `probe.rs`: `concierge mcp-probe`, a server looked at as an instance would reach it
@@ -21,6 +22,7 @@
 
 mod client;
 mod connection;
+mod legacy_sse;
 pub mod probe;
 pub mod settings;
 mod tool;

@@ -28,6 +28,9 @@ pub struct Probe {
     /// Several calls in a row, instead of --call: a JSON array of `{"name", "arguments"}`.
     #[arg(long, conflicts_with = "call")]
     pub calls: Option<String>,
+    /// The URL is a legacy HTTP+SSE event stream (as an instance's `transport = "sse"`).
+    #[arg(long)]
+    pub sse: bool,
     /// Which era to speak (as an instance's `protocol`).
     #[arg(long, value_enum, default_value = "auto")]
     pub protocol: Protocol,
@@ -62,6 +65,7 @@ impl Probe {
             command: (!is_url).then(|| self.server.clone()),
             url: is_url.then(|| self.server[0].clone()),
             oauth,
+            transport: (is_url && self.sse).then(|| "sse".to_string()),
             protocol: self.protocol,
             ..McpSettings::probing()
         };

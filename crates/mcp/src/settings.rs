@@ -23,7 +23,8 @@ pub struct McpSettings {
     /// server that answers discovery wrongly).
     #[serde(default)]
     pub protocol: Protocol,
-    /// `streamable-http` (the default for a `url`).
+    /// For a `url`: `streamable-http` (the default) or `sse`, the legacy HTTP+SSE transport
+    /// of 2024-11-05 (the `url` is its event stream) for a server that speaks nothing newer.
     #[serde(default)]
     pub transport: Option<String>,
     /// For a `command`: the only variables it gets besides `PATH`.
@@ -190,6 +191,11 @@ impl McpSettings {
         }
     }
 
+    /// Whether the `url` speaks the legacy HTTP+SSE transport.
+    pub fn legacy_sse(&self) -> bool {
+        self.transport.as_deref() == Some("sse")
+    }
+
     /// Everything that can be known wrong without the upstream: one message per problem.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
@@ -231,14 +237,19 @@ impl McpSettings {
         }
         match self.transport.as_deref() {
             None | Some("streamable-http") => {}
-            Some("sse") => problems.push(
-                "`transport = \"sse\"` (the legacy HTTP+SSE transport) is not supported yet; \
-                 use a Streamable HTTP `url`"
+            Some("sse") if self.command.is_some() => {
+                problems.push("`transport` is for a `url`; a `command` speaks over stdio".into())
+            }
+            Some("sse") if self.protocol == Protocol::Discover => problems.push(
+                "`protocol = \"2026-07-28\"` needs Streamable HTTP; `transport = \"sse\"` \
+                 (2024-11-05) speaks `initialize` only"
                     .into(),
             ),
-            Some(other) => {
-                problems.push(format!("`transport = \"{other}\"`: use `streamable-http`"))
-            }
+            Some("sse") => {}
+            Some(other) => problems.push(format!(
+                "`transport = \"{other}\"`: use `streamable-http` (the default) or `sse` \
+                 (the legacy HTTP+SSE transport)"
+            )),
         }
         if self.tools.is_empty() {
             problems.push(

@@ -382,6 +382,59 @@ tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-opera
     plain.cancel().await.ok();
 }
 
+/// The everything server over the legacy HTTP+SSE transport (`transport = "sse"`): results
+/// unchanged, progress passed through.
+#[tokio::test]
+async fn the_everything_server_over_legacy_sse() {
+    let Some(folder) = upstreams() else { return };
+    let port = free_port();
+    let _everything = Process(
+        std::process::Command::new(program(&folder, "mcp-server-everything"))
+            .arg("sse")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the everything server starts"),
+    );
+    wait_for(port, "the everything server");
+    let upstream = format!(
+        r#"url = "http://127.0.0.1:{port}/sse"
+transport = "sse"
+tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-operation"]
+"#
+    );
+    let server = Server::start(|dir| config(dir, &upstream), &[("APP_MCP_TOKENS", TOKEN)]);
+    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
+    let plain = connect(&server.url("/files/mcp"), "secret-token").await;
+    passes_results_unchanged(&plain).await;
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        CallToolRequestParams::new("trigger-long-running-operation").with_arguments(
+            json!({"duration": 0.4, "steps": 4})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ),
+    ));
+    let handle = client
+        .peer()
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let answer = handle.await_response().await.expect("the call answers");
+    assert!(
+        matches!(answer, ServerResult::CallToolResult(_)),
+        "{answer:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while heard.progress.lock().unwrap().len() < 3 && Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+    assert!(heard.progress.lock().unwrap().len() >= 3);
+    client.cancel().await.ok();
+    plain.cancel().await.ok();
+}
+
 /// The pids of processes whose command line contains `needle`.
 fn pids_with(needle: &str) -> Vec<i32> {
     let mut pids = Vec::new();
@@ -408,6 +461,24 @@ async fn a_killed_upstream_fails_open_and_comes_back() {
         dir,
         |dir| {
             let mut config = config(dir, &filesystem(&folder, &dir.join("shared")));
+            let notes = dir.join("notes");
+            std::fs::create_dir_all(&notes).unwrap();
+            std::fs::write(notes.join("note.txt"), "a second server\n").unwrap();
+            config.push_str(&format!(
+                r#"
+[apps.notes]
+kind = "mcp"
+command = ["{program}", "{notes}"]
+tools = ["read_text_file"]
+
+[[endpoint]]
+path = "/notes/mcp"
+tools = ["notes.*"]
+auth = {{ kind = "tokens", env = "APP_MCP_TOKENS" }}
+"#,
+                program = program(&folder, "mcp-server-filesystem"),
+                notes = notes.display()
+            ));
             config.push_str(
                 r#"
 [apps.other]
@@ -456,12 +527,38 @@ auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
     assert!(tool_names(&hidden).await.is_empty());
     hidden.cancel().await.ok();
 
+    // Load: four clients calling without pause while the server is killed under them. Every
+    // answer is the file or a retryable error; none hangs past the call timeout.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut load = Vec::new();
+    for _ in 0..4 {
+        let client = connect(&server.url("/files/mcp"), "secret-token").await;
+        let stop = stop.clone();
+        load.push(tokio::spawn(async move {
+            let (mut read, mut retryable) = (0, 0);
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let answer = call(&client, "read_file", json!({"path": "hello.txt"})).await;
+                if answer.is_error == Some(true) {
+                    assert!(text(&answer).contains("\"retryable\":true"), "{answer:?}");
+                    retryable += 1;
+                } else {
+                    read += 1;
+                }
+            }
+            client.cancel().await.ok();
+            (read, retryable)
+        }));
+    }
     let pids = pids_with(&shared);
     assert!(!pids.is_empty(), "the filesystem server runs");
     for pid in &pids {
         // SAFETY: a signal to a process of this test's own server.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
     }
+    // The other server's tools answer meanwhile.
+    let notes = connect(&server.url("/notes/mcp"), "secret-token").await;
+    let note = call(&notes, "read_text_file", json!({"path": "note.txt"})).await;
+    assert!(text(&note).contains("a second server"), "{note:?}");
     // Calls meanwhile answer at once, retryably, until the server is back.
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut refused = 0;
@@ -478,6 +575,12 @@ auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
         );
         tokio::task::yield_now().await;
     }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for task in load {
+        let (read, retryable) = task.await.expect("no answer broke the rules");
+        eprintln!("a loading client: {read} reads, {retryable} retryable refusals");
+    }
+    notes.cancel().await.ok();
     eprintln!("{refused} calls answered retryably while the server was down");
     assert!(!pids_with(&shared).iter().any(|p| pids.contains(p)));
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -558,19 +661,47 @@ async fn test_upstream(fillers: usize) -> (String, Arc<Seen>) {
 }
 
 /// The upstream sees concierge's own credentials, never the client's token, and the call's
-/// trace context in `_meta`; a call the client cancels is cancelled upstream.
+/// trace context in `_meta` (the trace of the call's audit line); its latency is in
+/// `/metrics`; a call the client cancels is cancelled upstream.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_upstream_sees_concierges_credentials_and_hears_a_cancel() {
     let (url, seen) = test_upstream(0).await;
+    let (collector, _spans) = crate::operate::otlp_receiver().await;
     let server = Server::start(
-        |dir| own_upstream(dir, &url, ""),
-        &[("APP_MCP_TOKENS", TOKEN)],
+        |dir| own_upstream(dir, &url, "[metrics]\ntoken = \"metrics-secret\"\n"),
+        &[
+            ("APP_MCP_TOKENS", TOKEN),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &collector),
+            ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+        ],
     );
     let (client, _) = connect_hearing(&server.url("/files/mcp")).await;
     let plain = connect(&server.url("/files/mcp"), "secret-token").await;
     call(&plain, "whoami", json!({})).await;
-    let (authorization, _meta) = seen.whoami.lock().unwrap().clone().expect("whoami ran");
+    let (authorization, meta) = seen.whoami.lock().unwrap().clone().expect("whoami ran");
     assert_eq!(authorization.as_deref(), Some("Bearer upstream-secret"));
+    let audit = server.audit_lines_of("files.log", 1);
+    let trace_id = audit[0]["trace_id"].as_str().expect("a traced call");
+    let traceparent = meta["traceparent"].as_str().expect("traceparent in _meta");
+    assert!(
+        traceparent.starts_with(&format!("00-{trace_id}-")),
+        "{traceparent} continues {trace_id}"
+    );
+    let metrics = reqwest::Client::new()
+        .get(server.url("/metrics"))
+        .bearer_auth("metrics-secret")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(
+            "concierge_upstream_request_duration_seconds_count{upstream=\"mcp\",status_class=\"2xx\"} 1"
+        ),
+        "{metrics}"
+    );
 
     let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
         CallToolRequestParams::new("wait").with_arguments(serde_json::Map::new()),
@@ -610,6 +741,29 @@ async fn the_upstream_sees_concierges_credentials_and_hears_a_cancel() {
     );
     client.cancel().await.ok();
     plain.cancel().await.ok();
+}
+
+/// An HTTP upstream that forgot concierge's session (it restarted) answers 404; concierge
+/// starts a new session and the call goes through, as the spec says. (Sessions are the
+/// 2025-11-25 era's: at 2026-07-28 there are none to forget.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forgotten_upstream_session_is_started_again() {
+    let (url, seen) = test_upstream(0).await;
+    let server = Server::start(
+        |dir| own_upstream(dir, &url, "protocol = \"2025-11-25\""),
+        &[("APP_MCP_TOKENS", TOKEN)],
+    );
+    let client = connect(&server.url("/files/mcp"), "secret-token").await;
+    let first = call(&client, "whoami", json!({})).await;
+    assert_ne!(first.is_error, Some(true), "{first:?}");
+    let sessions = seen.sessions.get().expect("the upstream serves");
+    let forgotten = std::mem::take(&mut *sessions.sessions.write().await);
+    assert_eq!(forgotten.len(), 1, "concierge holds one session upstream");
+    drop(forgotten);
+    let again = call(&client, "whoami", json!({})).await;
+    assert_ne!(again.is_error, Some(true), "{again:?}");
+    assert_eq!(sessions.sessions.read().await.len(), 1, "a new session");
+    client.cancel().await.ok();
 }
 
 /// What a stranger can send is bounded: a result over `max_result_bytes` is a readable error,

@@ -46,7 +46,7 @@ async fn kgqa_upstream() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
 }
 
 /// An OTLP/HTTP receiver: every span of every export it gets.
-async fn otlp_receiver() -> (String, Arc<Mutex<Vec<Span>>>) {
+pub(crate) async fn otlp_receiver() -> (String, Arc<Mutex<Vec<Span>>>) {
     let spans: Arc<Mutex<Vec<Span>>> = Arc::default();
     let kept = spans.clone();
     let app = axum::Router::new().route(
@@ -222,7 +222,7 @@ async fn a_kgqa_call_is_one_trace_down_to_its_upstream_request_named_by_its_audi
     assert_eq!(hex(&continued.parent_span_id), "b7ad6b7169203331");
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -27,6 +27,8 @@ pub struct Seen {
     pub cancelled: AtomicUsize,
     /// The `Authorization` header and `_meta` of the last `whoami`.
     pub whoami: Mutex<Option<(Option<String>, Value)>>,
+    /// The server's sessions, to forget them (what a restarted server does).
+    pub sessions: std::sync::OnceLock<Arc<LocalSessionManager>>,
 }
 
 #[derive(Clone)]
@@ -126,9 +128,11 @@ impl ServerHandler for TestUpstream {
 
 /// `server` on a free loopback port over Streamable HTTP; its URL.
 pub async fn serve(server: TestUpstream) -> String {
+    let sessions = Arc::new(LocalSessionManager::default());
+    let _ = server.seen.sessions.set(sessions.clone());
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         StreamableHttpServerConfig::default(),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
