@@ -29,6 +29,7 @@ install_redis
 . scripts/upstreams.sh
 step "install_upstreams"
 install_upstreams
+install_github_spec
 # nginx in front of three instances for the cluster test (installed from Debian if missing).
 . scripts/nginx.sh
 step "install_nginx"

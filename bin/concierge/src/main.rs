@@ -69,6 +69,18 @@ enum Command {
     /// Look at an MCP server as a `kind = "mcp"` instance would reach it: print its tools (the
     /// names `tools = [...]` takes) and, with --call, one call's answer as it would be handed on.
     McpProbe(concierge_mcp::probe::Probe),
+    /// Write a config section from what a system describes, for a person to curate.
+    Import {
+        #[command(subcommand)]
+        source: ImportSource,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImportSource {
+    /// An `[apps.<name>] kind = "openapi"` section from an OpenAPI document: every operation
+    /// with its cost in a model's tool list, the chosen ones (--operation, --tag) served.
+    Openapi(concierge_openapi::import::Import),
 }
 
 /// Which audit events `concierge audit` prints.
@@ -121,6 +133,9 @@ fn apps() -> Apps {
             concierge_upstream::build(&section(config)?)
         })
         .tools("mcp", |config| concierge_mcp::build(section(config)?))
+        .tools("openapi", |config| {
+            concierge_openapi::build(section(config)?)
+        })
         .tools_async("sql", |config| async move {
             concierge_sql::build(&section(&config)?).await
         })
@@ -204,6 +219,18 @@ fn main() -> ExitCode {
 
 async fn run(command: Command, config: PathBuf) -> ExitCode {
     match command {
+        Command::Import {
+            source: ImportSource::Openapi(import),
+        } => match import.run() {
+            Ok(section) => {
+                print!("{section}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("{error}");
+                ExitCode::FAILURE
+            }
+        },
         Command::McpProbe(probe) => match probe.run().await {
             Ok(report) => {
                 println!("{report}");

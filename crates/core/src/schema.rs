@@ -25,6 +25,25 @@ pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
     object
 }
 
+/// A write tool's output schema: its own answer, or one of the platform's in its place (the
+/// confirmation preview, a dry run's report), which share none of its required fields.
+pub fn or_platform_answers(schema: &Map<String, Value>) -> Map<String, Value> {
+    let mut schema = schema.clone();
+    // One dialect for the whole document: a `$schema` may stand only at its root.
+    schema.remove("$schema");
+    let mut wrapped = Map::new();
+    wrapped.insert("type".into(), Value::String("object".into()));
+    wrapped.insert(
+        "anyOf".into(),
+        serde_json::json!([
+            schema,
+            {"type": "object", "required": ["confirmationRequired"]},
+            {"type": "object", "required": ["dryRun"]},
+        ]),
+    );
+    wrapped
+}
+
 /// The `format` values JSON Schema defines; validators warn about any other.
 const STANDARD_FORMATS: &[&str] = &[
     "date-time",
@@ -68,7 +87,7 @@ fn integer_bounds(format: &str) -> Option<(i64, u64)> {
 /// Drops schemars' Rust-type formats (`uint32`, `double`, …): clients that validate with AJV print
 /// a warning for each. An integer format's bounds are written out first, where the schema gives
 /// none or wider ones.
-fn strip_custom_formats(object: &mut Map<String, Value>) {
+pub fn strip_custom_formats(object: &mut Map<String, Value>) {
     if let Some(Value::String(format)) = object.get("format")
         && !STANDARD_FORMATS.contains(&format.as_str())
     {

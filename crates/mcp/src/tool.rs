@@ -71,7 +71,7 @@ impl FederatedTool {
             dry_run: edit.dry_run.is_some(),
         });
         let output_schema = match listing.and_then(|l| l.output_schema.as_deref()) {
-            Some(schema) if write.is_some() => with_platform_answers(schema),
+            Some(schema) if write.is_some() => concierge_core::or_platform_answers(schema),
             Some(schema) => schema.clone(),
             // No schema promised: results carry no structured content the SDKs would check.
             None => Map::new(),
@@ -296,24 +296,6 @@ fn annotations(listing: Option<&Listed>, edit: &ToolOverride) -> Annotations {
         annotations.destructive = false;
     }
     annotations
-}
-
-/// A write's output schema: the upstream's result, or one of the platform's own answers about
-/// it (the confirmation preview, a dry run that did not reach the upstream).
-fn with_platform_answers(schema: &Map<String, Value>) -> Map<String, Value> {
-    let mut schema = schema.clone();
-    // One dialect for the whole document: a `$schema` may stand only at its root.
-    schema.remove("$schema");
-    let mut wrapped = any_object();
-    wrapped.insert(
-        "anyOf".into(),
-        json!([
-            schema,
-            {"type": "object", "required": ["confirmationRequired"]},
-            {"type": "object", "required": ["dryRun"]},
-        ]),
-    );
-    wrapped
 }
 
 /// A readable error the caller may retry.

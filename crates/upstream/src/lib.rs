@@ -36,7 +36,7 @@ mod tool;
 
 pub use config::{HttpToolConfig, RequestTemplate, UpstreamConfig};
 pub use plain::PlainJson;
-pub use tool::{Answer, Exchange, Failure, ResponseMapper, build_tools};
+pub use tool::{Answer, Exchange, Failure, ResponseMapper, build_tools, classify, read_answer};
 
 /// `kind = "http"`: an instance's section to tools that answer with the API's own JSON
 /// ([`PlainJson`]).

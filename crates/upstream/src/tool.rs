@@ -345,7 +345,7 @@ impl HttpTool {
             request = request.json(body);
         }
         let outcome = match request.send().await {
-            Ok(response) => read_answer(response).await,
+            Ok(response) => read_answer(response, MAX_BODY).await,
             Err(error) => Err(classify(&error)),
         };
         call.finish(outcome.as_ref().ok().map(|answer| answer.status));
@@ -361,7 +361,8 @@ impl HttpTool {
     }
 }
 
-async fn read_answer(mut response: reqwest::Response) -> Result<Answer, Failure> {
+/// An answer's status, type and body, read to at most `max` bytes (more is [`Failure::TooLarge`]).
+pub async fn read_answer(mut response: reqwest::Response, max: usize) -> Result<Answer, Failure> {
     let status = response.status().as_u16();
     let content_type = response
         .headers()
@@ -372,7 +373,7 @@ async fn read_answer(mut response: reqwest::Response) -> Result<Answer, Failure>
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
-                if body.len() + chunk.len() > MAX_BODY {
+                if body.len() + chunk.len() > max {
                     return Err(Failure::TooLarge);
                 }
                 body.extend_from_slice(&chunk);
@@ -388,7 +389,8 @@ async fn read_answer(mut response: reqwest::Response) -> Result<Answer, Failure>
     })
 }
 
-fn classify(error: &reqwest::Error) -> Failure {
+/// Why a request got no answer.
+pub fn classify(error: &reqwest::Error) -> Failure {
     if error.is_timeout() {
         Failure::Timeout
     } else {

@@ -21,6 +21,7 @@ mod kgqa;
 mod mappy;
 mod oauth;
 mod oauth_external;
+mod openapi;
 mod operate;
 mod protocol;
 mod ski;

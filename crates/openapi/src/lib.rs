@@ -1,0 +1,179 @@
+//! The kind `openapi`: a REST API behind MCP from its OpenAPI description.
+//!
+//! An instance names the document (`spec`), where the API is (`base_url`, else the document's
+//! first server), concierge's own credentials there (`auth`), and the operations served
+//! (`operations`: ids or `tag:<name>`; nothing else exists here). Each operation becomes a tool
+//! with the document's own contract: one input schema from its parameters and body, its
+//! success's schema as the output schema, requests built exactly as the document says.
+//!
+//! - `settings.rs`: the section
+//! - `document.rs`: the document read, its `$ref`s resolved within bounds, schemas made JSON
+//!   Schema
+//! - `operation.rs`: the chosen operations, each as what a tool needs
+//! - `request.rs`: a call's arguments as the request
+//! - `tool.rs`: the tool, its call and its answers
+//! - `import.rs`: `concierge import openapi`, a section for a person to curate
+//!
+//! The caller's token never goes to the API, and a model chooses no host, path, method or
+//! header: those come from the document and the config.
+
+mod document;
+pub mod import;
+mod operation;
+mod request;
+pub mod settings;
+mod tool;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use concierge_core::{Tool, ToolSet};
+use serde_json::Value;
+
+pub use document::{Document, Notes};
+pub use settings::OpenApiSettings;
+use tool::{Api, OperationTool};
+
+/// An instance's section to its tools: the document read, the chosen operations found, the
+/// tools made. Every problem is named (an unknown operation, a name clash, a document that does
+/// not parse, with where); what resolving cut is logged as a warning.
+pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
+    let problems = settings.problems();
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    let code = settings.language.as_deref().unwrap_or("en");
+    let messages = concierge_core::messages::by_code(code)
+        .ok_or_else(|| format!("language `{code}` is not one of en, ru, zh, de, vi"))?;
+    let document = Document::read(Path::new(&settings.spec))?;
+    let (tools, notes) = tools_of(&document, &settings)?;
+    for note in &notes.0 {
+        tracing::warn!(spec = %settings.spec, %note, "OpenAPI document");
+    }
+    Ok(ToolSet::new("openapi", messages, tools))
+}
+
+/// The tools of `document` that `settings` choose, and what resolving noted.
+pub fn tools_of(
+    document: &Document,
+    settings: &OpenApiSettings,
+) -> Result<(Vec<Arc<dyn Tool>>, Notes), String> {
+    let mut notes = Notes::default();
+    let operations = operation::chosen(document, settings, &mut notes)
+        .map_err(|problems| problems.join("; "))?;
+    let api = Arc::new(api(document, settings)?);
+    let tools = operations
+        .into_iter()
+        .map(|operation| Arc::new(OperationTool::new(operation, api.clone())) as Arc<dyn Tool>)
+        .collect();
+    Ok((tools, notes))
+}
+
+fn api(document: &Document, settings: &OpenApiSettings) -> Result<Api, String> {
+    let base_url = match &settings.base_url {
+        Some(url) => url.clone(),
+        None => first_server(&document.root)?,
+    };
+    let parsed = reqwest::Url::parse(&base_url)
+        .map_err(|_| format!("the base URL `{base_url}` is not a URL"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("the base URL `{base_url}` must be http or https"));
+    }
+    let mut headers = http::HeaderMap::new();
+    let mut query = Vec::new();
+    let secret = |text: String| {
+        let mut value = http::HeaderValue::from_str(&text)
+            .map_err(|_| "a credential holds characters HTTP does not allow".to_string())?;
+        value.set_sensitive(true);
+        Ok::<_, String>(value)
+    };
+    if let Some(auth) = &settings.auth {
+        if let Some(token) = &auth.bearer {
+            headers.insert(
+                http::header::AUTHORIZATION,
+                secret(format!("Bearer {token}"))?,
+            );
+        }
+        if let Some(basic) = &auth.basic {
+            let pair = base64::engine::general_purpose::STANDARD
+                .encode(format!("{}:{}", basic.user, basic.password));
+            headers.insert(
+                http::header::AUTHORIZATION,
+                secret(format!("Basic {pair}"))?,
+            );
+        }
+        if let Some(key) = &auth.api_key {
+            let (name, place) = api_key_scheme(&document.root).ok_or(
+                "`auth.api_key` is set but the document declares no `apiKey` security scheme",
+            )?;
+            match place.as_str() {
+                "header" => {
+                    let name = http::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|_| format!("`{name}` is not a header name"))?;
+                    headers.insert(name, secret(key.clone())?);
+                }
+                "query" => query.push((name, key.clone())),
+                "cookie" => {
+                    headers.insert(http::header::COOKIE, secret(format!("{name}={key}"))?);
+                }
+                other => return Err(format!("an `apiKey` scheme `in: {other}`")),
+            }
+        }
+    }
+    let client = reqwest::Client::builder()
+        .timeout(settings.timeout)
+        .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+        // A redirect is an answer to judge, not an order to follow: it could point anywhere.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|error| format!("HTTP client: {error}"))?;
+    Ok(Api {
+        client,
+        base_url: base_url.trim_end_matches('/').to_string(),
+        headers,
+        query,
+        max_response_bytes: settings.max_response_bytes,
+    })
+}
+
+/// The document's first server, its variables at their defaults.
+pub(crate) fn first_server(root: &Value) -> Result<String, String> {
+    let server = root
+        .get("servers")
+        .and_then(|s| s.get(0))
+        .ok_or("the document names no server: set `base_url`")?;
+    let mut url = server
+        .get("url")
+        .and_then(Value::as_str)
+        .ok_or("the document's first server has no url: set `base_url`")?
+        .to_string();
+    if let Some(Value::Object(variables)) = server.get("variables") {
+        for (name, variable) in variables {
+            if let Some(default) = variable.get("default").and_then(Value::as_str) {
+                url = url.replace(&format!("{{{name}}}"), default);
+            }
+        }
+    }
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!(
+            "the document's server `{url}` is not an absolute URL: set `base_url`"
+        ));
+    }
+    Ok(url)
+}
+
+/// The first `apiKey` security scheme: its parameter name and where it goes.
+fn api_key_scheme(root: &Value) -> Option<(String, String)> {
+    let schemes = root.pointer("/components/securitySchemes")?.as_object()?;
+    schemes.values().find_map(|scheme| {
+        if scheme.get("type")?.as_str()? != "apiKey" {
+            return None;
+        }
+        Some((
+            scheme.get("name")?.as_str()?.to_string(),
+            scheme.get("in")?.as_str()?.to_string(),
+        ))
+    })
+}

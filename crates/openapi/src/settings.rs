@@ -1,0 +1,124 @@
+//! An `[apps.<name>]` section of kind `openapi`, as the config writes it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// One REST API, described by its OpenAPI document, and the operations of it served as tools.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenApiSettings {
+    /// The OpenAPI document (3.0 or 3.1, JSON or YAML): a file, relative to the folder
+    /// concierge starts in.
+    pub spec: String,
+    /// Where requests go; overrides the document's `servers` (default: its first server).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// concierge's own credentials at the API (never the caller's token).
+    #[serde(default)]
+    pub auth: Option<Auth>,
+    /// The operations served: `operationId`s, or `tag:<name>` for every operation of a tag.
+    /// Required: a spec's new operation is not served until someone lists it.
+    pub operations: Vec<String>,
+    /// A request's whole time, connect to the end of the body.
+    #[serde(default = "ten_seconds", with = "humantime_serde")]
+    pub timeout: Duration,
+    /// The largest answer read; a larger one is a readable error.
+    #[serde(default = "one_mib", deserialize_with = "concierge_core::sizes::size")]
+    pub max_response_bytes: usize,
+    /// Per `operationId`: what concierge says and does differently.
+    #[serde(default, rename = "override")]
+    pub overrides: BTreeMap<String, OperationOverride>,
+    /// The language of the platform's texts to the model (`en`, `de`, `ru`, `zh`, `vi`).
+    #[serde(default)]
+    pub language: Option<String>,
+}
+
+/// How concierge authenticates itself at the API.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Auth {
+    /// `Authorization: Bearer <token>`.
+    #[serde(default)]
+    pub bearer: Option<String>,
+    /// The value of the document's `apiKey` security scheme (its own header, query or cookie
+    /// name).
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// HTTP basic: `{ user, password }`.
+    #[serde(default)]
+    pub basic: Option<Basic>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Basic {
+    pub user: String,
+    pub password: String,
+}
+
+/// What one operation is served as, where the document is not what the model should see.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperationOverride {
+    /// The tool's name (default: the `operationId` in snake_case).
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The platform's write safety: a required `idempotency_key` (sent as `Idempotency-Key`
+    /// when the operation declares that header), a replay answered from the first result.
+    #[serde(default)]
+    pub write: bool,
+    /// With `write`: a preview and a confirmation first.
+    #[serde(default)]
+    pub confirm: bool,
+    /// MCP hints over the ones the method implies: `read_only`, `destructive`, `idempotent`,
+    /// `open_world` (or their MCP names).
+    #[serde(default)]
+    pub annotations: BTreeMap<String, bool>,
+    /// OAuth scopes a caller needs.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Argument names whose values never reach the audit log.
+    #[serde(default)]
+    pub secret_arguments: Vec<String>,
+}
+
+fn ten_seconds() -> Duration {
+    Duration::from_secs(10)
+}
+
+fn one_mib() -> usize {
+    1 << 20
+}
+
+impl OpenApiSettings {
+    /// Everything that can be known wrong before the document is read.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.operations.is_empty() {
+            problems.push(
+                "`operations` lists nothing: name the operationIds (or `tag:<name>`) to serve"
+                    .into(),
+            );
+        }
+        if let Some(url) = &self.base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            problems.push("`base_url` must start with http:// or https://".into());
+        }
+        if self.timeout.is_zero() || self.timeout > Duration::from_secs(300) {
+            problems.push("`timeout` must be more than 0 s and at most 5 min".into());
+        }
+        for (id, edit) in &self.overrides {
+            if edit.confirm && !edit.write {
+                problems.push(format!("`override.{id}`: `confirm` needs `write = true`"));
+            }
+        }
+        problems
+    }
+}
