@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use concierge_core::Tool;
-use serde_json::json;
 
 use crate::document::{Document, Notes};
 use crate::operation::{Listed, listed};
@@ -126,12 +125,5 @@ fn cost(document: &Document, spec: &str, operation: &Listed) -> Result<usize, St
     };
     let tool =
         crate::tool::OperationTool::new(first, std::sync::Arc::new(crate::tool::Api::none()));
-    let spec = tool.spec();
-    let listed = json!({
-        "name": spec.name,
-        "description": spec.description,
-        "inputSchema": spec.input_schema,
-        "outputSchema": spec.output_schema,
-    });
-    Ok(listed.to_string().len().div_ceil(4))
+    Ok(crate::tool::listed_tokens(tool.spec()))
 }

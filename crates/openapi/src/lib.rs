@@ -32,7 +32,7 @@ use base64::Engine;
 use concierge_core::{Tool, ToolSet};
 use serde_json::Value;
 
-pub use document::{Document, Notes};
+pub use document::{Document, Notes, parse};
 pub use settings::OpenApiSettings;
 use tool::{Api, OperationTool};
 
@@ -52,6 +52,13 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
     for note in &notes.0 {
         tracing::warn!(spec = %settings.spec, %note, "OpenAPI document");
     }
+    let tokens: usize = tools.iter().map(|t| tool::listed_tokens(t.spec())).sum();
+    tracing::info!(
+        spec = %settings.spec,
+        tools = tools.len(),
+        tokens,
+        "OpenAPI operations served; their tool list costs a model about this many tokens"
+    );
     Ok(ToolSet::new("openapi", messages, tools))
 }
 
@@ -176,4 +183,43 @@ fn api_key_scheme(root: &Value) -> Option<(String, String)> {
             scheme.get("in")?.as_str()?.to_string(),
         ))
     })
+}
+
+/// Every operation of `document` as a tool with `base_url`, and the URL a call with
+/// `arguments` would be sent to (`None`: the call is refused before anything is sent): what the
+/// fuzz target for documents and requests holds to its bounds.
+pub fn requests_for(
+    document: &Document,
+    base_url: &str,
+    arguments: &serde_json::Map<String, Value>,
+) -> Vec<(Arc<dyn Tool>, Option<reqwest::Url>)> {
+    let settings = OpenApiSettings {
+        spec: String::new(),
+        base_url: Some(base_url.to_string()),
+        auth: None,
+        operations: operation::listed(document)
+            .into_iter()
+            .take(20)
+            .map(|listed| listed.id)
+            .collect(),
+        timeout: Duration::from_secs(1),
+        max_response_bytes: 1 << 20,
+        overrides: Default::default(),
+        language: None,
+    };
+    let mut notes = Notes::default();
+    let Ok(operations) = operation::chosen(document, &settings, &mut notes) else {
+        return Vec::new();
+    };
+    let api = Arc::new(tool::Api::none());
+    operations
+        .into_iter()
+        .map(|operation| {
+            let url = request::build(&operation, base_url, arguments)
+                .ok()
+                .map(|built| built.url);
+            let tool: Arc<dyn Tool> = Arc::new(OperationTool::new(operation, api.clone()));
+            (tool, url)
+        })
+        .collect()
 }

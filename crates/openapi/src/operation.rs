@@ -226,6 +226,17 @@ fn operation(
             "the tool name `{name}` may hold only letters, digits, `_`, `-` and `.`"
         ));
     }
+    if !listed.path.starts_with('/')
+        || listed
+            .path
+            .split('/')
+            .any(|segment| segment == "." || segment == "..")
+    {
+        return Err(format!(
+            "its path `{}` must start with `/` and hold no `.` or `..` segment",
+            listed.path
+        ));
+    }
     let method = Method::from_bytes(listed.method.to_ascii_uppercase().as_bytes())
         .map_err(|_| "an unknown method".to_string())?;
     let op = &listed.operation;
@@ -383,6 +394,14 @@ fn operation(
         _ => Map::new(),
     };
     let (output_schema, wraps_result) = output_schema(document, op, notes);
+    for (which, schema) in [("input", &input_schema), ("output", &output_schema)] {
+        if let Err(error) = jsonschema::options().build(&Value::Object(schema.clone())) {
+            return Err(format!(
+                "its {which} schema is not valid JSON Schema ({error}); fix the document or \
+                 leave the operation out"
+            ));
+        }
+    }
     let annotations = annotations(&method, &edit);
     let description = edit
         .description

@@ -45,6 +45,13 @@ pub fn build(
         let name = &parameter.name;
         match parameter.location {
             Location::Path => {
+                if matches!(&value, Value::String(text) if text == "." || text == "..") {
+                    // A URL reads `.` and `..` (escaped or not) as steps up the path.
+                    return Err(ToolError::invalid(
+                        name.clone(),
+                        "a path value cannot be `.` or `..`",
+                    ));
+                }
                 let text = path_value(name, &value, parameter.style, parameter.explode);
                 path = path.replace(&format!("{{{name}}}"), &text);
             }
@@ -73,8 +80,20 @@ pub fn build(
     if !cookies.is_empty() {
         headers.push(("Cookie".into(), cookies.join("; ")));
     }
-    let mut url = reqwest::Url::parse(&format!("{}{path}", base_url.trim_end_matches('/')))
+    let base = base_url.trim_end_matches('/');
+    let mut url = reqwest::Url::parse(&format!("{base}{path}"))
         .map_err(|_| ToolError::internal("request_unbuilt", "the URL does not parse"))?;
+    // Whatever the document's path and the arguments held, the request stays where the config
+    // points: the same origin, under the base path.
+    let root = reqwest::Url::parse(base)
+        .map_err(|_| ToolError::internal("request_unbuilt", "the base URL does not parse"))?;
+    let under = format!("{}/", root.path().trim_end_matches('/'));
+    if url.origin() != root.origin() || !url.path().starts_with(&under) {
+        return Err(ToolError::internal(
+            "request_unbuilt",
+            format!("the request would leave the base URL: {}", url.path()),
+        ));
+    }
     if !query.is_empty() {
         let mut pairs = url.query_pairs_mut();
         for (name, value) in &query {
@@ -241,6 +260,26 @@ mod tests {
             built.url.as_str(),
             "http://api.test/v1/files/..%2Fadmin%3Fx%3D1%23y"
         );
+    }
+
+    #[test]
+    fn no_value_climbs_out_of_the_base_path() {
+        let op = operation(
+            "/files/{name}",
+            vec![parameter("name", Location::Path, Style::Simple, false)],
+            None,
+        );
+        for value in ["..", ".", "%2e%2e"] {
+            let arguments = json!({ "name": value });
+            let built = build(&op, "http://api.test/v1", arguments.as_object().unwrap());
+            match built {
+                Ok(built) => assert!(built.url.path().starts_with("/v1/files/"), "{value}: {}", built.url),
+                Err(error) => assert!(error.field.is_some() || error.code == "request_unbuilt"),
+            }
+        }
+        let sneaky = operation("/../admin", vec![], None);
+        let error = build(&sneaky, "http://api.test/v1", &Map::new()).unwrap_err();
+        assert_eq!(error.code, "request_unbuilt");
     }
 
     #[test]

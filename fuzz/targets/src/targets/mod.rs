@@ -10,6 +10,7 @@ pub mod html_markdown;
 pub mod kgqa_request;
 pub mod mcp_request;
 pub mod oauth_authorize;
+pub mod openapi_document;
 pub mod oauth_client_metadata;
 pub mod oauth_jwt;
 pub mod oauth_register;
@@ -33,6 +34,7 @@ pub const ALL: &[(&str, Body)] = &[
     ("kgqa_request", kgqa_request::run),
     ("mcp_request", mcp_request::run),
     ("oauth_authorize", oauth_authorize::run),
+    ("openapi_document", openapi_document::run),
     ("oauth_client_metadata", oauth_client_metadata::run),
     ("oauth_jwt", oauth_jwt::run),
     ("oauth_register", oauth_register::run),

@@ -149,4 +149,5 @@ smoke!(
     config,
     coffee_menu,
     upstream_answer,
+    openapi_document,
 );
