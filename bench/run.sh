@@ -14,6 +14,9 @@
 #   bench/run.sh --federation  a FastMCP server direct, through concierge (kind = "mcp") and through
 #                           IBM ContextForge (bench/federation.py), table to
 #                           bench/results/<date>-federation.md
+#   bench/run.sh --openapi  one GET through kind = "openapi" against the same request by hand as
+#                           kind = "http" (nginx as the API), and start-up with GitHub's document
+#                           (bench/openapi.py), table to bench/results/<date>-openapi.md
 # Extra arguments go to bench/harness.py (e.g. --duration 5 --repeat 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +26,9 @@ cluster=false
 telemetry=false
 sql=false
 federation=false
+openapi=false
 for arg in "$@"; do
+  [ "$arg" = "--openapi" ] && openapi=true
   [ "$arg" = "--sql" ] && sql=true
   [ "$arg" = "--federation" ] && federation=true
   [ "$arg" = "--telemetry" ] && telemetry=true
@@ -45,6 +50,16 @@ if $sql; then
   # Not exec: postgres.sh stops its server when this script exits.
   python3 bench/sql.py --bin target/release "${args[@]}"
   exit
+fi
+
+if $openapi; then
+  command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
+  command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx; } >/dev/null
+  cargo build --quiet --release -p concierge
+  . scripts/upstreams.sh && install_github_spec
+  args=()
+  for arg in "$@"; do [ "$arg" != "--openapi" ] && args+=("$arg"); done
+  exec python3 bench/openapi.py --bin target/release "${args[@]}"
 fi
 
 if $federation; then
