@@ -12,6 +12,7 @@
 //! - `operation.rs`: the chosen operations, each as what a tool needs
 //! - `request.rs`: a call's arguments as the request
 //! - `tool.rs`: the tool, its call and its answers
+//! - `remote.rs`: a document named by URL, read by `serve` and `check --live`
 //! - `import.rs`: `concierge import openapi`, a section for a person to curate
 //!
 //! The caller's token never goes to the API, and a model chooses no host, path, method or
@@ -20,6 +21,7 @@
 mod document;
 pub mod import;
 mod operation;
+mod remote;
 mod request;
 pub mod settings;
 mod tool;
@@ -47,7 +49,24 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
     let code = settings.language.as_deref().unwrap_or("en");
     let messages = concierge_core::messages::by_code(code)
         .ok_or_else(|| format!("language `{code}` is not one of en, ru, zh, de, vi"))?;
-    let document = Document::read(Path::new(&settings.spec))?;
+    if remote::is_url(&settings.spec) {
+        // Read by `serve` (and `check --live`), never by a plain `check`: tools arrive as
+        // updates, stand-ins meanwhile.
+        let settings = Arc::new(settings);
+        let (live, updates) = (settings.clone(), settings.clone());
+        return Ok(
+            ToolSet::new("openapi", messages, remote::stand_ins(&settings))
+                .with_live_check(Arc::new(move || {
+                    let settings = live.clone();
+                    Box::pin(async move { remote::live_check(&settings).await })
+                }))
+                .with_updates(Arc::new(move || {
+                    let settings = updates.clone();
+                    Box::pin(remote::follow(settings))
+                })),
+        );
+    }
+    let document = Document::read_for(Path::new(&settings.spec), &settings.operations)?;
     let (tools, notes) = tools_of(&document, &settings)?;
     for note in &notes.0 {
         tracing::warn!(spec = %settings.spec, %note, "OpenAPI document");

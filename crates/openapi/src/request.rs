@@ -273,7 +273,11 @@ mod tests {
             let arguments = json!({ "name": value });
             let built = build(&op, "http://api.test/v1", arguments.as_object().unwrap());
             match built {
-                Ok(built) => assert!(built.url.path().starts_with("/v1/files/"), "{value}: {}", built.url),
+                Ok(built) => assert!(
+                    built.url.path().starts_with("/v1/files/"),
+                    "{value}: {}",
+                    built.url
+                ),
                 Err(error) => assert!(error.field.is_some() || error.code == "request_unbuilt"),
             }
         }

@@ -10,7 +10,8 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct OpenApiSettings {
     /// The OpenAPI document (3.0 or 3.1, JSON or YAML): a file, relative to the folder
-    /// concierge starts in.
+    /// concierge starts in, or an `https` URL read when the server starts (`check --live`
+    /// reads it too; plain `http` only from this machine).
     pub spec: String,
     /// Where requests go; overrides the document's `servers` (default: its first server).
     #[serde(default)]
@@ -105,6 +106,9 @@ impl OpenApiSettings {
                 "`operations` lists nothing: name the operationIds (or `tag:<name>`) to serve"
                     .into(),
             );
+        }
+        if let Some(problem) = crate::remote::url_problem(&self.spec) {
+            problems.push(problem);
         }
         if let Some(url) = &self.base_url
             && !(url.starts_with("http://") || url.starts_with("https://"))

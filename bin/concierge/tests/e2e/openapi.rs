@@ -252,6 +252,12 @@ async fn recorder() -> (String, Seen) {
             ),
         )
         .route(
+            "/petstore.yaml",
+            axum::routing::get(|| async {
+                std::fs::read_to_string(documents().join("petstore.yaml")).unwrap()
+            }),
+        )
+        .route(
             "/pets",
             axum::routing::get(|| async {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -383,4 +389,52 @@ fn a_handful_of_githubs_operations() {
         "{}",
         String::from_utf8_lossy(&checked.stderr)
     );
+}
+
+/// A document named by URL: read when the server starts (its tools served from it), by
+/// `check --live`, and never by a plain `check`, which needs no network.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_document_read_from_a_url() {
+    let (url, seen) = recorder().await;
+    let app = format!(
+        r#"spec = "{url}/petstore.yaml"
+base_url = "{url}"
+auth = {{ bearer = "shop-secret" }}
+operations = ["showPetById"]
+"#
+    );
+    let server = Server::start(|dir| config(dir, &app), &[("APP_MCP_TOKENS", TOKEN)]);
+    let client = connect(&server.url("/api/mcp"), "secret-token").await;
+    let pet = call(&client, "show_pet_by_id", json!({"petId": 3})).await;
+    assert_ne!(pet.is_error, Some(true), "{pet:?}");
+    assert_eq!(seen.lock().unwrap()[0].0, "/pets/3");
+    client.cancel().await.ok();
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("concierge.toml");
+    let check = |app: &str, live: bool| {
+        std::fs::write(&path, config(dir.path(), app)).unwrap();
+        let mut command = std::process::Command::new(BIN);
+        command.args(["check", "--config"]).arg(&path);
+        if live {
+            command.arg("--live");
+        }
+        command.env("APP_MCP_TOKENS", TOKEN).output().unwrap()
+    };
+    let unreachable = "spec = \"http://127.0.0.1:9/petstore.yaml\"\nbase_url = \"http://127.0.0.1:9\"\noperations = [\"showPetById\"]\n";
+    let plain = check(unreachable, false);
+    assert!(plain.status.success(), "{plain:?}");
+    let live = check(unreachable, true);
+    assert!(!live.status.success(), "{live:?}");
+    let said =
+        String::from_utf8_lossy(&live.stdout).to_string() + &String::from_utf8_lossy(&live.stderr);
+    assert!(said.contains("could not be read"), "{said}");
+    let elsewhere = check(
+        "spec = \"http://example.com/petstore.yaml\"\noperations = [\"showPetById\"]\n",
+        false,
+    );
+    assert!(!elsewhere.status.success());
+    let said = String::from_utf8_lossy(&elsewhere.stdout).to_string()
+        + &String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(said.contains("use https"), "{said}");
 }

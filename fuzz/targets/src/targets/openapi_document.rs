@@ -45,7 +45,10 @@ pub fn run(data: &[u8]) {
         if let Some(url) = url {
             assert_eq!(url.host_str(), Some("api.invalid"), "{url}");
             assert_eq!(url.scheme(), "http", "{url}");
-            assert!(url.path().starts_with("/base/"), "{url} climbed out of /base");
+            assert!(
+                url.path().starts_with("/base/"),
+                "{url} climbed out of /base"
+            );
         }
     }
 }
