@@ -103,6 +103,15 @@ pub fn by_code(code: &str) -> Option<&'static Messages> {
     CATALOG.iter().copied().find(|m| m.code == code)
 }
 
+/// The table a section's `language` names (English when it names none), or what is allowed.
+pub fn for_language(language: Option<&str>) -> Result<&'static Messages, String> {
+    let code = language.unwrap_or("en");
+    by_code(code).ok_or_else(|| {
+        let known: Vec<&str> = CATALOG.iter().map(|m| m.code).collect();
+        format!("language `{code}` is not one of {}", known.join(", "))
+    })
+}
+
 pub const ENGLISH: Messages = Messages {
     code: "en",
     required: "required, but missing",

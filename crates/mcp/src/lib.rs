@@ -57,9 +57,7 @@ pub fn build(settings: McpSettings) -> Result<ToolSet, String> {
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
-    let code = settings.language.as_deref().unwrap_or("en");
-    let messages = concierge_core::messages::by_code(code)
-        .ok_or_else(|| format!("language `{code}` is not one of en, ru, zh, de, vi"))?;
+    let messages = concierge_core::messages::for_language(settings.language.as_deref())?;
     let upstream = Upstream::new(settings);
     let stand_ins = tools_of(&upstream, &BTreeMap::new(), false);
     let health = upstream.clone();

@@ -46,9 +46,7 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
-    let code = settings.language.as_deref().unwrap_or("en");
-    let messages = concierge_core::messages::by_code(code)
-        .ok_or_else(|| format!("language `{code}` is not one of en, ru, zh, de, vi"))?;
+    let messages = concierge_core::messages::for_language(settings.language.as_deref())?;
     if remote::is_url(&settings.spec) {
         // Read by `serve` (and `check --live`), never by a plain `check`: tools arrive as
         // updates, stand-ins meanwhile.

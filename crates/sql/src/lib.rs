@@ -40,9 +40,7 @@ const DESCRIBE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// database opened (a SQLite file now, a server on first use), and each read tool's rows
 /// described by the database when it answers at once.
 pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
-    let code = settings.language.as_deref().unwrap_or("en");
-    let messages = concierge_core::messages::by_code(code)
-        .ok_or_else(|| format!("language `{code}` is not one of en, ru, zh, de, vi"))?;
+    let messages = concierge_core::messages::for_language(settings.language.as_deref())?;
     if settings.tools.is_empty() {
         return Err("declare at least one [[apps.<name>.tool]]".into());
     }

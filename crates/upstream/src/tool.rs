@@ -91,14 +91,7 @@ pub fn build_tools(
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("base_url `{base_url}` must be http or https"));
     }
-    let code = config.language.as_deref().unwrap_or("en");
-    let language = concierge_core::messages::by_code(code).ok_or_else(|| {
-        let known: Vec<&str> = concierge_core::messages::CATALOG
-            .iter()
-            .map(|m| m.code)
-            .collect();
-        format!("language `{code}` is not one of {}", known.join(", "))
-    })?;
+    let language = concierge_core::messages::for_language(config.language.as_deref())?;
     let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
         let header = HeaderName::try_from(name.as_str())

@@ -320,14 +320,12 @@ async fn connect_hearing(url: &str) -> (RunningService<RoleClient, Heard>, Heard
     (client, heard)
 }
 
-/// The everything server over Streamable HTTP: results unchanged, progress passed through.
-#[tokio::test]
-async fn the_everything_server_over_streamable_http_with_progress() {
-    let Some(folder) = upstreams() else { return };
+/// The everything server in `mode` (`streamableHttp`, `sse`) on a free port.
+fn everything(folder: &Path, mode: &str) -> (Process, u16) {
     let port = free_port();
-    let _everything = Process(
-        std::process::Command::new(program(&folder, "mcp-server-everything"))
-            .arg("streamableHttp")
+    let process = Process(
+        std::process::Command::new(program(folder, "mcp-server-everything"))
+            .arg(mode)
             .env("PORT", port.to_string())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -335,19 +333,16 @@ async fn the_everything_server_over_streamable_http_with_progress() {
             .expect("the everything server starts"),
     );
     wait_for(port, "the everything server");
-    let upstream = format!(
-        r#"url = "http://127.0.0.1:{port}/mcp"
-headers = {{ X-Concierge-Test = "yes" }}
-tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-operation"]
-"#
-    );
-    let server = Server::start(|dir| config(dir, &upstream), &[("APP_MCP_TOKENS", TOKEN)]);
-    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
-    let plain = connect(&server.url("/files/mcp"), "secret-token").await;
-    passes_results_unchanged(&plain).await;
+    (process, port)
+}
 
-    // rmcp's client sends a progress token with every request: the upstream's four steps
-    // reach this client.
+/// The everything server's long operation in four steps: it completes, and at least three of
+/// its reports reach the client, in order (the last leaves the upstream together with the
+/// result, and a report that arrives after its call has ended has nowhere to go).
+async fn a_long_operation_reports_progress(
+    client: &RunningService<RoleClient, Heard>,
+    heard: &Heard,
+) {
     let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
         CallToolRequestParams::new("trigger-long-running-operation").with_arguments(
             json!({"duration": 0.4, "steps": 4})
@@ -356,6 +351,7 @@ tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-opera
                 .clone(),
         ),
     ));
+    // rmcp's client sends a progress token with every request.
     let handle = client
         .peer()
         .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -366,9 +362,6 @@ tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-opera
         panic!("a tool result: {answer:?}")
     };
     assert!(text(&done).contains("completed"), "{done:?}");
-    // The last step's report leaves the upstream together with the result, and a report
-    // that arrives after its call has ended has nowhere to go: three of four, in order, at
-    // least.
     let deadline = Instant::now() + Duration::from_secs(5);
     while heard.progress.lock().unwrap().len() < 3 && Instant::now() < deadline {
         tokio::task::yield_now().await;
@@ -378,6 +371,24 @@ tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-opera
         progress.len() >= 3 && [1.0, 2.0, 3.0, 4.0].starts_with(&progress),
         "{progress:?}"
     );
+}
+
+/// The everything server over Streamable HTTP: results unchanged, progress passed through.
+#[tokio::test]
+async fn the_everything_server_over_streamable_http_with_progress() {
+    let Some(folder) = upstreams() else { return };
+    let (_everything, port) = everything(&folder, "streamableHttp");
+    let upstream = format!(
+        r#"url = "http://127.0.0.1:{port}/mcp"
+headers = {{ X-Concierge-Test = "yes" }}
+tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-operation"]
+"#
+    );
+    let server = Server::start(|dir| config(dir, &upstream), &[("APP_MCP_TOKENS", TOKEN)]);
+    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
+    let plain = connect(&server.url("/files/mcp"), "secret-token").await;
+    passes_results_unchanged(&plain).await;
+    a_long_operation_reports_progress(&client, &heard).await;
     client.cancel().await.ok();
     plain.cancel().await.ok();
 }
@@ -387,17 +398,7 @@ tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-opera
 #[tokio::test]
 async fn the_everything_server_over_legacy_sse() {
     let Some(folder) = upstreams() else { return };
-    let port = free_port();
-    let _everything = Process(
-        std::process::Command::new(program(&folder, "mcp-server-everything"))
-            .arg("sse")
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the everything server starts"),
-    );
-    wait_for(port, "the everything server");
+    let (_everything, port) = everything(&folder, "sse");
     let upstream = format!(
         r#"url = "http://127.0.0.1:{port}/sse"
 transport = "sse"
@@ -408,29 +409,7 @@ tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-opera
     let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
     let plain = connect(&server.url("/files/mcp"), "secret-token").await;
     passes_results_unchanged(&plain).await;
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
-        CallToolRequestParams::new("trigger-long-running-operation").with_arguments(
-            json!({"duration": 0.4, "steps": 4})
-                .as_object()
-                .unwrap()
-                .clone(),
-        ),
-    ));
-    let handle = client
-        .peer()
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
-    let answer = handle.await_response().await.expect("the call answers");
-    assert!(
-        matches!(answer, ServerResult::CallToolResult(_)),
-        "{answer:?}"
-    );
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while heard.progress.lock().unwrap().len() < 3 && Instant::now() < deadline {
-        tokio::task::yield_now().await;
-    }
-    assert!(heard.progress.lock().unwrap().len() >= 3);
+    a_long_operation_reports_progress(&client, &heard).await;
     client.cancel().await.ok();
     plain.cancel().await.ok();
 }
