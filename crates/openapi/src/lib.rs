@@ -9,10 +9,12 @@
 //! - `settings.rs`: the section
 //! - `document.rs`: the document read, its `$ref`s resolved within bounds, schemas made JSON
 //!   Schema
+//! - `prune.rs`: a large JSON document read for the chosen operations only
 //! - `operation.rs`: the chosen operations, each as what a tool needs
 //! - `request.rs`: a call's arguments as the request
 //! - `tool.rs`: the tool, its call and its answers
 //! - `remote.rs`: a document named by URL, read by `serve` and `check --live`
+//! - `oauth.rs`: concierge's own token from the API's authorization server (client credentials)
 //! - `import.rs`: `concierge import openapi`, a section for a person to curate
 //!
 //! The caller's token never goes to the API, and a model chooses no host, path, method or
@@ -20,7 +22,9 @@
 
 mod document;
 pub mod import;
+mod oauth;
 mod operation;
+mod prune;
 mod remote;
 mod request;
 pub mod settings;
@@ -153,11 +157,21 @@ fn api(document: &Document, settings: &OpenApiSettings) -> Result<Api, String> {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|error| format!("HTTP client: {error}"))?;
+    let tokens = match settings.auth.as_ref().and_then(|auth| auth.oauth.as_ref()) {
+        Some(credentials) => Some(oauth::TokenSource::new(
+            &document.root,
+            credentials,
+            &base_url,
+            client.clone(),
+        )?),
+        None => None,
+    };
     Ok(Api {
         client,
         base_url: base_url.trim_end_matches('/').to_string(),
         headers,
         query,
+        tokens,
         max_response_bytes: settings.max_response_bytes,
     })
 }

@@ -50,6 +50,22 @@ pub struct Auth {
     /// HTTP basic: `{ user, password }`.
     #[serde(default)]
     pub basic: Option<Basic>,
+    /// OAuth client credentials: `{ client_id, client_secret, scopes, token_url }` (the token
+    /// URL defaults to the document's `oauth2` client credentials flow).
+    #[serde(default)]
+    pub oauth: Option<ClientCredentials>,
+}
+
+/// concierge's own client at the API's authorization server.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientCredentials {
+    pub client_id: String,
+    pub client_secret: String,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    #[serde(default)]
+    pub token_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -89,6 +105,18 @@ pub struct OperationOverride {
     pub secret_arguments: Vec<String>,
 }
 
+/// The hints an override may set, by our names or MCP's.
+const HINTS: [&str; 8] = [
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
 fn ten_seconds() -> Duration {
     Duration::from_secs(10)
 }
@@ -110,6 +138,14 @@ impl OpenApiSettings {
         if let Some(problem) = crate::remote::url_problem(&self.spec) {
             problems.push(problem);
         }
+        if crate::remote::is_url(&self.spec) && self.base_url.is_none() {
+            // The document's `servers` would decide where concierge's credentials go.
+            problems.push(
+                "a document read from a URL does not choose where requests (and concierge's \
+                 credentials) go: set `base_url`"
+                    .into(),
+            );
+        }
         if let Some(url) = &self.base_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
@@ -118,7 +154,28 @@ impl OpenApiSettings {
         if self.timeout.is_zero() || self.timeout > Duration::from_secs(300) {
             problems.push("`timeout` must be more than 0 s and at most 5 min".into());
         }
+        if let Some(auth) = &self.auth {
+            let kinds = [
+                auth.bearer.is_some(),
+                auth.basic.is_some(),
+                auth.oauth.is_some(),
+            ];
+            if kinds.iter().filter(|set| **set).count() > 1 {
+                problems.push(
+                    "`auth`: `bearer`, `basic` and `oauth` all set `Authorization`; choose one"
+                        .into(),
+                );
+            }
+        }
         for (id, edit) in &self.overrides {
+            for key in edit.annotations.keys() {
+                if !HINTS.contains(&key.as_str()) {
+                    problems.push(format!(
+                        "`override.{id}.annotations`: `{key}` is not one of {}",
+                        HINTS.join(", ")
+                    ));
+                }
+            }
             if edit.confirm && !edit.write {
                 problems.push(format!("`override.{id}`: `confirm` needs `write = true`"));
             }

@@ -23,6 +23,8 @@ pub struct Api {
     pub headers: http::HeaderMap,
     /// Query pairs every request carries (an `apiKey` in the query).
     pub query: Vec<(String, String)>,
+    /// concierge's access tokens at the API's authorization server (`auth.oauth`).
+    pub tokens: Option<crate::oauth::TokenSource>,
     pub max_response_bytes: usize,
 }
 
@@ -34,6 +36,7 @@ impl Api {
             base_url: String::new(),
             headers: http::HeaderMap::new(),
             query: Vec::new(),
+            tokens: None,
             max_response_bytes: 0,
         }
     }
@@ -108,6 +111,20 @@ impl OperationTool {
         for (name, value) in observed.headers() {
             request = request.header(name, value);
         }
+        if let Some(tokens) = &self.api.tokens {
+            match tokens.token().await {
+                Ok(token) => request = request.bearer_auth(token),
+                Err(problem) => {
+                    tracing::warn!(tool = %self.spec.name, %problem, "no access token for the API");
+                    return Err(retryable(
+                        "upstream_unavailable",
+                        "concierge could not sign in to the API right now; nothing was sent. \
+                         Retry in a few seconds.",
+                        None,
+                    ));
+                }
+            }
+        }
         if let (Some(header), Some(key)) =
             (&self.operation.idempotency_header, &context.idempotency_key)
         {
@@ -123,6 +140,12 @@ impl OperationTool {
             Err(error) => Err(concierge_upstream::classify(&error)),
         };
         observed.finish(outcome.as_ref().ok().map(|answer| answer.status));
+        if let (Some(tokens), Ok(answer)) = (&self.api.tokens, &outcome)
+            && answer.status == 401
+        {
+            // Revoked or expired early: the next call asks for a new token.
+            tokens.forget().await;
+        }
         match outcome {
             Ok(answer) => self.answer(answer),
             Err(failure) => {
@@ -134,7 +157,11 @@ impl OperationTool {
 
     fn answer(&self, answer: Answer) -> Result<Value, ToolError> {
         let status = answer.status;
-        let json = answer.content_type.as_deref().is_some_and(is_json);
+        // An API that names no type but sends an object or an array is read as JSON.
+        let json = match answer.content_type.as_deref() {
+            Some(kind) => is_json(kind),
+            None => matches!(answer.body.first(), Some(b'{' | b'[')),
+        };
         match status {
             200..=299 => {
                 let body = if answer.body.is_empty() {

@@ -437,4 +437,77 @@ operations = ["showPetById"]
     let said = String::from_utf8_lossy(&elsewhere.stdout).to_string()
         + &String::from_utf8_lossy(&elsewhere.stderr);
     assert!(said.contains("use https"), "{said}");
+    // A document from a URL does not choose where concierge's credentials go.
+    let unpointed = check(
+        "spec = \"http://127.0.0.1:9/petstore.yaml\"\noperations = [\"showPetById\"]\n",
+        false,
+    );
+    assert!(!unpointed.status.success());
+    let said = String::from_utf8_lossy(&unpointed.stdout).to_string()
+        + &String::from_utf8_lossy(&unpointed.stderr);
+    assert!(said.contains("set `base_url`"), "{said}");
+}
+
+/// `auth.oauth`: concierge's own token from the API's authorization server (client
+/// credentials), fetched once and reused while it lives.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_gets_concierges_own_oauth_token() {
+    let (url, seen) = recorder().await;
+    let grants = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = grants.clone();
+    let authority = axum::Router::new().route(
+        "/token",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: String| {
+                let counted = counted.clone();
+                async move {
+                    use base64::Engine;
+                    let expected = format!(
+                        "Basic {}",
+                        base64::engine::general_purpose::STANDARD.encode("concierge:client-secret")
+                    );
+                    if headers.get("authorization").map(|v| v.to_str().unwrap()) != Some(&expected)
+                        || !body.contains("grant_type=client_credentials")
+                    {
+                        return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "invalid_client"})));
+                    }
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    (
+                        axum::http::StatusCode::OK,
+                        axum::Json(json!({"access_token": "granted-token", "token_type": "Bearer", "expires_in": 3600})),
+                    )
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let token_url = format!("http://{}/token", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, authority).await.unwrap() });
+    let spec = documents().join("petstore.yaml");
+    let app = format!(
+        r#"spec = "{spec}"
+base_url = "{url}"
+auth = {{ oauth = {{ client_id = "concierge", client_secret = "client-secret", token_url = "{token_url}" }} }}
+operations = ["showPetById"]
+"#,
+        spec = spec.display()
+    );
+    let server = Server::start(|dir| config(dir, &app), &[("APP_MCP_TOKENS", TOKEN)]);
+    let client = connect(&server.url("/api/mcp"), "secret-token").await;
+    for id in [1, 2] {
+        let pet = call(&client, "show_pet_by_id", json!({ "petId": id })).await;
+        assert_ne!(pet.is_error, Some(true), "{pet:?}");
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .all(|(_, auth)| auth.as_deref() == Some("Bearer granted-token")),
+        "{seen:?}"
+    );
+    assert_eq!(
+        grants.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the token is reused"
+    );
+    client.cancel().await.ok();
 }
