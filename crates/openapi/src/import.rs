@@ -35,7 +35,7 @@ impl Import {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "api".into());
-            crate::operation::snake_case(&stem)
+            crate::naming::snake_case(&stem)
         });
         let all = listed(&document);
         let chosen = |l: &Listed| {

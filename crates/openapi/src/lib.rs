@@ -10,6 +10,7 @@
 //! - `document.rs`: the document read, its `$ref`s resolved within bounds, schemas made JSON
 //!   Schema
 //! - `prune.rs`: a large JSON document read for the chosen operations only
+//! - `naming.rs`: an operation's tool name
 //! - `operation.rs`: the chosen operations, each as what a tool needs
 //! - `request.rs`: a call's arguments as the request
 //! - `tool.rs`: the tool, its call and its answers
@@ -22,6 +23,7 @@
 
 mod document;
 pub mod import;
+mod naming;
 mod oauth;
 mod operation;
 mod prune;
@@ -35,7 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use concierge_core::{Tool, ToolSet};
+use concierge_core::{LiveReport, Tool, ToolList, ToolSet};
 use serde_json::Value;
 
 pub use document::{Document, Notes, parse};
@@ -51,7 +53,7 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
         return Err(problems.join("; "));
     }
     let messages = concierge_core::messages::for_language(settings.language.as_deref())?;
-    if remote::is_url(&settings.spec) {
+    if settings::is_url(&settings.spec) {
         // Read by `serve` (and `check --live`), never by a plain `check`: tools arrive as
         // updates, stand-ins meanwhile.
         let settings = Arc::new(settings);
@@ -60,11 +62,11 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
             ToolSet::new("openapi", messages, remote::stand_ins(&settings))
                 .with_live_check(Arc::new(move || {
                     let settings = live.clone();
-                    Box::pin(async move { remote::live_check(&settings).await })
+                    Box::pin(async move { live_check(&settings).await })
                 }))
                 .with_updates(Arc::new(move || {
                     let settings = updates.clone();
-                    Box::pin(remote::follow(settings))
+                    Box::pin(follow(settings))
                 })),
         );
     }
@@ -81,6 +83,73 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
         "OpenAPI operations served; their tool list costs a model about this many tokens"
     );
     Ok(ToolSet::new("openapi", messages, tools))
+}
+
+/// How long `serve` waits between two attempts to read a document that could not be read.
+const RETRY: Duration = Duration::from_secs(60);
+
+/// `check --live`: the document read, the operations found, what they cost.
+async fn live_check(settings: &OpenApiSettings) -> LiveReport {
+    let mut report = LiveReport::default();
+    match remote::fetch(settings).await {
+        Err(problem) => report.problems.push(problem),
+        Ok(document) => match tools_of(&document, settings) {
+            Err(problem) => report.problems.push(problem),
+            Ok((tools, notes)) => {
+                let tokens: usize = tools.iter().map(|t| tool::listed_tokens(t.spec())).sum();
+                report.notes.push(format!(
+                    "{} operations served from the document; their tool list costs a model \
+                     about {tokens} tokens",
+                    tools.len()
+                ));
+                report.notes.extend(notes.0);
+            }
+        },
+    }
+    report
+}
+
+/// What `serve` runs: the document read, its tools sent; while it cannot be read, the
+/// stand-ins stay and it is tried again.
+async fn follow(settings: Arc<OpenApiSettings>) -> ToolList {
+    let first = tools(&settings).await;
+    let (sender, receiver) = tokio::sync::watch::channel(
+        first
+            .clone()
+            .unwrap_or_else(|| remote::stand_ins(&settings)),
+    );
+    if first.is_none() {
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RETRY).await;
+                if let Some(tools) = tools(&settings).await {
+                    let _ = sender.send(tools);
+                    return;
+                }
+            }
+        });
+    }
+    receiver
+}
+
+async fn tools(settings: &OpenApiSettings) -> Option<Vec<Arc<dyn Tool>>> {
+    let made = match remote::fetch(settings).await {
+        Ok(document) => tools_of(&document, settings),
+        Err(problem) => Err(problem),
+    };
+    match made {
+        Ok((tools, notes)) => {
+            for note in notes.0 {
+                tracing::warn!(%note, "OpenAPI document");
+            }
+            tracing::info!(tools = tools.len(), "OpenAPI document read");
+            Some(tools)
+        }
+        Err(problem) => {
+            tracing::error!(%problem, "OpenAPI document not read; its tools answer `retry` meanwhile");
+            None
+        }
+    }
 }
 
 /// The tools of `document` that `settings` choose, and what resolving noted.

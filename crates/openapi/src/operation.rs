@@ -9,6 +9,7 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use crate::document::{Document, Notes};
+use crate::naming::snake_case;
 use crate::settings::{OpenApiSettings, OperationOverride};
 
 /// The longest tool name MCP clients accept.
@@ -539,37 +540,4 @@ fn description_of(op: &Value, method: &str, path: &str) -> String {
         text = text.chars().take(MAX_DESCRIPTION - 1).collect::<String>() + "…";
     }
     text
-}
-
-/// `listInvoices` → `list_invoices`, `repos/get-content` → `repos_get_content`.
-pub fn snake_case(id: &str) -> String {
-    let mut out = String::with_capacity(id.len() + 4);
-    let mut previous: Option<char> = None;
-    for c in id.chars() {
-        if c.is_ascii_alphanumeric() {
-            if c.is_ascii_uppercase()
-                && previous.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
-            {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if !out.is_empty() && !out.ends_with('_') {
-            out.push('_');
-        }
-        previous = Some(c);
-    }
-    out.trim_end_matches('_').to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operation_ids_become_snake_case() {
-        assert_eq!(snake_case("listInvoices"), "list_invoices");
-        assert_eq!(snake_case("repos/get-content"), "repos_get_content");
-        assert_eq!(snake_case("getV2Users"), "get_v2_users");
-        assert_eq!(snake_case("get /pets/{petId}"), "get_pets_pet_id");
-    }
 }

@@ -45,7 +45,7 @@ pub fn pruned(text: &str, wanted: &[String]) -> Result<Option<Value>, String> {
                     .get("operationId")
                     .and_then(Value::as_str)
                     .map(str::to_string)
-                    .unwrap_or_else(|| crate::operation::snake_case(&format!("{method} {path}")));
+                    .unwrap_or_else(|| crate::naming::snake_case(&format!("{method} {path}")));
                 let tags = operation.get("tags").and_then(Value::as_array);
                 wanted.iter().any(|w| match w.strip_prefix("tag:") {
                     Some(tag) => tags.is_some_and(|t| t.iter().any(|x| x == tag)),

@@ -1,40 +1,18 @@
-//! A document named by URL (`spec = "https://…"`): read by `serve` when it starts (and again
-//! until it is read, every minute), by `check --live` to report on it, never by a plain `check`,
-//! which needs no network. Until it is read, the operations the config names by id are served as
-//! stand-ins that answer a retryable error; tags wait for the document.
+//! A document named by URL (`spec = "https://…"`): how it is read, and the stand-ins served
+//! until it is (the operations the config names by id, answering a retryable error; tags wait
+//! for the document). `lib.rs` says when: by `serve` when it starts (and every minute until it is
+//! read), by `check --live`, never by a plain `check`, which needs no network.
 //!
 //! The document is a stranger's bytes: its size is bounded, its `$ref`s stay inside it (no other
 //! file, no other URL is read), and redirects are not followed.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use concierge_core::{
-    Annotations, CallContext, LiveReport, Tool, ToolError, ToolFuture, ToolList, ToolSpec,
-};
+use concierge_core::{Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSpec};
 use serde_json::{Map, Value, json};
 
 use crate::document::{Document, MAX_DOCUMENT_BYTES, parse};
 use crate::settings::OpenApiSettings;
-
-/// How long `serve` waits between two attempts to read a document that could not be read.
-const RETRY: Duration = Duration::from_secs(60);
-
-/// Whether `spec` names a URL rather than a file.
-pub fn is_url(spec: &str) -> bool {
-    spec.starts_with("https://") || spec.starts_with("http://")
-}
-
-/// Plain `http` is for a document on this machine only: anything else could be changed on the
-/// way, and the document decides what concierge sends.
-pub fn url_problem(spec: &str) -> Option<String> {
-    let url = reqwest::Url::parse(spec).ok()?;
-    let loopback = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
-    (url.scheme() == "http" && !loopback).then(|| {
-        "`spec` over plain http is read from this machine only (127.0.0.1, localhost); use https"
-            .to_string()
-    })
-}
 
 /// Reads the document at the URL, within the instance's timeout and the document bound.
 pub async fn fetch(settings: &OpenApiSettings) -> Result<Document, String> {
@@ -66,70 +44,6 @@ pub async fn fetch(settings: &OpenApiSettings) -> Result<Document, String> {
     Document::from_value(parse(text)?)
 }
 
-/// `check --live`: the document read, the operations found, what they cost.
-pub async fn live_check(settings: &OpenApiSettings) -> LiveReport {
-    let mut report = LiveReport::default();
-    match fetch(settings).await {
-        Err(problem) => report.problems.push(problem),
-        Ok(document) => match crate::tools_of(&document, settings) {
-            Err(problem) => report.problems.push(problem),
-            Ok((tools, notes)) => {
-                let tokens: usize = tools
-                    .iter()
-                    .map(|t| crate::tool::listed_tokens(t.spec()))
-                    .sum();
-                report.notes.push(format!(
-                    "{} operations served from the document; their tool list costs a model \
-                     about {tokens} tokens",
-                    tools.len()
-                ));
-                report.notes.extend(notes.0);
-            }
-        },
-    }
-    report
-}
-
-/// What `serve` runs: the document read, its tools sent; while it cannot be read, the
-/// stand-ins stay and it is tried again.
-pub async fn follow(settings: Arc<OpenApiSettings>) -> ToolList {
-    let first = tools(&settings).await;
-    let (sender, receiver) =
-        tokio::sync::watch::channel(first.clone().unwrap_or_else(|| stand_ins(&settings)));
-    if first.is_none() {
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(RETRY).await;
-                if let Some(tools) = tools(&settings).await {
-                    let _ = sender.send(tools);
-                    return;
-                }
-            }
-        });
-    }
-    receiver
-}
-
-async fn tools(settings: &OpenApiSettings) -> Option<Vec<Arc<dyn Tool>>> {
-    let made = match fetch(settings).await {
-        Ok(document) => crate::tools_of(&document, settings),
-        Err(problem) => Err(problem),
-    };
-    match made {
-        Ok((tools, notes)) => {
-            for note in notes.0 {
-                tracing::warn!(%note, "OpenAPI document");
-            }
-            tracing::info!(tools = tools.len(), "OpenAPI document read");
-            Some(tools)
-        }
-        Err(problem) => {
-            tracing::error!(%problem, "OpenAPI document not read; its tools answer `retry` meanwhile");
-            None
-        }
-    }
-}
-
 /// The operations named by id, answering that the document has not been read yet.
 pub fn stand_ins(settings: &OpenApiSettings) -> Vec<Arc<dyn Tool>> {
     settings
@@ -141,7 +55,7 @@ pub fn stand_ins(settings: &OpenApiSettings) -> Vec<Arc<dyn Tool>> {
                 .overrides
                 .get(id)
                 .and_then(|edit| edit.name.clone())
-                .unwrap_or_else(|| crate::operation::snake_case(id));
+                .unwrap_or_else(|| crate::naming::snake_case(id));
             let mut schema = Map::new();
             schema.insert("type".into(), json!("object"));
             let spec = ToolSpec::new(

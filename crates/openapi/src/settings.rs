@@ -135,10 +135,10 @@ impl OpenApiSettings {
                     .into(),
             );
         }
-        if let Some(problem) = crate::remote::url_problem(&self.spec) {
+        if let Some(problem) = url_problem(&self.spec) {
             problems.push(problem);
         }
-        if crate::remote::is_url(&self.spec) && self.base_url.is_none() {
+        if is_url(&self.spec) && self.base_url.is_none() {
             // The document's `servers` would decide where concierge's credentials go.
             problems.push(
                 "a document read from a URL does not choose where requests (and concierge's \
@@ -182,4 +182,20 @@ impl OpenApiSettings {
         }
         problems
     }
+}
+
+/// Whether `spec` names a URL rather than a file.
+pub fn is_url(spec: &str) -> bool {
+    spec.starts_with("https://") || spec.starts_with("http://")
+}
+
+/// Plain `http` is for a document on this machine only: anything else could be changed on the
+/// way, and the document decides what concierge sends.
+pub fn url_problem(spec: &str) -> Option<String> {
+    let url = reqwest::Url::parse(spec).ok()?;
+    let loopback = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
+    (url.scheme() == "http" && !loopback).then(|| {
+        "`spec` over plain http is read from this machine only (127.0.0.1, localhost); use https"
+            .to_string()
+    })
 }
