@@ -327,6 +327,17 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                     config.display(),
                     platform.endpoints.len()
                 );
+                // What each endpoint's tool list costs a model before it asks anything: the
+                // number a person curating operations or an allowlist wants to see.
+                for built in &platform.endpoints {
+                    let tools = built.guard.endpoint.tools();
+                    let tokens: usize = tools.iter().map(|t| t.spec().list_tokens()).sum();
+                    println!(
+                        "  {}: {} tools, about {tokens} tokens in a tool list",
+                        built.section.path,
+                        tools.len()
+                    );
+                }
                 for note in notes {
                     println!("{note}");
                 }

@@ -138,6 +138,22 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    /// What the tool costs a model in its tool list, roughly: the JSON it is listed as (name,
+    /// description, schemas), in bytes / 4 — a common rule of thumb for tokens; a model's own
+    /// tokenizer differs a little.
+    pub fn list_tokens(&self) -> usize {
+        serde_json::json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+        })
+        .to_string()
+        .len()
+        .div_ceil(4)
+    }
+
     /// A spec with what every tool has; the optional parts (title, secrets, scopes, write
     /// safety, follow-up, the argument-error envelope) unset, for struct update syntax.
     pub fn new(

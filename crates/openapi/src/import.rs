@@ -125,5 +125,5 @@ fn cost(document: &Document, spec: &str, operation: &Listed) -> Result<usize, St
     };
     let tool =
         crate::tool::OperationTool::new(first, std::sync::Arc::new(crate::tool::Api::none()));
-    Ok(crate::tool::listed_tokens(tool.spec()))
+    Ok(tool.spec().list_tokens())
 }

@@ -75,7 +75,7 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
     for note in &notes.0 {
         tracing::warn!(spec = %settings.spec, %note, "OpenAPI document");
     }
-    let tokens: usize = tools.iter().map(|t| tool::listed_tokens(t.spec())).sum();
+    let tokens: usize = tools.iter().map(|t| t.spec().list_tokens()).sum();
     tracing::info!(
         spec = %settings.spec,
         tools = tools.len(),
@@ -96,7 +96,7 @@ async fn live_check(settings: &OpenApiSettings) -> LiveReport {
         Ok(document) => match tools_of(&document, settings) {
             Err(problem) => report.problems.push(problem),
             Ok((tools, notes)) => {
-                let tokens: usize = tools.iter().map(|t| tool::listed_tokens(t.spec())).sum();
+                let tokens: usize = tools.iter().map(|t| t.spec().list_tokens()).sum();
                 report.notes.push(format!(
                     "{} operations served from the document; their tool list costs a model \
                      about {tokens} tokens",

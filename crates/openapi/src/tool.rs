@@ -212,20 +212,6 @@ impl OperationTool {
     }
 }
 
-/// What a tool costs a model in its tool list, roughly: the JSON it is listed as, in bytes / 4
-/// (a common rule of thumb for tokens; the model's own tokenizer differs a little).
-pub fn listed_tokens(spec: &ToolSpec) -> usize {
-    json!({
-        "name": spec.name,
-        "description": spec.description,
-        "inputSchema": spec.input_schema,
-        "outputSchema": spec.output_schema,
-    })
-    .to_string()
-    .len()
-    .div_ceil(4)
-}
-
 impl Tool for OperationTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec

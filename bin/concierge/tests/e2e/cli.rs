@@ -73,12 +73,24 @@ fn config_is_accepted_before_and_after_every_subcommand() {
     for args in [["check", "--config", p], ["--config", p, "check"]] {
         let out = run(dir, &args, "");
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        let report: Vec<&str> = out.stdout.trim().lines().collect();
         assert_eq!(
-            out.stdout.trim(),
-            format!(
-                "{p}: ok (1 endpoints)\n  limits.chatbot_mcp = 60/minute: sliding window: never \
-                 more than 60 calls in any 1m"
-            )
+            report[0],
+            format!("{p}: ok (1 endpoints)"),
+            "{}",
+            out.stdout
+        );
+        // What the endpoint's tool list costs a model, then how each limit counts.
+        assert!(
+            report[1].ends_with(" tokens in a tool list") && report[1].contains(" tools, about "),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(
+            report[2..],
+            [
+                "  limits.chatbot_mcp = 60/minute: sliding window: never more than 60 calls in any 1m"
+            ]
         );
     }
     // After the sub-subcommand too: the case that failed.
