@@ -269,3 +269,38 @@ async fn a_handler_endpoint_sits_behind_the_same_guard() {
         200
     );
 }
+
+/// `auth = { kind = "tokens", file = … }`: the tokens a mounted secret holds (relative to the
+/// config's folder, `#` comments allowed), and a file others may read refused by `check`.
+#[tokio::test]
+async fn tokens_from_a_file_beside_the_config() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start(
+        |dir| {
+            let tokens = dir.join("mcp-tokens");
+            std::fs::write(&tokens, "# rotated by the operator\nn8n:token-from-file\n").unwrap();
+            std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+            coffee_config(dir, "").replace(
+                r#"auth = { kind = "tokens", env = "APP_MCP_TOKENS" }"#,
+                r#"auth = { kind = "tokens", file = "mcp-tokens" }"#,
+            )
+        },
+        &[],
+    );
+    let client = connect(&server.url("/coffee/mcp"), "token-from-file").await;
+    let result = call(&client, "search_menu", json!({"query": "кокос"})).await;
+    assert_eq!(result.is_error, Some(false));
+    client.cancel().await.ok();
+
+    let tokens = server.dir.path().join("mcp-tokens");
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let checked = std::process::Command::new(BIN)
+        .args(["check", "--config"])
+        .arg(server.dir.path().join("concierge.toml"))
+        .output()
+        .unwrap();
+    assert!(!checked.status.success());
+    let said = String::from_utf8_lossy(&checked.stdout).to_string()
+        + &String::from_utf8_lossy(&checked.stderr);
+    assert!(said.contains("chmod 600"), "{said}");
+}

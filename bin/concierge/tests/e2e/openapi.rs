@@ -334,6 +334,20 @@ fn check_and_import_speak_of_the_document() {
     let said =
         String::from_utf8_lossy(&old.stderr).to_string() + &String::from_utf8_lossy(&old.stdout);
     assert!(said.contains("Swagger 2.0"), "{said}");
+    // A document that does not parse is named with where it broke.
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(&broken, "openapi: 3.0.3\npaths:\n  /x: [unclosed\n").unwrap();
+    let unparsed = check(&format!(
+        "spec = \"{}\"\noperations = [\"x\"]\n",
+        broken.display()
+    ));
+    assert!(!unparsed.status.success());
+    let said = String::from_utf8_lossy(&unparsed.stderr).to_string()
+        + &String::from_utf8_lossy(&unparsed.stdout);
+    assert!(
+        said.contains("broken.yaml") && said.contains("line"),
+        "{said}"
+    );
 
     let imported = std::process::Command::new(BIN)
         .args(["import", "openapi"])

@@ -119,7 +119,8 @@ pub enum SessionMode {
 pub enum AuthSection {
     /// No authentication; allowed only on a loopback listen address.
     None,
-    /// Static bearer tokens per client from an environment variable, `name:token,…`.
+    /// Static bearer tokens per client from an environment variable, `name:token,…`, or from
+    /// a file.
     Tokens {
         /// The variable holding the list.
         #[serde(default = "default_tokens_env")]
@@ -129,6 +130,10 @@ pub enum AuthSection {
         /// The variable holds one bare token for this client name instead of a `name:token` list
         /// (as `BXH_MCP_TOKEN` does).
         client: Option<String>,
+        /// A file of `client:token` lines instead of the variable (`#` comments and blank lines
+        /// allowed; relative to the config's folder): a mounted secret an operator rotates.
+        /// Refused when anyone but its owner may read it.
+        file: Option<String>,
     },
     /// OAuth 2.1 access tokens from the built-in authorization server (`[oauth]`); tools are
     /// checked against the token's scopes.

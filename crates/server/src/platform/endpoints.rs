@@ -338,11 +338,33 @@ fn authenticator(
         env: variable,
         default,
         client,
+        file,
     } = &section.auth
     else {
         return (Authenticator::None, None);
     };
     let path = &section.path;
+    if let Some(file) = file {
+        return match tokens_file(file) {
+            Ok(list) => {
+                let list = TokenList::parse(&list);
+                if let TokenList::Malformed(why) = &list {
+                    warnings.push(ConfigError::new(
+                        at,
+                        format!("{file} is malformed: {why}; every request to {path} gets 500"),
+                    ));
+                }
+                (Authenticator::Tokens(list), None)
+            }
+            Err(why) => {
+                warnings.push(ConfigError::new(
+                    at,
+                    format!("{why}; every request to {path} is refused"),
+                ));
+                (Authenticator::Missing, None)
+            }
+        };
+    }
     let (list, from_default) = match env(variable) {
         Some(list) => (list, false),
         None => match default {
@@ -379,4 +401,57 @@ fn authenticator(
         TokenList::Valid(_) => {}
     }
     (Authenticator::Tokens(list), hint)
+}
+
+/// A tokens file as the variable's list (`name:token,…`): one `client:token` a line, `#`
+/// comments and blank lines left out. A file others may read is refused: it holds secrets.
+fn tokens_file(file: &str) -> Result<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file)
+        .map_err(|error| format!("tokens file {file} cannot be read: {error}"))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "tokens file {file} may be read by others (mode {:o}); `chmod 600 {file}`",
+            mode & 0o777
+        ));
+    }
+    let text = std::fs::read_to_string(file)
+        .map_err(|error| format!("tokens file {file} cannot be read: {error}"))?;
+    Ok(token_lines(&text))
+}
+
+fn token_lines(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tokens_file_tests {
+    use super::*;
+
+    #[test]
+    fn a_tokens_file_is_lines_of_client_and_token() {
+        assert_eq!(
+            token_lines("# rotated 2026-12-06\nbot:abc\n\n  web:def  \n"),
+            "bot:abc,web:def"
+        );
+    }
+
+    #[test]
+    fn a_tokens_file_others_may_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens");
+        std::fs::write(&path, "bot:abc\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let error = tokens_file(path.to_str().unwrap()).unwrap_err();
+        assert!(error.contains("chmod 600"), "{error}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(tokens_file(path.to_str().unwrap()).unwrap(), "bot:abc");
+    }
 }
