@@ -122,6 +122,11 @@ async fn follow(settings: Arc<OpenApiSettings>) -> ToolList {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(RETRY).await;
+                // Nobody serves these tools any more (the server stops, or a reload dropped
+                // the instance): stop trying.
+                if sender.is_closed() {
+                    return;
+                }
                 if let Some(tools) = tools(&settings).await {
                     let _ = sender.send(tools);
                     return;
