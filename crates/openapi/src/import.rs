@@ -3,14 +3,14 @@
 //! chosen ones (`--operation`, `--tag`) listed, the rest commented out, write overrides stubbed
 //! for the methods that change things.
 
-use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use concierge_core::Tool;
 
 use crate::document::{Document, Notes};
 use crate::operation::{Listed, listed};
-use crate::settings::OpenApiSettings;
+use crate::tool::{Api, OperationTool};
 
 #[derive(Debug, clap::Args)]
 pub struct Import {
@@ -38,6 +38,7 @@ impl Import {
             crate::naming::snake_case(&stem)
         });
         let all = listed(&document);
+        let api = Arc::new(Api::none());
         let chosen = |l: &Listed| {
             self.operations.contains(&l.id) || l.tags.iter().any(|t| self.tags.contains(t))
         };
@@ -46,7 +47,7 @@ impl Import {
         let mut chosen_total = 0usize;
         let mut writes = Vec::new();
         for operation in &all {
-            let cost = match cost(&document, &self.spec, operation) {
+            let cost = match cost(&document, operation, &api) {
                 Ok(cost) => cost,
                 Err(why) => {
                     lines.push(format!("  # \"{}\",  — not servable: {why}", operation.id));
@@ -105,25 +106,12 @@ impl Import {
     }
 }
 
-/// What one operation costs in a tool list: its tool as listed, in bytes / 4.
-fn cost(document: &Document, spec: &str, operation: &Listed) -> Result<usize, String> {
-    let settings = OpenApiSettings {
-        spec: spec.to_string(),
-        base_url: Some("http://127.0.0.1".into()),
-        auth: None,
-        operations: vec![operation.id.clone()],
-        timeout: std::time::Duration::from_secs(10),
-        max_response_bytes: 1 << 20,
-        overrides: BTreeMap::new(),
-        language: None,
-    };
+/// What one operation costs in a tool list: its tool as listed, in bytes / 4. Planned from the
+/// listing in hand: the document is listed once for the whole import, not once per operation.
+fn cost(document: &Document, operation: &Listed, api: &Arc<Api>) -> Result<usize, String> {
     let mut notes = Notes::default();
-    let chosen = crate::operation::chosen(document, &settings, &mut notes)
-        .map_err(|problems| problems.join("; "))?;
-    let Some(first) = chosen.into_iter().next() else {
-        return Ok(0);
-    };
-    let tool =
-        crate::tool::OperationTool::new(first, std::sync::Arc::new(crate::tool::Api::none()));
-    Ok(tool.spec().list_tokens())
+    let planned = crate::operation::operation(document, operation, Default::default(), &mut notes)?;
+    Ok(OperationTool::new(planned, api.clone())
+        .spec()
+        .list_tokens())
 }

@@ -204,7 +204,8 @@ pub fn listed(document: &Document) -> Vec<Listed> {
     all
 }
 
-fn operation(
+/// One listed operation planned as a tool, with `edit` over what the document says.
+pub(crate) fn operation(
     document: &Document,
     listed: &Listed,
     edit: OperationOverride,

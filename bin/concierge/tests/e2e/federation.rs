@@ -373,16 +373,14 @@ async fn a_long_operation_reports_progress(
     );
 }
 
-/// The everything server over Streamable HTTP: results unchanged, progress passed through.
-#[tokio::test]
-async fn the_everything_server_over_streamable_http_with_progress() {
+/// The everything server in `mode` behind concierge with `section`'s connection lines (given
+/// its port): results unchanged, progress passed through.
+async fn the_everything_server_in(mode: &str, section: impl Fn(u16) -> String) {
     let Some(folder) = upstreams() else { return };
-    let (_everything, port) = everything(&folder, "streamableHttp");
+    let (_everything, port) = everything(&folder, mode);
     let upstream = format!(
-        r#"url = "http://127.0.0.1:{port}/mcp"
-headers = {{ X-Concierge-Test = "yes" }}
-tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-operation"]
-"#
+        "{}tools = [\"get-structured-content\", \"get-tiny-image\", \"trigger-long-running-operation\"]\n",
+        section(port)
     );
     let server = Server::start(|dir| config(dir, &upstream), &[("APP_MCP_TOKENS", TOKEN)]);
     let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
@@ -393,25 +391,25 @@ tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-opera
     plain.cancel().await.ok();
 }
 
+/// The everything server over Streamable HTTP: results unchanged, progress passed through.
+#[tokio::test]
+async fn the_everything_server_over_streamable_http_with_progress() {
+    the_everything_server_in("streamableHttp", |port| {
+        format!(
+            "url = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Concierge-Test = \"yes\" }}\n"
+        )
+    })
+    .await;
+}
+
 /// The everything server over the legacy HTTP+SSE transport (`transport = "sse"`): results
 /// unchanged, progress passed through.
 #[tokio::test]
 async fn the_everything_server_over_legacy_sse() {
-    let Some(folder) = upstreams() else { return };
-    let (_everything, port) = everything(&folder, "sse");
-    let upstream = format!(
-        r#"url = "http://127.0.0.1:{port}/sse"
-transport = "sse"
-tools = ["get-structured-content", "get-tiny-image", "trigger-long-running-operation"]
-"#
-    );
-    let server = Server::start(|dir| config(dir, &upstream), &[("APP_MCP_TOKENS", TOKEN)]);
-    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
-    let plain = connect(&server.url("/files/mcp"), "secret-token").await;
-    passes_results_unchanged(&plain).await;
-    a_long_operation_reports_progress(&client, &heard).await;
-    client.cancel().await.ok();
-    plain.cancel().await.ok();
+    the_everything_server_in("sse", |port| {
+        format!("url = \"http://127.0.0.1:{port}/sse\"\ntransport = \"sse\"\n")
+    })
+    .await;
 }
 
 /// The pids of processes whose command line contains `needle`.
@@ -666,15 +664,7 @@ async fn the_upstream_sees_concierges_credentials_and_hears_a_cancel() {
         traceparent.starts_with(&format!("00-{trace_id}-")),
         "{traceparent} continues {trace_id}"
     );
-    let metrics = reqwest::Client::new()
-        .get(server.url("/metrics"))
-        .bearer_auth("metrics-secret")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = crate::common::metrics_text(&server.url("/metrics"), "metrics-secret").await;
     assert!(
         metrics.contains(
             "concierge_upstream_request_duration_seconds_count{upstream=\"mcp\",status_class=\"2xx\"} 1"

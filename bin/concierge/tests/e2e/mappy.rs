@@ -462,15 +462,8 @@ async fn scopes_decide_what_a_token_sees_and_may_call() {
     )
     .await;
     // The refusal is counted by kind; the tool list's call to Mappy by upstream.
-    let metrics = reqwest::Client::new()
-        .get(format!("{}/metrics", m.server.base))
-        .bearer_auth("metrics-token")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics =
+        crate::common::metrics_text(&format!("{}/metrics", m.server.base), "metrics-token").await;
     assert!(
         metrics.contains("concierge_refusals_total{endpoint=\"/mappy/mcp\",client=\"")
             && metrics.contains("kind=\"scope\",code=\"insufficient_scope\"} 1"),

@@ -84,6 +84,19 @@ pub async fn tool_names(client: &Client) -> Vec<String> {
         .collect()
 }
 
+/// A scrape of `/metrics` at `url` with the metrics token.
+pub async fn metrics_text(url: &str, token: &str) -> String {
+    reqwest::Client::new()
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 /// A response header as text (a challenge, a redirect's location); fails where it is missing.
 pub fn header(response: &reqwest::Response, name: &str) -> String {
     response.headers()[name]
