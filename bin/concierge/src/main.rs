@@ -48,6 +48,14 @@ enum Command {
         #[arg(long)]
         live: bool,
     },
+    /// Make the running server read its config again (and the files it names): it applies the
+    /// change when `check` would pass it, else keeps serving what it serves. Exit 1 with the
+    /// reason when the change was rejected.
+    Reload {
+        /// The pid file of the server (default: the config's `[server] pid_file`).
+        #[arg(long, value_name = "PATH")]
+        pid_file: Option<PathBuf>,
+    },
     #[command(flatten)]
     Trips(concierge_trips::commands::Command),
     /// Read back audit events from a sink's table (`[audit.<name>] database`), one JSON object per
@@ -195,7 +203,7 @@ fn main() -> ExitCode {
     // content of the demo's sample data such as feed codes without a product) is not a problem
     // of the config, so it stays out of the report unless RUST_LOG asks for it.
     let default_filter = match cli.command {
-        Command::Check { .. } => "error",
+        Command::Check { .. } | Command::Reload { .. } => "error",
         Command::Bot(ref bot) => bot.log_filter(),
         _ => "info,rmcp=warn",
     };
@@ -299,10 +307,42 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                 Err(error) => fail(&config, &error),
             }
         }
+        Command::Reload { pid_file } => {
+            let pid_file = match pid_file {
+                Some(path) => std::path::absolute(path).unwrap_or_default(),
+                None => match load_config(&config, Start::Nothing).await {
+                    Ok(loaded) => std::path::absolute(loaded.server.pid_file()).unwrap_or_default(),
+                    Err(error) => return fail(&config, &error),
+                },
+            };
+            match concierge_server::reload::triggers::ask(
+                &pid_file,
+                std::time::Duration::from_secs(60),
+            )
+            .await
+            {
+                Ok(status) => {
+                    println!(
+                        "reloaded (generation {}, {} ms)",
+                        status["generation"], status["took_ms"]
+                    );
+                    if let Some(keys) = status["needs_restart"].as_array() {
+                        for key in keys {
+                            println!(
+                                "  needs a restart, still as before: {}",
+                                key.as_str().unwrap_or("")
+                            );
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(error) => fail(&config, &error),
+            }
+        }
         Command::Check { live } => match build(&config, Start::Nothing).await {
             // A shared store that does not answer is a problem `check` exists to find; `serve`
             // starts without it and says so in /health until it answers.
-            Ok((platform, _)) => {
+            Ok((platform, _, _)) => {
                 let mut problems = platform.warnings.clone();
                 problems.extend(platform.unreachable_stores().await);
                 let mut notes = Vec::new();
@@ -366,7 +406,7 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
             } else {
                 Start::Server(&apps)
             };
-            let (platform, listener) = match build(&config, start).await {
+            let (platform, listener, source) = match build(&config, start).await {
                 Ok(built) => built,
                 Err(errors) => return report(&config, &errors),
             };
@@ -385,14 +425,19 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
             let Some(listener) = listener else {
                 return ExitCode::FAILURE; // Start::Server binds one
             };
-            let served = concierge_server::serve_http(&platform, listener, |addr| {
+            let env: concierge_server::reload::Env =
+                std::sync::Arc::new(|name: &str| std::env::var(name).ok());
+            let deployment = concierge_server::Deployment::new(platform, source, env);
+            let running = deployment.clone();
+            let served = concierge_server::serve_http(deployment.clone(), listener, move |addr| {
                 // Written without panicking: whoever started us may have closed stdout already.
-                let banner = platform.banner(addr);
+                let banner = running.current().banner(addr);
                 let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
                 let _ = std::io::Write::flush(&mut std::io::stdout());
             })
             .await;
-            platform.flush_audit();
+            // The sinks a reload kept or opened are the running platform's.
+            deployment.current().flush_audit();
             match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
@@ -406,17 +451,25 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
 
 /// Loads the config (binding what `start` says first, and spawning the simulators) and builds
 /// the platform; also hands back the server's listener when one was bound.
+#[allow(clippy::type_complexity)]
 async fn build(
     path: &std::path::Path,
     start: Start<'_>,
-) -> Result<(Platform, Option<tokio::net::TcpListener>), Vec<ConfigError>> {
+) -> Result<
+    (
+        Platform,
+        Option<tokio::net::TcpListener>,
+        Option<concierge_server::Source>,
+    ),
+    Vec<ConfigError>,
+> {
     let env = |name: &str| std::env::var(name).ok();
     let loaded = concierge_server::load(path, &env, start).await?;
     for simulator in loaded.simulators {
         tokio::spawn(simulator);
     }
     let platform = Platform::build(loaded.config, apps(), &env).await?;
-    Ok((platform, loaded.listener))
+    Ok((platform, loaded.listener, Some(loaded.source)))
 }
 
 async fn token(

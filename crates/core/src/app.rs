@@ -79,6 +79,9 @@ pub struct ToolSet {
     /// Why this app's state cannot be shared by several instances, when it cannot (files only
     /// one process may write): `concierge check` says so for a deployment that shares `[state]`.
     pub single_instance: Option<&'static str>,
+    /// Ends what the app keeps running on its own (a connection it keeps open, a child
+    /// process): called once when a reload removes or replaces the instance.
+    pub stop: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl ToolSet {
@@ -97,12 +100,19 @@ impl ToolSet {
             actions: Vec::new(),
             updates: None,
             single_instance: None,
+            stop: None,
         }
     }
 
     /// Marks the app's tools as changing while it runs: `serve` starts `updates`.
     pub fn with_updates(mut self, updates: ToolUpdates) -> Self {
         self.updates = Some(updates);
+        self
+    }
+
+    /// What ends the app's own running parts when a reload removes or replaces it.
+    pub fn with_stop(mut self, stop: Arc<dyn Fn() + Send + Sync>) -> Self {
+        self.stop = Some(stop);
         self
     }
 

@@ -38,6 +38,15 @@ const STDERR_WINDOW: Duration = Duration::from_secs(10);
 /// The longest stderr line logged (longer ones are cut).
 const STDERR_LINE_BYTES: usize = 2048;
 
+/// A task that ends when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Where the upstream is now.
 #[derive(Clone)]
 pub enum Link {
@@ -60,6 +69,9 @@ pub struct Upstream {
     pub progress: ProgressRoutes,
     tools_changed: Arc<tokio::sync::Notify>,
     started: std::sync::atomic::AtomicBool,
+    /// Set when a reload removed or replaced the instance: the connection ends, a child process
+    /// with it, and nothing connects again.
+    pub retired: watch::Sender<bool>,
 }
 
 impl Upstream {
@@ -71,7 +83,22 @@ impl Upstream {
             progress: ProgressRoutes::default(),
             tools_changed: Arc::default(),
             started: std::sync::atomic::AtomicBool::new(false),
+            retired: watch::channel(false).0,
         })
+    }
+
+    /// Ends the connection for good (a reload removed or replaced the instance).
+    pub fn retire(&self) {
+        self.retired.send_replace(true);
+        self.link.send_replace(Link::Down {
+            reason: "removed from the config".into(),
+        });
+    }
+
+    /// Resolves once the instance is retired.
+    pub async fn retired(&self) {
+        let mut retired = self.retired.subscribe();
+        let _ = retired.wait_for(|r| *r).await;
     }
 
     /// Starts keeping the upstream connected, once; later calls do nothing.
@@ -94,6 +121,14 @@ impl Upstream {
     /// Connects, reads the tools, serves until the connection ends; again and again, waiting
     /// longer after each failure (1 s, doubling, at most 30 s).
     async fn keep_connected(self: Arc<Self>) {
+        let this = self.clone();
+        tokio::select! {
+            _ = this.retired() => {}
+            _ = self.connected_again_and_again() => {}
+        }
+    }
+
+    async fn connected_again_and_again(self: Arc<Self>) {
         let mut backoff = Duration::from_secs(1);
         loop {
             let began = Instant::now();
@@ -101,9 +136,10 @@ impl Upstream {
                 Ok(service) => {
                     tracing::info!(upstream = %self.label, "MCP server connected");
                     let peer = service.peer().clone();
-                    let refresh = tokio::spawn(self.clone().follow_list(peer));
+                    // Ends with the connection, also when the instance is retired meanwhile.
+                    let refresh = AbortOnDrop(tokio::spawn(self.clone().follow_list(peer)));
                     let ended = service.waiting().await;
-                    refresh.abort();
+                    drop(refresh);
                     let reason = match ended {
                         Ok(reason) => format!("the server went away ({reason:?})"),
                         Err(_) => "the server went away".to_string(),

@@ -63,7 +63,9 @@ pub fn build(settings: McpSettings) -> Result<ToolSet, String> {
     let health = upstream.clone();
     let live = upstream.clone();
     let updates = upstream.clone();
+    let stop = upstream.clone();
     Ok(ToolSet::new("mcp", messages, stand_ins)
+        .with_stop(Arc::new(move || stop.retire()))
         .with_health(Arc::new(move || {
             let upstream = health.clone();
             Box::pin(async move { health_of(&upstream.link.borrow()) })
@@ -145,14 +147,21 @@ async fn follow(upstream: Arc<Upstream>) -> ToolList {
     let mut shown = served(&upstream, &link.borrow_and_update(), &mut last);
     let (sender, receiver) = tokio::sync::watch::channel(tools_of(&upstream, &last, shown.1));
     tokio::spawn(async move {
-        while link.changed().await.is_ok() {
-            let now = served(&upstream, &link.borrow_and_update(), &mut last);
-            if now != shown {
-                shown = now;
-                if sender.send(tools_of(&upstream, &last, shown.1)).is_err() {
-                    return;
+        let retired = upstream.clone();
+        let following = async {
+            while link.changed().await.is_ok() {
+                let now = served(&upstream, &link.borrow_and_update(), &mut last);
+                if now != shown {
+                    shown = now;
+                    if sender.send(tools_of(&upstream, &last, shown.1)).is_err() {
+                        return;
+                    }
                 }
             }
+        };
+        tokio::select! {
+            _ = retired.retired() => {}
+            _ = following => {}
         }
     });
     receiver

@@ -43,11 +43,14 @@ pub struct ConnectionLimits {
     pub max_connections_per_peer: usize,
 }
 
+/// The routes a listener serves, swapped whole by a reload (`crate::reload`).
+pub type Routes = Arc<arc_swap::ArcSwap<Router>>;
+
 /// Serves `app` on `listener` until `shutdown` is cancelled; then stops accepting, asks every
 /// connection to finish its request in flight, and waits for them up to `drain`.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: Routes,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
     drain: Duration,
@@ -143,7 +146,7 @@ fn refuse(stream: TcpStream) {
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
-    app: Router,
+    app: Routes,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
 ) {
@@ -156,7 +159,8 @@ async fn serve_connection(
     });
     let service_activity = activity.clone();
     let service = hyper::service::service_fn(move |mut request: http::Request<_>| {
-        let app = app.clone();
+        // The routes serving now: a reload swaps them between two requests, never within one.
+        let app = Router::clone(&app.load());
         let in_flight = service_activity.request_started();
         request.extensions_mut().insert(ConnectInfo(peer));
         async move {

@@ -183,25 +183,44 @@ impl std::ops::Deref for ToolTable {
     }
 }
 
-/// Everything an endpoint needs at call time; shared by all its sessions.
+/// Everything an endpoint needs at call time; shared by all its sessions. It lives as long as
+/// its path is served: a reload changes its settings and tools in place ([`Endpoint::adopt`]),
+/// so open sessions keep it and hear what changed.
 pub struct Endpoint {
     pub path: String,
-    pub instructions: Option<String>,
-    /// Swapped whole when an app's tools change (an upstream MCP server's list): a call holds
-    /// the table it started with.
+    /// Swapped whole when an app's tools change (an upstream MCP server's list) or a reload
+    /// changes them: a call holds the table it started with.
     table: arc_swap::ArcSwap<ToolTable>,
-    pub audit: Option<crate::audit::AuditSink>,
+    /// Swapped whole by a reload: a call reads them once, as it starts.
+    settings: arc_swap::ArcSwap<Settings>,
+    /// Tells listening clients (the GET stream, `subscriptions/listen`) that the tools changed.
+    changes: tokio::sync::broadcast::Sender<()>,
+}
+
+/// Whether a client would see `a` and `b` listed alike (what `tools/list` answers of them).
+fn same_listing(a: &ToolSpec, b: &ToolSpec) -> bool {
+    a.name == b.name
+        && a.title == b.title
+        && a.description == b.description
+        && a.input_schema == b.input_schema
+        && a.output_schema == b.output_schema
+        && a.annotations == b.annotations
+}
+
+/// What the config says about an endpoint beside its tools.
+#[derive(Clone)]
+struct Settings {
+    instructions: Option<String>,
+    audit: Option<crate::audit::AuditSink>,
     /// Callers hold OAuth scopes here, and tools are checked against them.
     scoped: bool,
     limits: Limits,
     /// Idempotency records and confirm tokens, for tools that declare write safety.
     writes: Option<Arc<crate::writes::Writes>>,
     /// Refuse calls without scopes with the HTTP 403 step-up challenge (else as a tool error).
-    pub scope_challenge: bool,
+    scope_challenge: bool,
     /// How long a tool may take before the platform stops it (`[server] call_timeout`).
     deadline: Duration,
-    /// Tells `subscriptions/listen` streams that the tools changed (a reload will).
-    changes: tokio::sync::broadcast::Sender<()>,
     /// Signs who is calling for the tools that tell an upstream ([`ToolSpec::asks_identity`]).
     identity: Option<Arc<crate::identity::IdentitySigner>>,
 }
@@ -210,24 +229,69 @@ impl Endpoint {
     pub fn new(path: String, instructions: Option<String>, tools: Vec<MountedTool>) -> Self {
         Self {
             path,
-            instructions,
             table: arc_swap::ArcSwap::from_pointee(ToolTable::new(tools)),
-            audit: None,
-            scoped: false,
-            limits: Limits::default(),
-            writes: None,
-            scope_challenge: true,
-            deadline: DEFAULT_DEADLINE,
+            settings: arc_swap::ArcSwap::from_pointee(Settings {
+                instructions,
+                audit: None,
+                scoped: false,
+                limits: Limits::default(),
+                writes: None,
+                scope_challenge: true,
+                deadline: DEFAULT_DEADLINE,
+                identity: None,
+            }),
             changes: tokio::sync::broadcast::channel(4).0,
-            identity: None,
         }
+    }
+
+    /// Builds: one setting changed.
+    fn with(self, change: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = Settings::clone(&self.settings.load());
+        change(&mut settings);
+        self.settings.store(Arc::new(settings));
+        self
+    }
+
+    /// Takes `newer`'s settings and tools (a reload built it for this path): calls under way
+    /// finish with what they started with, and listening clients are told when the tools they
+    /// see changed (an unchanged list says nothing).
+    pub fn adopt(&self, newer: &Endpoint) {
+        self.settings.store(newer.settings.load_full());
+        self.serve_table(newer.tools());
+    }
+
+    /// The instructions a client is given at `initialize` / `server/discover`.
+    pub fn instructions(&self) -> Option<String> {
+        self.settings.load().instructions.clone()
+    }
+
+    /// Whether a call without a tool's scopes is refused with the HTTP 403 step-up challenge.
+    pub fn challenges_scopes(&self) -> bool {
+        self.settings.load().scope_challenge
+    }
+
+    /// Where this endpoint's audit lines go.
+    pub fn audit_sink(&self) -> Option<crate::audit::AuditSink> {
+        self.settings.load().audit.clone()
     }
 
     /// Serves `tools` from now on (calls under way finish with the tools they started with),
     /// and tells every client listening that the tools changed.
     pub fn replace_tools(&self, tools: Vec<MountedTool>) {
-        self.table.store(Arc::new(ToolTable::new(tools)));
-        let _ = self.changes.send(());
+        self.serve_table(Arc::new(ToolTable::new(tools)));
+    }
+
+    /// Serves `new`; listening clients are told only when what they are listed changed.
+    fn serve_table(&self, new: Arc<ToolTable>) {
+        let old = self.table.swap(new.clone());
+        let changed = old.len() != new.len()
+            || old
+                .iter()
+                .zip(new.iter())
+                .any(|(a, b)| !same_listing(a.spec(), b.spec()));
+        if changed {
+            let _ = self.changes.send(());
+        }
     }
 
     /// What a `subscriptions/listen` stream waits on.
@@ -235,41 +299,34 @@ impl Endpoint {
         self.changes.subscribe()
     }
 
-    pub fn audit(mut self, sink: Option<crate::audit::AuditSink>) -> Self {
-        self.audit = sink;
-        self
+    pub fn audit(self, sink: Option<crate::audit::AuditSink>) -> Self {
+        self.with(|s| s.audit = sink)
     }
 
-    pub fn scope_challenge(mut self, challenge: bool) -> Self {
-        self.scope_challenge = challenge;
-        self
+    pub fn scope_challenge(self, challenge: bool) -> Self {
+        self.with(|s| s.scope_challenge = challenge)
     }
 
-    pub fn writes(mut self, writes: Option<Arc<crate::writes::Writes>>) -> Self {
-        self.writes = writes;
-        self
+    pub fn writes(self, writes: Option<Arc<crate::writes::Writes>>) -> Self {
+        self.with(|s| s.writes = writes)
     }
 
-    pub fn identity(mut self, signer: Option<Arc<crate::identity::IdentitySigner>>) -> Self {
-        self.identity = signer;
-        self
+    pub fn identity(self, signer: Option<Arc<crate::identity::IdentitySigner>>) -> Self {
+        self.with(|s| s.identity = signer)
     }
 
-    pub fn deadline(mut self, deadline: Duration) -> Self {
-        self.deadline = deadline;
-        self
+    pub fn deadline(self, deadline: Duration) -> Self {
+        self.with(|s| s.deadline = deadline)
     }
 
     /// The endpoint's limiters and what they count per.
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
+    pub fn limits(self, limits: Limits) -> Self {
+        self.with(|s| s.limits = limits)
     }
 
     /// Checks tools against the caller's OAuth scopes (endpoints with `kind = "oauth"`).
-    pub fn scoped(mut self, scoped: bool) -> Self {
-        self.scoped = scoped;
-        self
+    pub fn scoped(self, scoped: bool) -> Self {
+        self.with(|s| s.scoped = scoped)
     }
 
     /// The endpoint's texts: its first tool's app's (endpoints mix apps rarely, and then the
@@ -283,7 +340,7 @@ impl Endpoint {
 
     /// Whether any tool here needs a scope: only then is a call's body read before rmcp's.
     pub fn has_scoped_tools(&self) -> bool {
-        self.scoped && self.tools().iter().any(|t| !t.spec().scopes.is_empty())
+        self.settings.load().scoped && self.tools().iter().any(|t| !t.spec().scopes.is_empty())
     }
 
     /// The scopes a call of tool `name` needs that `caller` lacks (empty when none, when the tool
@@ -301,7 +358,7 @@ impl Endpoint {
 
     /// The scopes `tool` needs that `caller` lacks (none on endpoints without scopes).
     fn missing_scopes<'a>(&self, tool: &'a MountedTool, caller: &Caller) -> Vec<&'a str> {
-        if !self.scoped {
+        if !self.settings.load().scoped {
             return Vec::new();
         }
         scope::missing(&tool.spec().scopes, caller)
@@ -316,8 +373,8 @@ impl Endpoint {
         self.table.load().get(name).cloned()
     }
 
-    pub(crate) fn writes_store(&self) -> Option<&crate::writes::Writes> {
-        self.writes.as_deref()
+    pub(crate) fn writes_store(&self) -> Option<Arc<crate::writes::Writes>> {
+        self.settings.load().writes.clone()
     }
 
     /// The tools of `table` that `caller` may call, by their place in it: a token without a
@@ -340,8 +397,8 @@ impl Endpoint {
 
     /// What opening a session costs `caller` is decided by (see [`Limits::session_opening`]):
     /// the endpoint's limits, and its texts.
-    pub fn session_budget(&self) -> (&Limits, &'static Messages) {
-        (&self.limits, self.messages())
+    pub fn session_budget(&self) -> (Limits, &'static Messages) {
+        (self.settings.load().limits.clone(), self.messages())
     }
 
     /// Runs one `tools/call` through steps 8–13, filling `record`: the decisions in their
@@ -430,7 +487,8 @@ impl Endpoint {
         let mut context = CallContext::new(caller.clone(), record.trace_id());
         context.progress = rounds.progress.clone();
         if spec.asks_identity {
-            context.identity = self.identity.as_ref().map(|s| s.for_caller(&caller));
+            context.identity =
+                (self.settings.load().identity.as_ref()).map(|s| s.for_caller(&caller));
         }
         let (outcome, write_code) = self
             .execute(mounted, arguments, &caller, context.clone(), rounds, record)
@@ -457,12 +515,13 @@ impl Endpoint {
         says: &'static Messages,
         record: &RequestRecord,
     ) -> Result<(), Refusal> {
-        let step = if self.limits.remote() {
+        let settings = self.settings.load_full();
+        let step = if settings.limits.remote() {
             step_span(record, "rate_limit")
         } else {
             tracing::Span::none()
         };
-        let check = self
+        let check = settings
             .limits
             .before_call(spec.annotations.read_only, caller, says);
         tracing::Instrument::instrument(check, step)
@@ -484,6 +543,7 @@ impl Endpoint {
         let name = &mounted.spec().name;
         let says = mounted.messages;
         let trace = context.trace_id.clone();
+        let deadline = self.settings.load().deadline;
         // A panicking tool is our fault, not the client's: answered as an internal error rather
         // than left to unwind through the transport (rmcp would never answer the request).
         record.running();
@@ -493,7 +553,7 @@ impl Endpoint {
                 step_span(record, "execute_tool"),
             ),
         ));
-        match tokio::time::timeout(self.deadline, run).await {
+        match tokio::time::timeout(deadline, run).await {
             Ok(Ok((outcome, WriteCode::RateLimited))) => {
                 // The write budget, taken as the write was about to start.
                 let limited = outcome.err().unwrap_or_else(|| ToolError::internal("", ""));
@@ -511,7 +571,7 @@ impl Endpoint {
                 ))
             }
             Err(_) => {
-                let seconds = self.deadline.as_secs();
+                let seconds = deadline.as_secs();
                 tracing::error!(trace_id = %trace, tool = %name, seconds, "call deadline passed");
                 let message = render(
                     says.deadline_exceeded,
@@ -541,10 +601,11 @@ impl Endpoint {
         rounds: &Rounds,
     ) -> (Result<Value, ToolError>, WriteCode) {
         let spec = mounted.spec();
-        let gate = self
+        let settings = self.settings.load_full();
+        let gate = settings
             .limits
             .write_gate(spec.annotations.read_only, caller, mounted.messages);
-        match (spec.write, &self.writes) {
+        match (spec.write, &settings.writes) {
             (Some(safety), Some(writes)) => {
                 let gate = gate.as_ref().map(|g| g as Gate<'_>);
                 writes

@@ -6,8 +6,13 @@ use axum::Json;
 use axum::response::IntoResponse;
 use serde_json::json;
 
+/// How the config's last change went (`crate::reload::Status`), as `/health` shows it.
+pub type ConfigStatus = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
+
 /// The apps' upstream checks, and their last report.
 pub(crate) struct Health {
+    /// A server that can be reloaded says how its config's last change went.
+    pub config: Option<ConfigStatus>,
     pub checks: Vec<(String, concierge_core::HealthCheck)>,
     /// The shared stores (`[state]`): one that is down makes the status `degraded` and says
     /// which; limits then refuse or pass as `limits_when_down` says.
@@ -36,7 +41,7 @@ pub(crate) async fn health(state: Arc<Health>) -> axum::response::Response {
     if let Some((at, report)) = last.as_ref()
         && at.elapsed() < fresh(report)
     {
-        return health_response(report.clone());
+        return health_response(with_config(&state, report.clone()));
     }
     let (reports, stores) =
         futures::future::join(probe_all(&state.checks), probe_all(&state.stores)).await;
@@ -59,7 +64,16 @@ pub(crate) async fn health(state: Arc<Health>) -> axum::response::Response {
         body["stores"] = serde_json::Value::Object(stores.into_iter().collect());
     }
     *last = Some((std::time::Instant::now(), body.clone()));
-    health_response(body)
+    health_response(with_config(&state, body))
+}
+
+/// The report with the config's status, read now (a rejected reload shows at once, with 200:
+/// the running config still serves).
+fn with_config(state: &Health, mut body: serde_json::Value) -> serde_json::Value {
+    if let Some(config) = &state.config {
+        body["config"] = config();
+    }
+    body
 }
 
 /// Every check at once, each within 3 s, as `{name: {"status", …}}` entries.

@@ -27,6 +27,9 @@ pub enum Start<'a> {
 /// A loaded config and what was bound for it.
 pub struct Loaded {
     pub config: Config,
+    /// Where it was read (absolute: the command has entered the config's folder since), and the
+    /// addresses bound for it: what a reload reads it again with.
+    pub source: Source,
     /// The server's listener (with [`Start::Server`]).
     pub listener: Option<tokio::net::TcpListener>,
     /// The simulators' serving futures; spawn them.
@@ -41,12 +44,9 @@ pub async fn load(
     env: &dyn Fn(&str) -> Option<String>,
     start: Start<'_>,
 ) -> Result<Loaded, Vec<ConfigError>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![ConfigError::new(
-            "",
-            format!("cannot read {}: {e}", path.display()),
-        )]
-    })?;
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = path.as_path();
+    let text = read(path)?;
     let listeners = Config::listeners(&text, env)?;
     enter_config_dir(path).map_err(|e| vec![e])?;
     let mut bound = listeners.as_written();
@@ -83,8 +83,35 @@ pub async fn load(
     let config = Config::parse_bound(&text, env, &bound)?;
     Ok(Loaded {
         config,
+        source: Source {
+            path: path.to_path_buf(),
+            bound,
+        },
         listener,
         simulators,
+    })
+}
+
+/// How a running server reads its config again: the same file, the same bound addresses.
+#[derive(Clone)]
+pub struct Source {
+    pub path: std::path::PathBuf,
+    pub bound: crate::config::BoundUrls,
+}
+
+impl Source {
+    /// The config as the file says now (its simulators and listener stay as bound at start).
+    pub fn reread(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, Vec<ConfigError>> {
+        Config::parse_bound(&read(&self.path)?, env, &self.bound)
+    }
+}
+
+fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
+    std::fs::read_to_string(path).map_err(|e| {
+        vec![ConfigError::new(
+            "",
+            format!("cannot read {}: {e}", path.display()),
+        )]
     })
 }
 

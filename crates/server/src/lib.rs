@@ -2,7 +2,8 @@
 //! session binding, rate limits, argument validation, result shaping and the audit log.
 //!
 //! The crate knows no app. A binary registers apps by name ([`Apps`]), loads a [`Config`], builds
-//! a [`Platform`] and serves it ([`serve_http`], [`serve_stdio`]).
+//! a [`Platform`] and serves it ([`serve_http`], [`serve_stdio`]); a served [`Deployment`] is
+//! reloaded in place when its config changes (`reload`).
 
 pub mod audit;
 mod audit_sql;
@@ -17,6 +18,8 @@ mod memory;
 mod ops;
 pub mod pipeline;
 mod platform;
+pub mod reload;
+mod running;
 mod scrape;
 mod serve;
 pub mod session_id;
@@ -30,6 +33,8 @@ pub mod writes;
 pub use config::BoundUrls;
 pub use config::{Config, ConfigError, section};
 pub use endpoint::{CallAnswer, Endpoint, MountedTool, ToolAnswer};
-pub use launch::{Loaded, Start, load};
+pub use launch::{Loaded, Source, Start, load};
 pub use platform::{Apps, Platform};
-pub use serve::{router, serve_http, serve_stdio};
+pub use reload::Deployment;
+pub use running::serve_http;
+pub use serve::{router, serve_stdio};

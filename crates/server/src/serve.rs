@@ -1,6 +1,5 @@
-//! Mounting endpoints on axum and running them over HTTP or stdio.
+//! Mounting endpoints on axum (the routes of one platform), and serving one over stdio.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
@@ -22,7 +21,17 @@ use crate::transport::session_streams::SessionStreams;
 /// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
 /// and open stream, so a shutdown does not wait for clients that never hang up.
 pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
+    router_with(platform, stop, None)
+}
+
+/// [`router`], with `/health` saying how the config's last change went.
+fn router_with(
+    platform: &Platform,
+    stop: &CancellationToken,
+    config: Option<crate::health::ConfigStatus>,
+) -> Router {
     let health_state = Arc::new(crate::health::Health {
+        config,
         checks: platform.health.clone(),
         stores: platform.stores.clone(),
         cache: platform.config.server.health_cache,
@@ -114,6 +123,9 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
     let section = &built.section;
     let server = &platform.config.server;
     let stateful = section.session == SessionMode::Stateful;
+    // Made once per endpoint and kept by every reload that keeps its path: its sessions live
+    // in them.
+    let stop = built.guard.stop.get_or_init(|| stop).clone();
     let stop_legacy = stop.child_token();
     // Host and Origin are decided by the guard (`origin.rs`), once for every transport.
     let config = StreamableHttpServerConfig::default()
@@ -123,12 +135,19 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
         .with_json_response(!stateful)
         .with_max_request_body_bytes(server.max_body_bytes)
         .with_cancellation_token(stop);
-    let sessions = Arc::new(SessionStreams::new(
-        built.guard.ids.clone(),
-        &section.path,
-        section.idle_timeout,
-    ));
-    built.guard.sessions.attach(sessions.closer());
+    let sessions = built
+        .guard
+        .streams
+        .get_or_init(|| {
+            let streams = Arc::new(SessionStreams::new(
+                built.guard.ids.clone(),
+                &section.path,
+                section.idle_timeout,
+            ));
+            built.guard.sessions.attach(streams.closer());
+            streams
+        })
+        .clone();
 
     let router = match &built.mounted {
         Mounted::Tools => {
@@ -164,7 +183,7 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
         // authentication, and the headers they must read are exposed — to the allowed origins
         // only (`[server] allowed_origins`), the rule the guard applies to the requests too.
         use tower_http::cors::{AllowOrigin, CorsLayer};
-        let browser = built.guard.browser.clone();
+        let browser = built.guard.policy().browser.clone();
         router.layer(
             CorsLayer::new()
                 .allow_origin(AllowOrigin::predicate(move |origin, _| {
@@ -186,106 +205,33 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
     }
 }
 
-/// Serves over HTTP on `listener` (bound by [`crate::load`]) until Ctrl-C / SIGTERM. `ready`
-/// hears the bound address (port 0 works).
-pub async fn serve_http(
+/// Everything the main listener serves for `platform`: [`router`] with `/health`'s config
+/// status, and `/metrics` when it has no listener of its own.
+pub(crate) fn app(
     platform: &Platform,
-    listener: tokio::net::TcpListener,
-    ready: impl FnOnce(SocketAddr),
-) -> std::io::Result<()> {
-    for warning in &platform.warnings {
-        tracing::error!(%warning, "endpoint misconfigured");
+    stop: &CancellationToken,
+    config: Option<crate::health::ConfigStatus>,
+) -> Router {
+    let app = router_with(platform, stop, config);
+    if platform.config.metrics.enabled() && platform.config.metrics.listen.is_none() {
+        app.route(
+            "/metrics",
+            get(crate::scrape::serve).with_state(Arc::new(metrics_scrape(platform))),
+        )
+    } else {
+        app
     }
-    for job in platform
-        .start_background()
-        .await
-        .map_err(std::io::Error::other)?
-    {
-        tokio::spawn(job);
-    }
-    platform.start_tool_updates().await;
-    if let Some(server) = platform.oauth.as_ref().and_then(|o| o.builtin.clone()) {
-        // Self-registered clients pile up (claude.ai registers on every connect): collect the
-        // unused ones hourly.
-        tokio::spawn(async move {
-            let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
-            loop {
-                hourly.tick().await;
-                match server.collect_unused_clients().await {
-                    Ok(0) => {}
-                    Ok(removed) => {
-                        tracing::info!(removed, "oauth: unused registered clients removed")
-                    }
-                    Err(error) => tracing::error!(%error, "oauth: client collection failed"),
-                }
-                // Anyone can open /authorize: expired pending sign-ins, codes and tokens go too.
-                if let Err(error) = server.store.purge_expired().await {
-                    tracing::error!(%error, "oauth: purging expired state failed");
-                }
-            }
-        });
-    }
-    tokio::spawn(crate::memory::trim_periodically(
-        std::time::Duration::from_secs(5),
-    ));
-    let stop = CancellationToken::new();
-    let server = &platform.config.server;
-    let limits = crate::connections::ConnectionLimits {
-        header_read_timeout: server.header_read_timeout,
-        keep_alive_timeout: server.keep_alive_timeout,
-        max_connections: server.max_connections,
-        max_connections_per_peer: server.max_connections_per_peer,
-    };
-    let mut app = router(platform, &stop);
-    if platform.config.metrics.enabled() {
-        crate::telemetry::metrics::enable();
-        let scrape = metrics_scrape(platform);
-        if let Some(listen) = &platform.config.metrics.listen {
-            let addr = crate::config::parse_listen(listen)
-                .map_err(|e| std::io::Error::other(format!("metrics.listen: {}", e.message)))?;
-            let bound = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-                std::io::Error::other(format!("metrics.listen: cannot listen on {addr}: {e}"))
-            })?;
-            let _ = platform.metrics_addr.set(bound.local_addr()?);
-            let metrics = Router::new().route(
-                "/metrics",
-                get(crate::scrape::serve).with_state(Arc::new(crate::scrape::Scrape {
-                    token: None,
-                    ..scrape
-                })),
-            );
-            // The same caps and timers as the main listener: a stranger's idle sockets on this
-            // port must not hold more than they could there.
-            tokio::spawn(crate::connections::serve(
-                bound,
-                metrics,
-                limits,
-                stop.child_token(),
-                std::time::Duration::from_secs(1),
-            ));
-        } else {
-            app = app.route(
-                "/metrics",
-                get(crate::scrape::serve).with_state(Arc::new(scrape)),
-            );
-        }
-    }
-    ready(listener.local_addr()?);
-    let signalled = stop.clone();
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        signalled.cancel();
-    });
-    // The accept loop gives every request its peer address (`ConnectInfo<SocketAddr>`): what
-    // the authorization server limits registrations, sign-in pages and password tries by.
-    crate::connections::serve(
-        listener,
-        app,
-        limits,
-        stop,
-        std::time::Duration::from_secs(10),
+}
+
+/// What the `[metrics] listen` listener serves for `platform` (nothing else, no token).
+pub(crate) fn metrics_router(platform: &Platform) -> Router {
+    Router::new().route(
+        "/metrics",
+        get(crate::scrape::serve).with_state(Arc::new(crate::scrape::Scrape {
+            token: None,
+            ..metrics_scrape(platform)
+        })),
     )
-    .await
 }
 
 /// What `/metrics` reads from the platform at each scrape.
@@ -306,22 +252,6 @@ fn metrics_scrape(platform: &Platform) -> crate::scrape::Scrape {
         token: platform.config.metrics.token.clone(),
         busy: tokio::sync::Mutex::new(()),
     }
-}
-
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("a SIGTERM handler can be installed");
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
 }
 
 /// Serves one endpoint's tools over stdin/stdout, for desktop clients that start the server.

@@ -173,6 +173,28 @@ impl SessionTable {
         }
     }
 
+    /// Closes every session whose opener `gone` says is no longer admitted (a reload removed
+    /// its token); returns how many.
+    pub async fn close_where(&self, gone: impl Fn(&str) -> bool) -> usize {
+        let closed: Vec<(String, Entry)> = {
+            let mut table = self.lock();
+            let ids: Vec<String> = (table.sessions.iter())
+                .filter(|(_, entry)| gone(&entry.owner))
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| table.sessions.remove(&id).map(|entry| (id, entry)))
+                .collect()
+        };
+        for (id, entry) in &closed {
+            self.ended(entry.opened, Instant::now(), "revoked");
+            if let Some(close) = self.transport.get() {
+                close(Arc::from(id.as_str())).await;
+            }
+        }
+        closed.len()
+    }
+
     /// Open sessions, for tests and metrics.
     pub fn len(&self) -> usize {
         self.lock().sessions.len()

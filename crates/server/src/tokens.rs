@@ -49,6 +49,11 @@ impl TokenList {
         Self::Valid(clients)
     }
 
+    /// Whether the list has a token for client `name`.
+    pub fn names(&self, name: &str) -> bool {
+        matches!(self, Self::Valid(clients) if clients.iter().any(|(known, _)| known == name))
+    }
+
     /// The client whose token this is. Every entry is compared, so timing says nothing about
     /// which entry (or how much of one) matched.
     pub fn authenticate(&self, presented: &str) -> Option<&str> {

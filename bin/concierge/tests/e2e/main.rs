@@ -24,6 +24,7 @@ mod oauth_external;
 mod openapi;
 mod operate;
 mod protocol;
+mod reload;
 mod ski;
 mod ski_trips;
 mod transport;

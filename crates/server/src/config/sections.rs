@@ -139,6 +139,20 @@ pub struct ServerSection {
     /// `text` (the default) or `json`: one object per line, for a log shipper.
     #[serde(default)]
     pub log_format: LogFormat,
+    /// Where `serve` writes its process id (relative to the config's folder; default
+    /// `var/concierge.pid`), and beside it `<pid_file>.status`, how the last reload went:
+    /// what `concierge reload` finds the running server by.
+    #[serde(default)]
+    pub pid_file: Option<std::path::PathBuf>,
+}
+
+impl ServerSection {
+    /// [`Self::pid_file`], or its default.
+    pub fn pid_file(&self) -> std::path::PathBuf {
+        self.pid_file
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("var/concierge.pid"))
+    }
 }
 
 fn five_seconds() -> Duration {

@@ -20,6 +20,18 @@ pub enum Authenticator {
     OAuth(OAuthResource),
 }
 
+impl Authenticator {
+    /// Whether a session opened by `principal` may go on under this authenticator: its client
+    /// still has a token (OAuth tokens end on their own; nobody opened sessions without auth).
+    pub fn admits_principal(&self, principal: &str) -> bool {
+        match self {
+            Self::None | Self::OAuth(_) => true,
+            Self::Missing => false,
+            Self::Tokens(tokens) => tokens.names(principal),
+        }
+    }
+}
+
 /// An endpoint as an OAuth protected resource.
 pub struct OAuthResource {
     pub verifier: concierge_oauth::Verifier,

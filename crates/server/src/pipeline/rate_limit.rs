@@ -26,7 +26,7 @@ use crate::config::{RateKey, WhenDown};
 pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(5);
 
 /// An endpoint's limiters and what they count per.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Limits {
     /// `rate_limit`: every call, or the reads when there is a write limit.
     pub call: Option<Arc<dyn RateLimitStore>>,

@@ -17,7 +17,7 @@ use crate::pipeline::Authenticator;
 use crate::pipeline::origin::BrowserRules;
 use crate::sessions::SessionTable;
 use crate::tokens::TokenList;
-use crate::transport::guard::Guard;
+use crate::transport::guard::{Guard, Policy};
 use crate::writes::Writes;
 
 /// What an endpoint serves.
@@ -57,7 +57,7 @@ pub(super) fn browser_rules(config: &Config, errors: &mut Vec<ConfigError>) -> A
 pub(super) struct Shared<'a> {
     pub config: &'a Config,
     pub apps: &'a Apps,
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
     pub tool_sets: &'a BTreeMap<String, ToolSet>,
     pub limiters: BTreeMap<String, Arc<dyn RateLimitStore>>,
     pub redis: Option<ConnectionManager>,
@@ -117,28 +117,28 @@ impl Shared<'_> {
                 .scope_challenge(section.scope_refusal == crate::config::ScopeRefusal::Challenge)
                 .limits(self.limits(section)),
         );
-        let guard = Arc::new(Guard {
+        let sessions = SessionTable::new(section.idle_timeout, section.session_caps());
+        sessions.serving(&section.path);
+        let guard = Arc::new(Guard::new(
             endpoint,
-            auth,
-            sessions: {
-                let table = SessionTable::new(section.idle_timeout, section.session_caps());
-                table.serving(&section.path);
-                Arc::new(table)
+            Policy {
+                auth,
+                browser: self.browser.clone(),
+                body: crate::pipeline::body::BodyLimits {
+                    max_bytes: server.max_body_bytes,
+                    read_timeout: server.body_read_timeout,
+                },
             },
-            legacy: section
+            Arc::new(sessions),
+            section
                 .legacy_sse
                 .as_ref()
                 .map(|paths| Arc::new(crate::transport::legacy_sse::LegacySessions::new(paths))),
-            browser: self.browser.clone(),
-            ids: self.session_ids.clone(),
-            stateful: section.session == crate::config::SessionMode::Stateful,
-            answers_calls: section.session == crate::config::SessionMode::Stateless
+            self.session_ids.clone(),
+            section.session == crate::config::SessionMode::Stateful,
+            section.session == crate::config::SessionMode::Stateless
                 && matches!(mounted, Mounted::Tools),
-            body: crate::pipeline::body::BodyLimits {
-                max_bytes: server.max_body_bytes,
-                read_timeout: server.body_read_timeout,
-            },
-        });
+        ));
         BuiltEndpoint {
             section: section.clone(),
             mounted,
@@ -330,7 +330,7 @@ pub(super) fn tool_kinds(apps: &Apps) -> String {
 /// means "nobody", and must not get the demo token instead.
 fn authenticator(
     section: &EndpointSection,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
     warnings: &mut Vec<ConfigError>,
     at: &str,
 ) -> (Authenticator, Option<String>) {

@@ -17,13 +17,21 @@ impl Platform {
     /// Starts the updates of every app that has them, together, and waits for each one's first
     /// list (each app bounds its own wait); from then on, each endpoint follows its apps' lists.
     pub async fn start_tool_updates(&self) {
+        // An instance a reload carried over is followed already: its list was handed over.
         let starting = self.tool_sets.iter().filter_map(|(name, set)| {
             let start = set.updates.clone()?;
+            if self.running.followed(name).is_some() {
+                return None;
+            }
             Some(async move { (name.clone(), start().await) })
         });
-        let lists: BTreeMap<String, ToolList> = futures::future::join_all(starting)
-            .await
-            .into_iter()
+        for (name, list) in futures::future::join_all(starting).await {
+            self.running.keep_list(&name, list);
+        }
+        let lists: BTreeMap<String, ToolList> = self
+            .tool_sets
+            .keys()
+            .filter_map(|name| Some((name.clone(), self.running.followed(name)?)))
             .collect();
         if lists.is_empty() {
             return;
@@ -47,7 +55,13 @@ impl Platform {
                 endpoint: built.guard.endpoint.clone(),
             };
             follower.mount(&followed);
-            tokio::spawn(follower.follow(followed));
+            let until = self.running.following.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = until.cancelled() => {}
+                    _ = follower.follow(followed) => {}
+                }
+            });
         }
     }
 }

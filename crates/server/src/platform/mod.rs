@@ -10,6 +10,7 @@
 //! registry of what the binary offers is `apps.rs`.
 
 mod apps;
+mod carry;
 mod endpoints;
 mod live_tools;
 mod oauth;
@@ -17,7 +18,9 @@ mod stores;
 mod tool_sets;
 
 pub use apps::Apps;
-use apps::{BoxFuture, HandlerMount};
+use apps::HandlerMount;
+pub use carry::Retired;
+pub(crate) use carry::same as carry_same;
 pub use endpoints::{BuiltEndpoint, Mounted};
 pub use oauth::OAuthSetup;
 
@@ -31,7 +34,7 @@ use crate::config::{Config, ConfigError};
 /// Everything `serve` needs, and everything `check` verifies.
 pub struct Platform {
     pub config: Config,
-    pub apps: Apps,
+    pub apps: Arc<Apps>,
     pub endpoints: Vec<BuiltEndpoint>,
     /// Problems that do not stop the server but make an endpoint refuse (token lists); `check`
     /// treats them as errors, `serve` logs them.
@@ -41,7 +44,7 @@ pub struct Platform {
     /// change ([`Self::start_tool_updates`]).
     tool_sets: BTreeMap<String, concierge_core::ToolSet>,
     /// How OAuth endpoints check tokens, when an endpoint uses OAuth.
-    pub oauth: Option<OAuthSetup>,
+    pub oauth: Option<Arc<OAuthSetup>>,
     /// The apps' upstream checks, by app name, for `/health`.
     pub health: Vec<(String, concierge_core::HealthCheck)>,
     /// The apps' checks of their systems, by instance name, for `concierge check --live`.
@@ -57,6 +60,12 @@ pub struct Platform {
     pub identity: Arc<crate::identity::IdentitySigner>,
     /// Where `/metrics` listens, once `serve` bound `[metrics] listen`.
     pub metrics_addr: std::sync::OnceLock<SocketAddr>,
+    /// The deployment's state (stores, write records, session ids, limiters' counts): made
+    /// once, kept by every reload.
+    kept: carry::Kept,
+    /// What runs on the platform's behalf (background jobs, the tool lists it follows), ended
+    /// when a reload replaces it.
+    pub(crate) running: carry::Running,
 }
 
 impl Platform {
@@ -98,42 +107,47 @@ impl Platform {
     pub async fn build(
         config: Config,
         apps: Apps,
-        env: &dyn Fn(&str) -> Option<String>,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<Self, Vec<ConfigError>> {
+        Self::build_next(config, Arc::new(apps), env, None).await
+    }
+
+    /// As [`Self::build`]; with `previous` (a reload), the deployment's state is `previous`'s,
+    /// and each part whose config did not change is `previous`'s own (an app's connections, an
+    /// audit file, a limiter's counts): nothing is opened twice, nothing counted is forgotten.
+    pub async fn build_next(
+        config: Config,
+        apps: Arc<Apps>,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+        previous: Option<&Platform>,
     ) -> Result<Self, Vec<ConfigError>> {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         tool_sets::check_names(&config, &apps, &mut errors);
-        let tool_sets = tool_sets::tool_sets(&config, &apps, &mut errors).await;
-        let sinks = stores::audit_sinks(&config, &mut errors).await;
-        let database = stores::database(&config, &mut errors);
-        let oauth = oauth::oauth(&config, &sinks, database.as_ref(), &mut errors).await;
-        let redis = stores::redis(&config, &mut errors);
-        // `iss` of the identity assertions: the built-in authorization server's issuer when
-        // there is one, else the product's name (README, "Servers you already run").
-        let identity = crate::identity::IdentitySigner::new(
-            config.state.session_secret(),
-            config.oauth.as_ref().map_or_else(
-                || "concierge".to_string(),
-                |o| o.issuer.trim_end_matches('/').to_string(),
-            ),
-        );
+        let tool_sets = tool_sets::tool_sets(&config, &apps, previous, &mut errors).await;
+        let sinks = carry::audit_sinks(&config, previous, &mut errors).await;
+        let kept = match previous {
+            Some(previous) => previous.kept.clone(),
+            None => carry::Kept::make(&config, &sinks, &mut errors).await,
+        };
         let shared = endpoints::Shared {
             config: &config,
             apps: &apps,
             env,
-            limiters: stores::limiters(&config, redis.as_ref()),
-            redis: redis.clone(),
-            writes: stores::writes(&config, database.as_ref(), redis.as_ref(), &mut errors).await,
+            limiters: carry::limiters(&config, kept.redis.as_ref(), previous),
+            redis: kept.redis.clone(),
+            writes: kept.writes.clone(),
             browser: endpoints::browser_rules(&config, &mut errors),
-            session_ids: stores::session_ids(&config, &mut errors),
-            identity: identity.clone(),
+            session_ids: kept.session_ids.clone(),
+            identity: kept.identity.clone(),
             tool_sets: &tool_sets,
             sinks: &sinks,
-            oauth: oauth.as_ref(),
+            oauth: kept.oauth.as_deref(),
         };
         let endpoints = (config.endpoints.iter().enumerate())
             .map(|(index, section)| shared.endpoint(index, section, &mut errors, &mut warnings))
             .collect();
+        let limiters = shared.limiters.clone();
         stores::single_instance_apps(&config, &tool_sets, &mut warnings);
         stores::shared_sessions(&config, &mut warnings);
         let health = tool_sets
@@ -152,21 +166,28 @@ impl Platform {
             .iter()
             .flat_map(|(name, set)| set.actions.iter().map(|a| (name.clone(), a.clone())))
             .collect();
-        let stores = (redis.into_iter().map(stores::redis_health))
-            .chain(database.into_iter().map(stores::database_health))
+        let stores = (kept.redis.clone().into_iter().map(stores::redis_health))
+            .chain(
+                kept.database
+                    .clone()
+                    .into_iter()
+                    .map(stores::database_health),
+            )
             .collect();
         if !errors.is_empty() {
             return Err(errors);
         }
         Ok(Self {
+            identity: kept.identity.clone(),
+            oauth: kept.oauth.clone(),
+            running: carry::Running::new(carry::fingerprints(&config), limiters),
+            kept,
             config,
             apps,
             endpoints,
             warnings,
             sinks,
             tool_sets,
-            identity,
-            oauth,
             health,
             live_checks,
             stores,
@@ -204,21 +225,32 @@ impl Platform {
         }
     }
 
-    /// Starts the background jobs of the configured instances, each by its kind; returns their
-    /// futures.
-    pub async fn start_background(&self) -> Result<Vec<BoxFuture<'static, ()>>, String> {
-        let mut running = Vec::new();
+    /// Starts the background jobs of the configured instances, each by its kind, except those
+    /// `previous` runs for an unchanged instance (they are taken over); they run until a
+    /// reload removes or changes their instance, or the process ends.
+    pub async fn start_background(&self, previous: Option<&Platform>) -> Result<(), String> {
         for name in self.config.apps.keys() {
             let kind = self.config.app_kind(name).map_err(|e| e.to_string())?;
-            if let Some(start) = self.apps.background.get(kind) {
-                running.push(
-                    start(self.config.app_settings(name))
-                        .await
-                        .map_err(|e| format!("apps.{name}: {e}"))?,
-                );
+            let Some(start) = self.apps.background.get(kind) else {
+                continue;
+            };
+            if let Some(previous) = previous
+                && let Some(job) = previous.running.take_job(name)
+            {
+                if carry::unchanged_app(previous, &self.config, name) {
+                    self.running.keep_job(name, job);
+                    continue;
+                }
+                // Changed: the old job ends before the new one starts (a bot must not poll twice).
+                job.abort();
             }
+            let job = start(self.config.app_settings(name))
+                .await
+                .map_err(|e| format!("apps.{name}: {e}"))?;
+            self.running
+                .keep_job(name, tokio::spawn(job).abort_handle());
         }
-        Ok(running)
+        Ok(())
     }
 
     /// The audit sinks, by name.

@@ -93,10 +93,14 @@ pub(super) fn limiters(
 /// Each `[audit.<name>]`: its JSON Lines file, and its table when it names a database.
 pub(super) async fn audit_sinks(
     config: &Config,
+    kept: &(dyn Fn(&str, &crate::config::AuditSection) -> bool + Sync),
     errors: &mut Vec<ConfigError>,
 ) -> BTreeMap<String, AuditSink> {
     let mut sinks = BTreeMap::new();
     for (name, section) in &config.audit {
+        if kept(name, section) {
+            continue; // the running one is taken over (a reload)
+        }
         let sink = match AuditSink::open(section.path.clone()) {
             Ok(sink) => sink,
             Err(e) => {

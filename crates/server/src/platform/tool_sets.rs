@@ -70,6 +70,7 @@ pub(super) fn check_names(config: &Config, apps: &Apps, errors: &mut Vec<ConfigE
 pub(super) async fn tool_sets(
     config: &Config,
     apps: &Apps,
+    previous: Option<&super::Platform>,
     errors: &mut Vec<ConfigError>,
 ) -> BTreeMap<String, ToolSet> {
     let mut wanted: Vec<String> = config
@@ -85,6 +86,10 @@ pub(super) async fn tool_sets(
     wanted.dedup();
     let mut tool_sets = BTreeMap::new();
     for name in wanted {
+        if let Some(set) = super::carry::kept_tool_set(config, &name, previous) {
+            tool_sets.insert(name, set);
+            continue;
+        }
         let Some(factory) = config.app_kind(&name).ok().and_then(|k| apps.tools.get(k)) else {
             continue; // reported per endpoint, or under apps.<name>
         };

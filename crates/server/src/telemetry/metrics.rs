@@ -93,6 +93,11 @@ struct EndpointTool {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReloadOutcome {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OAuthEvent {
     event: &'static str,
 }
@@ -131,6 +136,7 @@ pub struct Metrics {
     replays: Family<EndpointTool, Counter>,
     tasks: Family<TaskState, Counter>,
     oauth: Family<OAuthEvent, Counter>,
+    reloads: Family<ReloadOutcome, Counter>,
     pub(super) snapshot: std::sync::Arc<super::snapshot::Snapshot>,
     clients: BoundedNames,
 }
@@ -232,11 +238,18 @@ impl Metrics {
              failed sign-ins, registrations, refused or throttled requests.",
             oauth.clone(),
         );
+        let reloads = Family::<ReloadOutcome, Counter>::default();
+        registry.register(
+            "concierge_config_reloads",
+            "Attempts to change the running config, by outcome (applied, rejected).",
+            reloads.clone(),
+        );
         let snapshot = std::sync::Arc::new(super::snapshot::Snapshot::default());
         registry.register_collector(Box::new(snapshot.clone()));
         Self {
             registry,
             oauth,
+            reloads,
             snapshot,
             operation,
             session,
@@ -344,6 +357,11 @@ impl Metrics {
                 status_class,
             })
             .observe(took.as_secs_f64());
+    }
+
+    /// A reload of the config was applied or rejected.
+    pub fn config_reload(&self, outcome: &'static str) {
+        self.reloads.get_or_create(&ReloadOutcome { outcome }).inc();
     }
 
     /// A write was answered from its idempotency record.

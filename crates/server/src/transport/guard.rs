@@ -21,24 +21,72 @@ use crate::sessions::{Opening, SessionTable};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// What the pipeline in front of one endpoint needs.
+/// What the pipeline in front of one endpoint needs. It lives as long as its path is served:
+/// a reload swaps its [`Policy`] and the endpoint's settings in place ([`Guard::adopt`]), and
+/// keeps its sessions.
 pub struct Guard {
     pub endpoint: Arc<Endpoint>,
-    pub auth: Authenticator,
+    policy: arc_swap::ArcSwap<Policy>,
     pub sessions: Arc<SessionTable>,
     /// The endpoint's legacy SSE sessions, when it serves that transport.
     pub legacy: Option<Arc<LegacySessions>>,
-    /// The `Host` and `Origin` rules of the deployment.
-    pub browser: Arc<BrowserRules>,
     /// Sessions are opened here (`session = "stateful"`): `initialize` is counted and capped.
     pub stateful: bool,
-    /// How large a body may be, and how long it may take to arrive.
-    pub body: body::BodyLimits,
     /// The deployment's session ids: minted for their opener, readable on every instance.
     pub ids: Arc<crate::session_id::SessionIds>,
     /// A stateless tool endpoint: a plain `tools/call` is answered by the dispatcher without
     /// rmcp's per-request service (see `direct_call.rs`).
     pub answers_calls: bool,
+    /// The Streamable HTTP sessions behind the guard, made when the endpoint is first mounted
+    /// and mounted again by every reload that keeps the path (so its sessions survive).
+    pub(crate) streams: std::sync::OnceLock<Arc<super::session_streams::SessionStreams>>,
+    /// Ends the endpoint's sessions and streams: when the server stops, or a reload removes it.
+    pub(crate) stop: std::sync::OnceLock<tokio_util::sync::CancellationToken>,
+}
+
+/// What a reload may change in front of an endpoint: who gets in, from which pages, with how
+/// large a body.
+pub struct Policy {
+    pub auth: Authenticator,
+    /// The `Host` and `Origin` rules of the deployment.
+    pub browser: Arc<BrowserRules>,
+    /// How large a body may be, and how long it may take to arrive.
+    pub body: body::BodyLimits,
+}
+
+impl Guard {
+    pub fn new(
+        endpoint: Arc<Endpoint>,
+        policy: Policy,
+        sessions: Arc<SessionTable>,
+        legacy: Option<Arc<LegacySessions>>,
+        ids: Arc<crate::session_id::SessionIds>,
+        stateful: bool,
+        answers_calls: bool,
+    ) -> Self {
+        Self {
+            endpoint,
+            policy: arc_swap::ArcSwap::from_pointee(policy),
+            sessions,
+            legacy,
+            stateful,
+            ids,
+            answers_calls,
+            streams: std::sync::OnceLock::new(),
+            stop: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Who gets in now, from which pages, with how large a body.
+    pub fn policy(&self) -> Arc<Policy> {
+        self.policy.load_full()
+    }
+
+    /// Takes `newer`'s policy, settings and tools: the next request is judged by them.
+    pub fn adopt(&self, newer: &Guard) {
+        self.policy.store(newer.policy.load_full());
+        self.endpoint.adopt(&newer.endpoint);
+    }
 }
 
 /// axum middleware: steps 1–7, then the transport; the record goes with the request.
@@ -52,11 +100,8 @@ pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next
     } else {
         Transport::StreamableHttp
     };
-    let record = RequestRecord::arrive(
-        &guard.endpoint.path,
-        transport,
-        guard.endpoint.audit.clone(),
-    );
+    let record =
+        RequestRecord::arrive(&guard.endpoint.path, transport, guard.endpoint.audit_sink());
     let session = match legacy {
         Some(_) => super::legacy_sse::session_named(request.uri()),
         None => request
@@ -173,8 +218,9 @@ async fn admit(
     session: Option<&str>,
     legacy: bool,
 ) -> Result<Admitted, Refusal> {
-    origin::decide(&guard.browser, request.headers())?;
-    let caller = authentication::decide(&guard.auth, request.headers()).await?;
+    let policy = guard.policy();
+    origin::decide(&policy.browser, request.headers())?;
+    let caller = authentication::decide(&policy.auth, request.headers()).await?;
     record.caller(&caller);
     if let Some(session) = session {
         let owner = match &guard.legacy {
@@ -187,7 +233,7 @@ async fn admit(
         session::owned_by_caller(owner, &caller)?;
     }
     let (mut parts, body) = request.into_parts();
-    let bytes = body::read(body, guard.body).await?;
+    let bytes = body::read(body, policy.body).await?;
     let (mut opening, mut direct) = (None, None);
     let json = parts.method == http::Method::POST && framing::is_json(&parts.headers);
     if json {
@@ -214,12 +260,11 @@ async fn admit(
             && session.is_none()
             && message.method.as_deref() == Some("initialize")
         {
-            opening = Some(
-                session::open(guard.endpoint.session_budget(), &guard.sessions, &caller).await?,
-            );
+            let (limits, says) = guard.endpoint.session_budget();
+            opening = Some(session::open((&limits, says), &guard.sessions, &caller).await?);
         }
-        if let (Authenticator::OAuth(oauth), Some(tool)) = (&guard.auth, message.tool.as_deref())
-            && guard.endpoint.scope_challenge
+        if let (Authenticator::OAuth(oauth), Some(tool)) = (&policy.auth, message.tool.as_deref())
+            && guard.endpoint.challenges_scopes()
             && guard.endpoint.has_scoped_tools()
         {
             let missing = guard.endpoint.scopes_missing_for(tool, &caller);

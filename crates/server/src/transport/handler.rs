@@ -60,7 +60,7 @@ impl EndpointHandler {
                 RequestRecord::arrive(
                     &self.endpoint.path,
                     Transport::Stdio,
-                    self.endpoint.audit.clone(),
+                    self.endpoint.audit_sink(),
                 )
             })
     }
@@ -439,7 +439,7 @@ impl ServerHandler for EndpointHandler {
         };
         let mut config = ServerConfig::new(capabilities);
         config.server_info = server_identity();
-        config.instructions = self.endpoint.instructions.clone();
+        config.instructions = self.endpoint.instructions();
         config
     }
 

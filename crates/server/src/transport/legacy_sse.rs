@@ -54,6 +54,11 @@ pub struct LegacySessions {
 }
 
 impl LegacySessions {
+    /// The stream's path and the messages' path.
+    pub fn paths(&self) -> (&str, &str) {
+        (&self.sse, &self.messages)
+    }
+
     pub fn new(paths: &crate::config::LegacySse) -> Self {
         Self {
             sse: paths.sse.clone(),
@@ -121,7 +126,8 @@ async fn open(State(state): State<Arc<LegacySse>>, request: Request) -> Response
     // A stream is a session: counted against the caller's budget like an `initialize`, and
     // capped like Streamable HTTP sessions. A held-open stream is in use, so over the cap the
     // new one is refused rather than an old one cut.
-    if let Err(refusal) = session::budget(state.endpoint.session_budget(), &caller).await {
+    let (limits, says) = state.endpoint.session_budget();
+    if let Err(refusal) = session::budget((&limits, says), &caller).await {
         return refusal.answer(&record);
     }
     let id = uuid::Uuid::new_v4().simple().to_string();

@@ -1,0 +1,296 @@
+//! Changing a running deployment (README "Change a running deployment"): the config and the
+//! files it names edited while the server serves, applied by `concierge reload`, SIGHUP or the
+//! watcher — tokens revoked at once with their sessions, tools added with `list_changed` to an
+//! open session, a broken config refused while the running one serves on, and no growth over
+//! a hundred reloads.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::common::{BIN, Server, call, coffee_app, connect, tool_names};
+
+/// A coffee deployment whose tokens are in `mcp-tokens` beside the config, with `tools` served.
+fn config(dir: &Path, tools: &str, description: &str) -> String {
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+{coffee}
+[[endpoint]]
+path = "/coffee/mcp"
+tools = [{tools}]
+instructions = "{description}"
+auth = {{ kind = "tokens", file = "mcp-tokens" }}
+"#,
+        coffee = coffee_app(&dir.join("coffee/orders.xlsx")),
+    )
+}
+
+fn write_tokens(dir: &Path, lines: &str) {
+    let path = dir.join("mcp-tokens");
+    let partial = dir.join("mcp-tokens.partial");
+    std::fs::write(&partial, lines).unwrap();
+    std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // Replaced whole, as a deploy tool or a Kubernetes secret does.
+    std::fs::rename(partial, path).unwrap();
+}
+
+fn start(tools: &str) -> Server {
+    Server::start(
+        |dir| {
+            write_tokens(dir, "alice:token-alice\n");
+            config(dir, tools, "Coffee.")
+        },
+        &[],
+    )
+}
+
+/// `concierge reload` for `server`: its exit status and what it said.
+fn reload(server: &Server) -> (bool, String) {
+    let out = std::process::Command::new(BIN)
+        .args(["reload", "--config"])
+        .arg(server.dir.path().join("concierge.toml"))
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), said)
+}
+
+/// A client that counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct Heard(Arc<std::sync::atomic::AtomicUsize>);
+
+impl ClientHandler for Heard {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+async fn connect_hearing(url: &str, token: &str) -> (RunningService<RoleClient, Heard>, Heard) {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .auth_header(token.to_string());
+    let heard = Heard::default();
+    let client = heard
+        .clone()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP client connects");
+    (client, heard)
+}
+
+async fn listed(client: &RunningService<RoleClient, Heard>) -> Vec<String> {
+    let tools = client.list_all_tools().await.expect("tools/list answered");
+    tools.into_iter().map(|t| t.name.to_string()).collect()
+}
+
+async fn health(server: &Server) -> Value {
+    reqwest::get(server.url("/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_token_added_then_removed_is_refused_at_once_and_its_session_closed() {
+    let server = start(r#""coffee.*""#);
+    let url = server.url("/coffee/mcp");
+    let alice = connect(&url, "token-alice").await;
+    assert_eq!(
+        call(&alice, "get_menu", json!({})).await.is_error,
+        Some(false)
+    );
+
+    write_tokens(server.dir.path(), "alice:token-alice\nbob:token-bob\n");
+    let (applied, said) = reload(&server);
+    assert!(applied, "{said}");
+    let bob = connect(&url, "token-bob").await;
+    assert_eq!(
+        call(&bob, "get_menu", json!({})).await.is_error,
+        Some(false)
+    );
+    // The same session goes on across the reload.
+    assert_eq!(
+        call(&alice, "get_menu", json!({})).await.is_error,
+        Some(false)
+    );
+
+    write_tokens(server.dir.path(), "bob:token-bob\n");
+    let (applied, said) = reload(&server);
+    assert!(applied, "{said}");
+    // Alice's session is gone, and her token with it.
+    let refused = alice
+        .call_tool(CallToolRequestParams::new("get_menu"))
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    let status = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth("token-alice")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 401);
+    assert_eq!(
+        call(&bob, "get_menu", json!({})).await.is_error,
+        Some(false)
+    );
+    let health = health(&server).await;
+    assert_eq!(health["config"]["status"], "applied", "{health}");
+    assert_eq!(health["config"]["generation"], 2, "{health}");
+}
+
+#[tokio::test]
+async fn a_tool_added_to_an_endpoint_is_announced_to_an_open_session() {
+    let server = start(r#""coffee.get_menu""#);
+    let url = server.url("/coffee/mcp");
+    let (client, heard) = connect_hearing(&url, "token-alice").await;
+    assert_eq!(listed(&client).await, ["get_menu"]);
+
+    let path = server.dir.path().join("concierge.toml");
+    std::fs::write(
+        &path,
+        config(
+            server.dir.path(),
+            r#""coffee.get_menu", "coffee.search_menu""#,
+            "Coffee, and a search.",
+        ),
+    )
+    .unwrap();
+    // The watcher sees the file change; no command is needed.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while heard.0.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/tools/list_changed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(listed(&client).await, ["get_menu", "search_menu"]);
+    let found = client
+        .call_tool(
+            CallToolRequestParams::new("search_menu")
+                .with_arguments(json!({"query": "кокос"}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.is_error, Some(false));
+    client.cancel().await.ok();
+    // A new session is told the new instructions.
+    let fresh = connect(&url, "token-alice").await;
+    assert_eq!(
+        fresh
+            .peer_info()
+            .and_then(|i| i.instructions.clone())
+            .as_deref(),
+        Some("Coffee, and a search.")
+    );
+}
+
+#[tokio::test]
+async fn a_broken_config_changes_nothing_and_the_next_good_one_applies() {
+    let server = start(r#""coffee.*""#);
+    let url = server.url("/coffee/mcp");
+    let client = connect(&url, "token-alice").await;
+    let path = server.dir.path().join("concierge.toml");
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        good.replace(r#"tools = ["coffee.*"]"#, r#"tools = ["coffee.nope"]"#),
+    )
+    .unwrap();
+    let (applied, said) = reload(&server);
+    assert!(!applied, "{said}");
+    assert!(
+        said.contains("rejected") && said.contains("coffee.nope"),
+        "{said}"
+    );
+    let report = health(&server).await;
+    assert_eq!(report["status"], "ok", "{report}");
+    assert_eq!(report["config"]["status"], "rejected", "{report}");
+    assert!(
+        report["config"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("coffee.nope"),
+        "{report}"
+    );
+    // Still serving what it served.
+    assert_eq!(tool_names(&client).await.len(), 4);
+    assert_eq!(
+        call(&client, "get_menu", json!({})).await.is_error,
+        Some(false)
+    );
+
+    std::fs::write(
+        &path,
+        good.replace(r#"tools = ["coffee.*"]"#, r#"tools = ["coffee.get_menu"]"#),
+    )
+    .unwrap();
+    let (applied, said) = reload(&server);
+    assert!(applied, "{said}");
+    assert_eq!(tool_names(&client).await, ["get_menu"]);
+    assert_eq!(health(&server).await["config"]["status"], "applied");
+}
+
+/// Descriptors, threads and resident memory of the server process.
+fn footprint(server: &Server) -> (usize, usize, u64) {
+    let pid = server.child.id();
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count();
+    let threads = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .count();
+    (fds, threads, server.rss_kib())
+}
+
+#[tokio::test]
+async fn a_hundred_reloads_leave_nothing_behind() {
+    let server = start(r#""coffee.*""#);
+    let url = server.url("/coffee/mcp");
+    let client = connect(&url, "token-alice").await;
+    let path = server.dir.path().join("concierge.toml");
+    let warm = |i: usize| config(server.dir.path(), r#""coffee.*""#, &format!("Coffee {i}."));
+    // A few first: allocators and pools settle.
+    for i in 0..5 {
+        std::fs::write(&path, warm(i)).unwrap();
+        assert!(reload(&server).0);
+    }
+    let before = footprint(&server);
+    for i in 0..100 {
+        std::fs::write(&path, warm(i)).unwrap();
+        let (applied, said) = reload(&server);
+        assert!(applied, "{said}");
+    }
+    assert_eq!(
+        call(&client, "get_menu", json!({})).await.is_error,
+        Some(false)
+    );
+    let after = footprint(&server);
+    eprintln!("before {before:?}, after {after:?} (descriptors, threads, RSS KiB)");
+    assert!(
+        after.0 <= before.0 + 2,
+        "descriptors grew: {before:?} -> {after:?}"
+    );
+    assert!(after.1 <= before.1, "threads grew: {before:?} -> {after:?}");
+    assert!(
+        after.2 <= before.2 + 4096,
+        "memory grew: {before:?} -> {after:?}"
+    );
+}

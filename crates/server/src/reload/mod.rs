@@ -1,0 +1,289 @@
+//! Changing a running deployment: the config read again, checked as `concierge check` checks
+//! it, and — only when nothing is wrong — put in place of the running one in one step.
+//!
+//! A [`Deployment`] holds the running [`Platform`] and the routes built from it. A reload
+//! builds the next platform beside the running one (carrying over its state and every part
+//! whose config did not change, see `platform/carry.rs`), and on success lets it succeed the
+//! running one: endpoints that stay are adopted in place (sessions go on and hear
+//! `list_changed`), then the routes are swapped. A call already running finishes on what it
+//! started with. What cannot change without a restart is pinned to the running value and named.
+//! The triggers (SIGHUP, a watcher, `concierge reload`) are in `triggers.rs`.
+
+pub mod triggers;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use arc_swap::ArcSwap;
+use axum::Router;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, ConfigError};
+use crate::launch::Source;
+use crate::platform::Platform;
+
+pub use crate::connections::Routes;
+
+/// Reads the environment (token variables, secrets) as the process has it now.
+pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// How the last attempt to change the config went, for `/health`, the ops console, the log and
+/// `concierge reload`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    /// 0 for the config the server started with; one more for every applied reload.
+    pub generation: u64,
+    /// `started`, `applied` or `rejected`.
+    pub status: &'static str,
+    /// Why the last attempt was rejected (the running config stays).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Keys the last applied change could not change without a restart (the rest applied).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs_restart: Vec<String>,
+    /// Attempts so far (applied or rejected): what `concierge reload` waits to see grow.
+    pub attempts: u64,
+    /// How long the last attempt took, from reading the file to serving.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub took_ms: Option<u64>,
+}
+
+/// The running deployment, and what it is reloaded from.
+pub struct Deployment {
+    current: ArcSwap<Platform>,
+    routes: Routes,
+    /// The `[metrics] listen` listener's routes, when it has its own.
+    pub(crate) metrics_routes: Routes,
+    source: Option<Source>,
+    env: Env,
+    status: Mutex<Status>,
+    one_at_a_time: tokio::sync::Mutex<()>,
+    /// The server's stop: every endpoint's sessions end with it.
+    stop: CancellationToken,
+}
+
+impl Deployment {
+    /// `platform` as the server starts it; `source` is where a reload reads the config again
+    /// (none: it cannot be reloaded).
+    pub fn new(platform: Platform, source: Option<Source>, env: Env) -> Arc<Self> {
+        let deployment = Arc::new(Self {
+            current: ArcSwap::from_pointee(platform),
+            routes: Arc::new(ArcSwap::from_pointee(Router::new())),
+            metrics_routes: Arc::new(ArcSwap::from_pointee(Router::new())),
+            source,
+            env,
+            status: Mutex::new(Status {
+                generation: 0,
+                status: "started",
+                error: None,
+                needs_restart: Vec::new(),
+                attempts: 0,
+                took_ms: None,
+            }),
+            one_at_a_time: tokio::sync::Mutex::new(()),
+            stop: CancellationToken::new(),
+        });
+        deployment.mount();
+        deployment
+    }
+
+    /// The platform serving now.
+    pub fn current(&self) -> Arc<Platform> {
+        self.current.load_full()
+    }
+
+    pub fn routes(&self) -> Routes {
+        self.routes.clone()
+    }
+
+    pub fn stop(&self) -> &CancellationToken {
+        &self.stop
+    }
+
+    pub fn status(&self) -> Status {
+        self.status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Where the config is read from, when it can be reloaded.
+    pub fn source(&self) -> Option<&Source> {
+        self.source.as_ref()
+    }
+
+    /// Builds the routes of the current platform and serves them from now on.
+    fn mount(self: &Arc<Self>) {
+        let platform = self.current();
+        let me = Arc::downgrade(self);
+        let status: crate::health::ConfigStatus = Arc::new(move || {
+            me.upgrade()
+                .map(|d| serde_json::to_value(d.status()).unwrap_or_default())
+                .unwrap_or_default()
+        });
+        self.routes.store(Arc::new(crate::serve::app(
+            &platform,
+            &self.stop,
+            Some(status),
+        )));
+        self.metrics_routes
+            .store(Arc::new(crate::serve::metrics_router(&platform)));
+    }
+
+    /// Reads the config again and, when it is right, serves it; `why` names the trigger for the
+    /// log. One reload at a time: a second waits for the first.
+    pub async fn reload(self: &Arc<Self>, why: &str) -> Result<Status, Status> {
+        let _one = self.one_at_a_time.lock().await;
+        let began = Instant::now();
+        let outcome = self.attempt().await;
+        let took_ms = began.elapsed().as_millis() as u64;
+        let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        status.attempts += 1;
+        status.took_ms = Some(took_ms);
+        if let Some(metrics) = crate::telemetry::metrics::get() {
+            metrics.config_reload(if outcome.is_ok() {
+                "applied"
+            } else {
+                "rejected"
+            });
+        }
+        match outcome {
+            Ok((needs_restart, retired)) => {
+                status.generation += 1;
+                status.status = "applied";
+                status.error = None;
+                status.needs_restart = needs_restart;
+                tracing::info!(
+                    trigger = why,
+                    generation = status.generation,
+                    took_ms,
+                    apps_stopped = ?retired.apps,
+                    endpoints_removed = ?retired.endpoints,
+                    sessions_closed = retired.sessions_closed,
+                    "config reloaded"
+                );
+                for key in &status.needs_restart {
+                    tracing::warn!(key = %key, "config: this change needs a restart; the running value stays");
+                }
+                Ok(status.clone())
+            }
+            Err(problems) => {
+                let error = problems
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                tracing::error!(trigger = why, %error, "config rejected; the running one stays");
+                status.status = "rejected";
+                status.error = Some(error);
+                Err(status.clone())
+            }
+        }
+    }
+
+    /// Read, pin, build, check; then succeed the running platform and swap the routes.
+    async fn attempt(
+        self: &Arc<Self>,
+    ) -> Result<(Vec<String>, crate::platform::Retired), Vec<ConfigError>> {
+        let Some(source) = &self.source else {
+            return Err(vec![ConfigError::new(
+                "",
+                "this server was not started from a config file",
+            )]);
+        };
+        let env = self.env.clone();
+        let mut config = source.reread(&*env)?;
+        let previous = self.current();
+        let needs_restart = pin(&mut config, &previous.config);
+        let mut next =
+            Platform::build_next(config, previous.apps.clone(), &*env, Some(&previous)).await?;
+        check(&next, &previous).await?;
+        let retired = next.succeed(&previous).await;
+        next.start_background(Some(&previous))
+            .await
+            .map_err(|e| vec![ConfigError::new("", e)])?;
+        previous.running.abort_jobs();
+        next.start_tool_updates().await;
+        self.current.store(Arc::new(next));
+        self.mount();
+        Ok((needs_restart, retired))
+    }
+}
+
+/// `concierge check`'s verdict on a platform a reload built: its warnings are problems, and the
+/// live checks of the instances it did not take over run (within their own bounds).
+async fn check(next: &Platform, previous: &Platform) -> Result<(), Vec<ConfigError>> {
+    let mut problems = next.warnings.clone();
+    for (name, check) in &next.live_checks {
+        if previous.live_checks.iter().any(|(n, _)| n == name) && next.carried(previous, name) {
+            continue;
+        }
+        let at = format!("apps.{name}");
+        problems.extend(
+            check()
+                .await
+                .problems
+                .into_iter()
+                .map(|p| ConfigError::new(&at, p)),
+        );
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// Sets what only a restart can change back to the running value; returns those keys that
+/// differed. The listen addresses are bound sockets; `[state]`, `[writes]` and `[oauth]` are
+/// the deployment's state (stores, records, keys), which a reload keeps; telemetry and the
+/// simulators are started once per process.
+fn pin(config: &mut Config, running: &Config) -> Vec<String> {
+    use crate::platform::carry_same as same;
+    let mut changed = Vec::new();
+    if config.server.listen != running.server.listen {
+        changed.push("server.listen".to_string());
+        config.server.listen = running.server.listen.clone();
+    }
+    if !same(&config.state, &running.state) {
+        changed.push("state".to_string());
+        config.state = running.state.clone();
+    }
+    if !same(&config.writes, &running.writes) {
+        changed.push("writes".to_string());
+        config.writes = running.writes.clone();
+    }
+    if !same(&config.oauth, &running.oauth) {
+        changed.push("oauth".to_string());
+        config.oauth = running.oauth.clone();
+    }
+    if !same(&config.metrics.listen, &running.metrics.listen) {
+        changed.push("metrics.listen".to_string());
+        config.metrics.listen = running.metrics.listen.clone();
+    }
+    // The listener's caps and timers, and the log's format, are set once when it starts.
+    let (new, old) = (&mut config.server, &running.server);
+    if new.header_read_timeout != old.header_read_timeout
+        || new.keep_alive_timeout != old.keep_alive_timeout
+        || new.max_connections != old.max_connections
+        || new.max_connections_per_peer != old.max_connections_per_peer
+        || new.log_format != old.log_format
+    {
+        changed.push("server (connection limits, log_format)".to_string());
+        new.header_read_timeout = old.header_read_timeout;
+        new.keep_alive_timeout = old.keep_alive_timeout;
+        new.max_connections = old.max_connections;
+        new.max_connections_per_peer = old.max_connections_per_peer;
+        new.log_format = old.log_format;
+    }
+    if config.server.pid_file != running.server.pid_file {
+        changed.push("server.pid_file".to_string());
+        config.server.pid_file = running.server.pid_file.clone();
+    }
+    if config.simulators != running.simulators {
+        changed.push("simulators".to_string());
+        config.simulators = running.simulators.clone();
+    }
+    changed
+}

@@ -1,0 +1,220 @@
+//! What starts a reload: `SIGHUP`, a change of the config file or of a file it names (seen by a
+//! watcher, debounced), and `concierge reload` — which signals the process named by the pid file
+//! `serve` writes, and reads how it went from the status file beside it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use notify::Watcher;
+
+use super::{Deployment, Status};
+use crate::platform::Platform;
+
+/// Quiet time after a file event before the files are read: an editor or a deploy tool writes
+/// a file in several steps, a Kubernetes volume swaps a symlink after writing its files.
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// What runs while the server serves; ended (the pid file removed) when dropped.
+pub struct Triggers {
+    pid_file: Option<PathBuf>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Triggers {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        if let Some(path) = &self.pid_file
+            && std::fs::read_to_string(path)
+                .is_ok_and(|p| p.trim() == std::process::id().to_string())
+        {
+            let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(status_file(path));
+        }
+    }
+}
+
+/// Where the outcome of the last reload is written, beside the pid file.
+pub fn status_file(pid_file: &Path) -> PathBuf {
+    let mut name = pid_file.as_os_str().to_owned();
+    name.push(".status");
+    PathBuf::from(name)
+}
+
+/// Writes the pid file and starts the triggers of a deployment read from a file.
+pub fn start(deployment: &Arc<Deployment>, platform: &Platform) -> std::io::Result<Triggers> {
+    let mut triggers = Triggers {
+        pid_file: None,
+        tasks: Vec::new(),
+    };
+    let Some(source) = deployment.source() else {
+        return Ok(triggers);
+    };
+    let pid_file = std::path::absolute(platform.config.server.pid_file())?;
+    if let Some(dir) = pid_file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_atomically(&pid_file, std::process::id().to_string().as_bytes())?;
+    write_status(&pid_file, &deployment.status());
+    triggers.pid_file = Some(pid_file.clone());
+    let (tell, mut told) = tokio::sync::mpsc::channel::<&'static str>(8);
+    #[cfg(unix)]
+    {
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+        let tell = tell.clone();
+        triggers.tasks.push(tokio::spawn(async move {
+            while hangup.recv().await.is_some() {
+                let _ = tell.try_send("SIGHUP");
+            }
+        }));
+    }
+    triggers.tasks.push(tokio::spawn(watch(
+        deployment.clone(),
+        source.path.clone(),
+        tell,
+    )));
+    let deployment = deployment.clone();
+    triggers.tasks.push(tokio::spawn(async move {
+        while let Some(why) = told.recv().await {
+            let status = match deployment.reload(why).await {
+                Ok(status) | Err(status) => status,
+            };
+            write_status(&pid_file, &status);
+        }
+    }));
+    Ok(triggers)
+}
+
+fn write_status(pid_file: &Path, status: &Status) {
+    let text = serde_json::to_vec(status).unwrap_or_default();
+    if let Err(error) = write_atomically(&status_file(pid_file), &text) {
+        tracing::warn!(%error, "the reload status file could not be written");
+    }
+}
+
+/// Written whole or not at all: a reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, bytes)?;
+    std::fs::rename(&partial, path)
+}
+
+/// The files a reload reads: the config and the files it names, each with when it was written.
+fn stamps(config: &Path, deployment: &Deployment) -> BTreeMap<PathBuf, Option<(u64, SystemTime)>> {
+    let mut files = vec![config.to_path_buf()];
+    files.extend(deployment.current().running.watched_files());
+    files
+        .into_iter()
+        .filter_map(|file| std::path::absolute(file).ok())
+        .map(|file| {
+            let stamp = std::fs::metadata(&file)
+                .ok()
+                .and_then(|m| Some((m.len(), m.modified().ok()?)));
+            (file, stamp)
+        })
+        .collect()
+}
+
+/// Watches the folders of the config and of the files it names; after a change settles, asks
+/// for a reload when one of those files is not as it was.
+async fn watch(
+    deployment: Arc<Deployment>,
+    config: PathBuf,
+    tell: tokio::sync::mpsc::Sender<&'static str>,
+) {
+    let (events, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut watcher = match notify::recommended_watcher(move |_event| {
+        let _ = events.send(());
+    }) {
+        Ok(watcher) => watcher,
+        Err(error) => {
+            tracing::warn!(%error, "config files are not watched; reload with SIGHUP or `concierge reload`");
+            return;
+        }
+    };
+    let mut seen = stamps(&config, &deployment);
+    let mut watched = Vec::new();
+    loop {
+        // Folders, not files: a file replaced by a rename (editors, Kubernetes) is seen too.
+        let folders: std::collections::BTreeSet<PathBuf> = seen
+            .keys()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        for folder in &folders {
+            if !watched.contains(folder)
+                && watcher
+                    .watch(folder, notify::RecursiveMode::NonRecursive)
+                    .is_ok()
+            {
+                watched.push(folder.clone());
+            }
+        }
+        if heard.recv().await.is_none() {
+            return;
+        }
+        // Settled: nothing more for a moment.
+        while let Ok(Some(())) = tokio::time::timeout(SETTLE, heard.recv()).await {}
+        let now = stamps(&config, &deployment);
+        if now != seen {
+            let _ = tell.send("file change").await;
+            // The next state to compare with is what the reload read (or refused).
+            tokio::time::sleep(SETTLE).await;
+            seen = stamps(&config, &deployment);
+        }
+    }
+}
+
+/// `concierge reload`: signals the server whose pid `pid_file` holds and waits (at most
+/// `wait`) for its verdict in the status file beside it. `Ok` with the status when the change
+/// was applied, `Err` with the reason when it was rejected or nobody answered.
+#[cfg(unix)]
+pub async fn ask(pid_file: &Path, wait: Duration) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(pid_file).map_err(|e| {
+        format!(
+            "no running server found: cannot read {} ({e}); is it serving this config? Name its \
+             pid file with --pid-file",
+            pid_file.display()
+        )
+    })?;
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{} does not hold a process id", pid_file.display()))?;
+    let status_path = status_file(pid_file);
+    let attempts = |path: &Path| -> Option<(u64, serde_json::Value)> {
+        let value: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+        Some((value["attempts"].as_u64()?, value))
+    };
+    let before = attempts(&status_path).map_or(0, |(n, _)| n);
+    // SAFETY: kill only sends a signal to the process the pid file names.
+    if unsafe { libc::kill(pid, libc::SIGHUP) } != 0 {
+        return Err(format!(
+            "process {pid} (from {}) cannot be signalled: {}",
+            pid_file.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    let deadline = tokio::time::Instant::now() + wait;
+    while tokio::time::Instant::now() < deadline {
+        if let Some((n, status)) = attempts(&status_path)
+            && n > before
+        {
+            return match status["status"].as_str() {
+                Some("applied") => Ok(status),
+                _ => Err(format!(
+                    "the new config was rejected; the running one stays: {}",
+                    status["error"].as_str().unwrap_or("(no reason given)")
+                )),
+            };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(format!(
+        "process {pid} was signalled but said nothing within {} s",
+        wait.as_secs()
+    ))
+}
