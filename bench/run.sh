@@ -11,6 +11,9 @@
 #                           bench/results/<date>-telemetry.md
 #   bench/run.sh --sql      SQL tools against MCP Toolbox on one PostgreSQL (bench/sql.py), table to
 #                           bench/results/<date>-sql.md
+#   bench/run.sh --reload     a reload's time and the calls' latency during reloads, on the demo
+#                           and on 200 tools (bench/reload.py), table to
+#                           bench/results/<date>-reload.md
 #   bench/run.sh --federation  a FastMCP server direct, through concierge (kind = "mcp") and through
 #                           IBM ContextForge (bench/federation.py), table to
 #                           bench/results/<date>-federation.md
@@ -26,11 +29,13 @@ cluster=false
 telemetry=false
 sql=false
 federation=false
+reload=false
 openapi=false
 for arg in "$@"; do
   [ "$arg" = "--openapi" ] && openapi=true
   [ "$arg" = "--sql" ] && sql=true
   [ "$arg" = "--federation" ] && federation=true
+  [ "$arg" = "--reload" ] && reload=true
   [ "$arg" = "--telemetry" ] && telemetry=true
   [ "$arg" = "--smoke" ] && smoke=true
   [ "$arg" = "--cluster" ] && cluster=true
@@ -60,6 +65,14 @@ if $openapi; then
   args=()
   for arg in "$@"; do [ "$arg" != "--openapi" ] && args+=("$arg"); done
   exec python3 bench/openapi.py --bin target/release "${args[@]}"
+fi
+
+if $reload; then
+  command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
+  cargo build --quiet --release -p concierge
+  args=()
+  for arg in "$@"; do [ "$arg" != "--reload" ] && args+=("$arg"); done
+  exec python3 bench/reload.py --bin target/release "${args[@]}"
 fi
 
 if $federation; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Real third-party MCP clients against the demo: the Python `mcp` SDK (in both protocol eras, and
-# MRTR confirmation of Mappy's writes), langchain-mcp-adapters
+# Real third-party MCP clients against the demo: the Python `mcp` SDK (in both protocol eras, a
+# reload's list_changed, and MRTR confirmation of Mappy's writes), langchain-mcp-adapters
 # (DeerFlow's client), the 1.x SDK's legacy SSE client on /mappy/sse, and the SDK's OAuth client. Each gets its own
 # virtualenv with pinned versions under scripts/interop/. Then the walk: every tool of every
 # endpoint through a success and an error path (scripts/interop/walk-plan.json) with the Python SDK
@@ -33,6 +33,8 @@ fi
 start_demo "$bin"
 
 "$here/.venv-mcp/bin/python" "$here/python_mcp.py" "$demo_url"
+# A reload heard by the Python SDK in both eras (its own server on a config it edits).
+"$here/.venv-mcp/bin/python" "$here/reload.py" "$bin"
 "$here/.venv-langchain/bin/python" "$here/langchain_mcp.py" "$demo_url"
 # The legacy HTTP+SSE transport, with the 1.x SDK's SSE client and an OAuth sign-in.
 "$here/.venv-langchain/bin/python" "$here/legacy_sse.py" "$demo_url" examples/mappy/sample.json

@@ -278,6 +278,13 @@ impl Endpoint {
     /// Serves `tools` from now on (calls under way finish with the tools they started with),
     /// and tells every client listening that the tools changed.
     pub fn replace_tools(&self, tools: Vec<MountedTool>) {
+        self.table.store(Arc::new(ToolTable::new(tools)));
+        let _ = self.changes.send(());
+    }
+
+    /// As [`Self::replace_tools`], but clients are told only when what they are listed changed
+    /// (a reload that left this endpoint's tools as they were says nothing).
+    pub fn serve_tools(&self, tools: Vec<MountedTool>) {
         self.serve_table(Arc::new(ToolTable::new(tools)));
     }
 

@@ -21,15 +21,13 @@ use crate::transport::session_streams::SessionStreams;
 /// The whole HTTP surface: every endpoint, and `/health`. Cancelling `stop` ends every session
 /// and open stream, so a shutdown does not wait for clients that never hang up.
 pub fn router(platform: &Platform, stop: &CancellationToken) -> Router {
-    router_with(platform, stop, None)
+    router_with(platform, stop, crate::ops::Extras::default())
 }
 
-/// [`router`], with `/health` saying how the config's last change went.
-fn router_with(
-    platform: &Platform,
-    stop: &CancellationToken,
-    config: Option<crate::health::ConfigStatus>,
-) -> Router {
+/// [`router`], with `/health` and the ops console saying how the config's last change went, and
+/// the console's own actions.
+fn router_with(platform: &Platform, stop: &CancellationToken, ops: crate::ops::Extras) -> Router {
+    let config = ops.config_status.clone();
     let health_state = Arc::new(crate::health::Health {
         config,
         checks: platform.health.clone(),
@@ -63,7 +61,7 @@ fn router_with(
         }
         public = public.merge(protected_resources(platform, setup));
     }
-    if let Some(ops) = crate::ops::router(platform) {
+    if let Some(ops) = crate::ops::router(platform, ops) {
         public = public.merge(ops);
     }
     // Endpoints read their bodies in the guard, after authentication.
@@ -210,9 +208,9 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
 pub(crate) fn app(
     platform: &Platform,
     stop: &CancellationToken,
-    config: Option<crate::health::ConfigStatus>,
+    ops: crate::ops::Extras,
 ) -> Router {
-    let app = router_with(platform, stop, config);
+    let app = router_with(platform, stop, ops);
     if platform.config.metrics.enabled() && platform.config.metrics.listen.is_none() {
         app.route(
             "/metrics",

@@ -19,7 +19,7 @@ use crate::common::upstream_mcp::{Seen, TestUpstream, serve as serve_upstream};
 use crate::common::{Server, call, connect, tool_names};
 
 /// The folder the pinned servers' programs are in, or `None` (the test skips).
-fn upstreams() -> Option<PathBuf> {
+pub(crate) fn upstreams() -> Option<PathBuf> {
     let folder = std::env::var_os("CONCIERGE_TEST_UPSTREAMS")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -33,7 +33,7 @@ fn upstreams() -> Option<PathBuf> {
     }
 }
 
-fn program(folder: &Path, name: &str) -> String {
+pub(crate) fn program(folder: &Path, name: &str) -> String {
     folder.join(name).to_string_lossy().into_owned()
 }
 
@@ -413,7 +413,7 @@ async fn the_everything_server_over_legacy_sse() {
 }
 
 /// The pids of processes whose command line contains `needle`.
-fn pids_with(needle: &str) -> Vec<i32> {
+pub(crate) fn pids_with(needle: &str) -> Vec<i32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {

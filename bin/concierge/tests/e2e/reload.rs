@@ -294,3 +294,235 @@ async fn a_hundred_reloads_leave_nothing_behind() {
         "memory grew: {before:?} -> {after:?}"
     );
 }
+
+/// A SQL instance on a SQLite file made from a script: one tool with `description` and `sql`.
+fn sql_config(dir: &Path, description: &str, sql: &str) -> String {
+    std::fs::write(
+        dir.join("drinks.sql"),
+        "CREATE TABLE drinks (name TEXT NOT NULL);\n\
+         INSERT INTO drinks VALUES ('latte'), ('mocha'), ('lungo');\n",
+    )
+    .unwrap();
+    format!(
+        r#"
+[server]
+listen = "127.0.0.1:0"
+
+[apps.bar]
+kind = "sql"
+url = "sqlite://{database}"
+create_from = "{script}"
+
+[[apps.bar.tool]]
+name = "drinks"
+description = "{description}"
+sql = "{sql}"
+
+[[endpoint]]
+path = "/bar/mcp"
+tools = ["bar.*"]
+auth = {{ kind = "tokens", file = "mcp-tokens" }}
+"#,
+        database = dir.join("bar.db").display(),
+        script = dir.join("drinks.sql").display(),
+    )
+}
+
+#[tokio::test]
+async fn a_sql_tools_statement_and_description_change_in_place() {
+    let server = Server::start(
+        |dir| {
+            write_tokens(dir, "alice:token-alice\n");
+            sql_config(dir, "Every drink.", "SELECT name FROM drinks ORDER BY name")
+        },
+        &[],
+    );
+    let (client, heard) = connect_hearing(&server.url("/bar/mcp"), "token-alice").await;
+    let rows = |result: rmcp::model::CallToolResult| {
+        serde_json::to_string(&result.structured_content).unwrap()
+    };
+    let all = client
+        .call_tool(CallToolRequestParams::new("drinks"))
+        .await
+        .unwrap();
+    assert!(rows(all.clone()).contains("mocha"), "{all:?}");
+
+    std::fs::write(
+        server.dir.path().join("concierge.toml"),
+        sql_config(
+            server.dir.path(),
+            "The drinks that start with an l.",
+            "SELECT name FROM drinks WHERE name LIKE 'l%' ORDER BY name",
+        ),
+    )
+    .unwrap();
+    let (applied, said) = reload(&server);
+    assert!(applied, "{said}");
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some("The drinks that start with an l.")
+    );
+    let some = client
+        .call_tool(CallToolRequestParams::new("drinks"))
+        .await
+        .unwrap();
+    let some = rows(some);
+    assert!(some.contains("latte") && some.contains("lungo"), "{some}");
+    assert!(!some.contains("mocha"), "{some}");
+    // The description changed what the session is listed: it was told.
+    assert!(heard.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_under_a_steady_load_never_fail_across_reloads() {
+    let server = start(r#""coffee.*""#);
+    let url = server.url("/coffee/mcp");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut load = Vec::new();
+    for _ in 0..4 {
+        let client = connect(&url, "token-alice").await;
+        let stop = stop.clone();
+        load.push(tokio::spawn(async move {
+            let mut answered = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let result = call(&client, "search_menu", json!({"query": "кокос"})).await;
+                assert_eq!(result.is_error, Some(false), "{result:?}");
+                answered += 1;
+            }
+            client.cancel().await.ok();
+            answered
+        }));
+    }
+    let path = server.dir.path().join("concierge.toml");
+    for i in 0..20 {
+        // Alternately one tool more and one less than the calls need; the calls' tool stays.
+        let tools = if i % 2 == 0 {
+            r#""coffee.search_menu", "coffee.get_menu""#
+        } else {
+            r#""coffee.*""#
+        };
+        std::fs::write(
+            &path,
+            config(server.dir.path(), tools, &format!("Coffee {i}.")),
+        )
+        .unwrap();
+        let (applied, said) = reload(&server);
+        assert!(applied, "{said}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut answered = 0;
+    for task in load {
+        answered += task.await.expect("no call failed");
+    }
+    assert!(answered > 20, "{answered} calls answered");
+    eprintln!("{answered} calls answered across 20 reloads, none failed");
+}
+
+/// A federated stdio server through reloads: an unchanged instance is not restarted (the same
+/// child serves on), a changed one is replaced (the old child ends), a removed one ends — no
+/// child left behind.
+#[tokio::test]
+async fn a_stdio_servers_child_is_kept_replaced_and_ended_with_its_instance() {
+    let Some(folder) = crate::federation::upstreams() else {
+        return;
+    };
+    let program = crate::federation::program(&folder, "mcp-server-filesystem");
+    let files = |dir: &Path, tools: &str, shared: &str| {
+        std::fs::create_dir_all(dir.join(shared)).unwrap();
+        std::fs::write(dir.join(shared).join("note.txt"), "a note\n").unwrap();
+        format!(
+            r#"
+[server]
+listen = "127.0.0.1:0"
+
+[apps.files]
+kind = "mcp"
+command = ["{program}", "{root}"]
+tools = ["read_text_file", "list_directory"]
+
+[[endpoint]]
+path = "/files/mcp"
+tools = [{tools}]
+auth = {{ kind = "tokens", file = "mcp-tokens" }}
+"#,
+            root = dir.join(shared).display(),
+        )
+    };
+    let server = Server::start(
+        |dir| {
+            write_tokens(dir, "alice:token-alice\n");
+            files(dir, r#""files.*""#, "one")
+        },
+        &[],
+    );
+    let dir = server.dir.path().to_path_buf();
+    let own = server.child.id() as i32;
+    let children = || {
+        let mut pids = crate::federation::pids_with(&dir.display().to_string());
+        pids.retain(|pid| *pid != own);
+        pids
+    };
+    let client = connect(&server.url("/files/mcp"), "token-alice").await;
+    let read = |name: &str| json!({"path": dir.join(name).display().to_string()});
+    assert_eq!(
+        call(&client, "read_text_file", read("one/note.txt"))
+            .await
+            .is_error,
+        None,
+        "the server's own answer, handed on unchanged"
+    );
+    let first = children();
+    assert_eq!(first.len(), 1, "{first:?}");
+
+    // The endpoint changes, the instance does not: the same child.
+    let path = dir.join("concierge.toml");
+    std::fs::write(&path, files(&dir, r#""files.read_text_file""#, "one")).unwrap();
+    assert!(reload(&server).0);
+    assert_eq!(children(), first);
+    assert_eq!(
+        call(&client, "read_text_file", read("one/note.txt"))
+            .await
+            .is_error,
+        None,
+        "the server's own answer, handed on unchanged"
+    );
+
+    // The instance changes: a new child, the old one gone.
+    std::fs::write(&path, files(&dir, r#""files.read_text_file""#, "two")).unwrap();
+    assert!(reload(&server).0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = children();
+        if now.len() == 1 && now != first {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "children {now:?} after {first:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = call(&client, "read_text_file", read("two/note.txt")).await;
+        if answer.is_error != Some(true) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{answer:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // The instance goes: no child left.
+    std::fs::write(
+        &path,
+        config(&dir, r#""coffee.get_menu""#, "Coffee instead."),
+    )
+    .unwrap();
+    assert!(reload(&server).0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !children().is_empty() {
+        assert!(Instant::now() < deadline, "children left: {:?}", children());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -29,7 +29,17 @@ pub(super) struct Console {
     /// again once an endpoint's tools changed (the tables they were counted from are kept).
     pub(super) endpoint_rows: Mutex<Option<EndpointRows>>,
     pub(super) oauth: Option<Arc<concierge_oauth::AuthServer>>,
+    /// How the config's last change went, when the server can be reloaded.
+    pub(super) config_status: Option<crate::health::ConfigStatus>,
     failures: Mutex<(Instant, u32)>,
+}
+
+/// What the server adds to the console beside the apps' parts: its own actions (reload the
+/// config) and the config's status.
+#[derive(Default, Clone)]
+pub struct Extras {
+    pub actions: Vec<(String, Action)>,
+    pub config_status: Option<crate::health::ConfigStatus>,
 }
 
 pub(super) struct EndpointSource {
@@ -47,7 +57,7 @@ pub(super) type EndpointRows = (
 
 impl Console {
     /// The console of `platform`, signed in to with `token`.
-    pub(super) fn new(platform: &Platform, token: String) -> Arc<Self> {
+    pub(super) fn new(platform: &Platform, token: String, extras: Extras) -> Arc<Self> {
         let endpoints = platform
             .endpoints
             .iter()
@@ -68,10 +78,13 @@ impl Console {
             config: platform.config.clone(),
             health: platform.health.clone(),
             readings: platform.readings.clone(),
-            actions: platform.actions.clone(),
+            actions: (platform.actions.iter().cloned())
+                .chain(extras.actions)
+                .collect(),
             endpoints,
             endpoint_rows: Mutex::new(None),
             oauth: platform.oauth.as_ref().and_then(|o| o.builtin.clone()),
+            config_status: extras.config_status,
             failures: Mutex::new((Instant::now(), 0)),
         })
     }

@@ -24,11 +24,12 @@ use axum::routing::{get, post};
 
 use crate::platform::Platform;
 use console::Console;
+pub use console::Extras;
 
 /// The console's routes, when `[ops] token` is set.
-pub fn router(platform: &Platform) -> Option<Router> {
+pub fn router(platform: &Platform, extras: Extras) -> Option<Router> {
     let token = platform.config.ops.token.clone()?;
-    let console = Console::new(platform, token);
+    let console = Console::new(platform, token, extras);
     Some(
         Router::new()
             .route("/ops", get(views::overview))

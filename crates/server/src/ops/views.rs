@@ -66,6 +66,26 @@ impl Console {
                     .push((name, shown(reading.name, reading.value)));
             }
         }
+        // The config is a row of its own: how its last change went, and the reload button.
+        if let Some(status) = &self.config_status {
+            let status = status();
+            let generation = &status["generation"];
+            let health = match status["status"].as_str() {
+                Some("rejected") => (
+                    "down",
+                    format!(
+                        "the last change was rejected (generation {generation} serves): {}",
+                        status["error"].as_str().unwrap_or("")
+                    ),
+                ),
+                other => (
+                    "ok",
+                    format!("generation {generation}, {}", other.unwrap_or("")),
+                ),
+            };
+            let i = row(&mut apps, "config");
+            apps[i].health = health;
+        }
         for (app, action) in &self.actions {
             let i = row(&mut apps, app);
             apps[i].actions.push((action.name, action.label));

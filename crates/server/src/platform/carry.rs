@@ -295,11 +295,7 @@ impl Platform {
             }
         }
         for (name, set) in &previous.tool_sets {
-            let carried = self
-                .tool_sets
-                .get(name)
-                .is_some_and(|now| same_tool_set(now, set));
-            if carried {
+            if self.carried(previous, name) {
                 if let Some(list) = previous.running.take_list(name) {
                     self.running.keep_list(name, list);
                 }
@@ -316,18 +312,13 @@ impl Platform {
 }
 
 impl Platform {
-    /// Whether instance `name` here is `previous`'s own, carried over.
+    /// Whether instance `name` here is `previous`'s own, carried over (its section unchanged:
+    /// [`kept_tool_set`] handed it over).
     pub(crate) fn carried(&self, previous: &Platform, name: &str) -> bool {
-        match (self.tool_sets.get(name), previous.tool_sets.get(name)) {
-            (Some(now), Some(was)) => same_tool_set(now, was),
-            _ => false,
-        }
+        self.tool_sets.contains_key(name)
+            && previous.tool_sets.contains_key(name)
+            && unchanged_app(previous, &self.config, name)
     }
-}
-
-/// The same tool set object (carried), not merely an equal config.
-fn same_tool_set(a: &ToolSet, b: &ToolSet) -> bool {
-    a.tools.len() == b.tools.len() && a.tools.iter().zip(&b.tools).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 /// Whether an endpoint's sessions can go on under `new`: the same session mode, idle time,

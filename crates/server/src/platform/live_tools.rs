@@ -54,7 +54,8 @@ impl Platform {
                 kinds: kinds.clone(),
                 endpoint: built.guard.endpoint.clone(),
             };
-            follower.mount(&followed);
+            // Told only of a real change: a reload mounts again what may be the same list.
+            follower.mount(&followed, false);
             let until = self.running.following.clone();
             tokio::spawn(async move {
                 tokio::select! {
@@ -87,7 +88,7 @@ impl Follower {
     /// Mounts the endpoint's tools from the apps' current lists. A listed tool an app does not
     /// offer now (hidden while its server is down) is left out, and said at debug level only:
     /// the entry was checked at start.
-    fn mount(&self, lists: &BTreeMap<String, ToolList>) {
+    fn mount(&self, lists: &BTreeMap<String, ToolList>, always_tell: bool) {
         let mut tool_sets = self.tool_sets.clone();
         for (name, list) in lists {
             if let Some(set) = tool_sets.get_mut(name) {
@@ -106,7 +107,11 @@ impl Follower {
         for error in errors {
             tracing::debug!(endpoint = %self.section.path, %error, "a listed tool is not offered now");
         }
-        self.endpoint.replace_tools(tools);
+        if always_tell {
+            self.endpoint.replace_tools(tools);
+        } else {
+            self.endpoint.serve_tools(tools);
+        }
     }
 
     /// Mounts again on every new list, until the apps stop sending (the server stops).
@@ -123,7 +128,9 @@ impl Follower {
             if changed.is_err() {
                 return;
             }
-            self.mount(&lists);
+            // A server that came back tells its clients even with the same list: they may
+            // have seen its tools fail meanwhile.
+            self.mount(&lists, true);
         }
     }
 }

@@ -58,6 +58,8 @@ pub struct Deployment {
     source: Option<Source>,
     env: Env,
     status: Mutex<Status>,
+    /// Where each attempt's outcome is written for `concierge reload` (set with the pid file).
+    pub(crate) status_file: std::sync::OnceLock<std::path::PathBuf>,
     one_at_a_time: tokio::sync::Mutex<()>,
     /// The server's stop: every endpoint's sessions end with it.
     stop: CancellationToken,
@@ -81,6 +83,7 @@ impl Deployment {
                 attempts: 0,
                 took_ms: None,
             }),
+            status_file: std::sync::OnceLock::new(),
             one_at_a_time: tokio::sync::Mutex::new(()),
             stop: CancellationToken::new(),
         });
@@ -117,16 +120,45 @@ impl Deployment {
     fn mount(self: &Arc<Self>) {
         let platform = self.current();
         let me = Arc::downgrade(self);
-        let status: crate::health::ConfigStatus = Arc::new(move || {
-            me.upgrade()
-                .map(|d| serde_json::to_value(d.status()).unwrap_or_default())
-                .unwrap_or_default()
-        });
-        self.routes.store(Arc::new(crate::serve::app(
-            &platform,
-            &self.stop,
-            Some(status),
-        )));
+        let status: crate::health::ConfigStatus = {
+            let me = me.clone();
+            Arc::new(move || {
+                me.upgrade()
+                    .map(|d| serde_json::to_value(d.status()).unwrap_or_default())
+                    .unwrap_or_default()
+            })
+        };
+        let reload = concierge_core::Action {
+            name: "reload",
+            label: "Reload the config",
+            run: Arc::new(move || {
+                let me = me.clone();
+                Box::pin(async move {
+                    let deployment = me.upgrade().ok_or("the server is stopping")?;
+                    match deployment.reload("ops console").await {
+                        Ok(status) => Ok(format!(
+                            "applied: generation {} in {} ms",
+                            status.generation,
+                            status.took_ms.unwrap_or(0)
+                        )),
+                        Err(status) => Err(format!(
+                            "rejected, nothing changed: {}",
+                            status.error.unwrap_or_default()
+                        )),
+                    }
+                })
+            }),
+        };
+        let ops = crate::ops::Extras {
+            actions: if self.source.is_some() {
+                vec![("config".to_string(), reload)]
+            } else {
+                Vec::new()
+            },
+            config_status: Some(status),
+        };
+        self.routes
+            .store(Arc::new(crate::serve::app(&platform, &self.stop, ops)));
         self.metrics_routes
             .store(Arc::new(crate::serve::metrics_router(&platform)));
     }
@@ -135,6 +167,14 @@ impl Deployment {
     /// log. One reload at a time: a second waits for the first.
     pub async fn reload(self: &Arc<Self>, why: &str) -> Result<Status, Status> {
         let _one = self.one_at_a_time.lock().await;
+        let outcome = self.reload_once(why).await;
+        if let Some(path) = self.status_file.get() {
+            triggers::write_status(path, outcome.as_ref().unwrap_or_else(|s| s));
+        }
+        outcome
+    }
+
+    async fn reload_once(self: &Arc<Self>, why: &str) -> Result<Status, Status> {
         let began = Instant::now();
         let outcome = self.attempt().await;
         let took_ms = began.elapsed().as_millis() as u64;

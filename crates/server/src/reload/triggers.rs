@@ -58,8 +58,9 @@ pub fn start(deployment: &Arc<Deployment>, platform: &Platform) -> std::io::Resu
         std::fs::create_dir_all(dir)?;
     }
     write_atomically(&pid_file, std::process::id().to_string().as_bytes())?;
-    write_status(&pid_file, &deployment.status());
-    triggers.pid_file = Some(pid_file.clone());
+    write_status(&status_file(&pid_file), &deployment.status());
+    let _ = deployment.status_file.set(status_file(&pid_file));
+    triggers.pid_file = Some(pid_file);
     let (tell, mut told) = tokio::sync::mpsc::channel::<&'static str>(8);
     #[cfg(unix)]
     {
@@ -79,18 +80,15 @@ pub fn start(deployment: &Arc<Deployment>, platform: &Platform) -> std::io::Resu
     let deployment = deployment.clone();
     triggers.tasks.push(tokio::spawn(async move {
         while let Some(why) = told.recv().await {
-            let status = match deployment.reload(why).await {
-                Ok(status) | Err(status) => status,
-            };
-            write_status(&pid_file, &status);
+            let _ = deployment.reload(why).await;
         }
     }));
     Ok(triggers)
 }
 
-fn write_status(pid_file: &Path, status: &Status) {
+pub(super) fn write_status(path: &Path, status: &Status) {
     let text = serde_json::to_vec(status).unwrap_or_default();
-    if let Err(error) = write_atomically(&status_file(pid_file), &text) {
+    if let Err(error) = write_atomically(path, &text) {
         tracing::warn!(%error, "the reload status file could not be written");
     }
 }
@@ -160,10 +158,10 @@ async fn watch(
         while let Ok(Some(())) = tokio::time::timeout(SETTLE, heard.recv()).await {}
         let now = stamps(&config, &deployment);
         if now != seen {
+            // What the reload will read; a change made while it runs is an event of its own,
+            // compared with this.
+            seen = now;
             let _ = tell.send("file change").await;
-            // The next state to compare with is what the reload read (or refused).
-            tokio::time::sleep(SETTLE).await;
-            seen = stamps(&config, &deployment);
         }
     }
 }
