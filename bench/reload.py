@@ -14,6 +14,7 @@ writes bench/results/<date>-reload.md.
 import argparse
 import datetime
 import json
+import re
 import os
 import statistics
 import subprocess
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,7 +66,11 @@ session = "stateless"
 
 
 def demo(state):
+    """The demo's own config, its per-client limits lifted (a minute's budget would refuse the
+    load long before the run ends: the calls are to be answered, not counted)."""
     text = (ROOT / "concierge.toml").read_text()
+    for limit in ("chatbot_mcp", "agent_mcp", "shop_mcp"):
+        text = re.sub(rf'^{limit} = ".*"$', f'{limit} = "1000000/second"', text, flags=re.M)
     return text
 
 
@@ -74,13 +80,28 @@ def run(binary, name, text, state, seconds, toggle):
     config.write_text(text)
     port = free_port()
     token = "bench-token" if name != "demo" else "demo-token"
+    # Calls in the 2026-07-28 era: they need no session on any endpoint (the demo's coffee
+    # endpoint is stateful).
     server = Server(name, [binary, "serve", "--config", str(config)], f"http://127.0.0.1:{port}/coffee/mcp",
                     {"Authorization": f"Bearer {token}"}, cwd=ROOT,
-                    env={"CONCIERGE_LISTEN": f"127.0.0.1:{port}", "CONCIERGE_VAR": state, "RUST_LOG": "error"})
-    server.start(pin=SERVER_CORE)
+                    env={"CONCIERGE_LISTEN": f"127.0.0.1:{port}", "CONCIERGE_VAR": state, "RUST_LOG": "error"},
+                    era="2026-07-28")
+    server.process = subprocess.Popen(["taskset", "-c", SERVER_CORE, *server.command], cwd=ROOT,
+                                      env={**os.environ, **server.env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                if json.loads(answer.read())["status"] == "ok":
+                    break
+        except Exception:
+            pass
+        if time.monotonic() > deadline or server.process.poll() is not None:
+            raise SystemExit(f"{name} did not become healthy")
+        time.sleep(0.1)
     try:
         steady = wrk(server, "search_menu", ARGS, 32, seconds, pin=True)
-        took, wall, stop = [], [], threading.Event()
+        took, wall, failures, stop = [], [], [], threading.Event()
 
         def reloads():
             flip = False
@@ -90,9 +111,10 @@ def run(binary, name, text, state, seconds, toggle):
                 began = time.monotonic()
                 out = subprocess.run([binary, "reload", "--config", str(config)], capture_output=True, text=True)
                 wall.append((time.monotonic() - began) * 1000)
+                if out.returncode != 0:
+                    failures.append(out.stdout + out.stderr)
+                    return
                 status = json.loads(Path(state, "concierge.pid.status").read_text())
-                if out.returncode != 0 or status["status"] != "applied":
-                    raise SystemExit(f"reload failed: {out.stdout}{out.stderr}")
                 took.append(status["took_ms"])
                 stop.wait(0.5)
 
@@ -102,6 +124,8 @@ def run(binary, name, text, state, seconds, toggle):
         during = wrk(server, "search_menu", ARGS, 32, seconds, pin=True)
         stop.set()
         thread.join()
+        if failures:
+            raise SystemExit(f"{name}: a reload failed: {failures[0]}")
         return steady, during, took, wall
     finally:
         server.stop()
@@ -116,9 +140,12 @@ def main():
     options = parser.parse_args()
     binary = str((ROOT / options.bin / "concierge").resolve())
     rows = []
+    # What each reload changes: an endpoint's instructions (instances carried over), or one of
+    # the 200 tools' descriptions (the SQL instance built again: 200 statements).
     for name, make, line in (
-        ("demo", demo, 'instructions = "'),
+        ("demo", demo, 'instructions = """'),
         ("200 tools", two_hundred, 'instructions = "'),
+        ("200 tools, instance rebuilt", two_hundred, 'description = "The items on shelf 0, query 0.'),
     ):
         state = tempfile.mkdtemp(prefix="concierge-reload-bench-")
         text = make(state)
@@ -128,13 +155,14 @@ def main():
         def toggle(text, flip, line=line):
             return text.replace(line, line + ("Changed. " if flip else ""), 1)
 
-        steady, during, took, wall = run(binary, name.replace(" ", "-"), text, state, options.seconds, toggle)
+        steady, during, took, wall = run(binary, name.replace(" ", "-").replace(",", ""), text, state, options.seconds, toggle)
         rows.append((name, steady, during, took, wall))
         subprocess.run(["rm", "-rf", state])
     stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
     lines = [f"# Reload, {stamp}", "",
              f"`bench/run.sh --reload`: wrk 32 connections {options.seconds} s steady, then {options.seconds} s while the config "
-             "is changed and reloaded every 0.5 s; server on core 0, wrk on core 1.", "",
+             "is changed and reloaded every 0.5 s; server on core 0, wrk on core 1 "
+             "(`concierge reload` itself unpinned). Limits lifted so every call is answered.", "",
              "| config | reloads | took_ms median | took_ms max | `concierge reload` wall ms median | steady p99 ms | steady max ms | during p99 ms | during max ms | errors during |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, steady, during, took, wall in rows:

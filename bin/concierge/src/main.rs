@@ -310,8 +310,10 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
         Command::Reload { pid_file } => {
             let pid_file = match pid_file {
                 Some(path) => std::path::absolute(path).unwrap_or_default(),
-                None => match load_config(&config, Start::Nothing).await {
-                    Ok(loaded) => std::path::absolute(loaded.server.pid_file()).unwrap_or_default(),
+                None => match concierge_server::reload::triggers::pid_file_of(&config, &|name| {
+                    std::env::var(name).ok()
+                }) {
+                    Ok(path) => path,
                     Err(error) => return fail(&config, &error),
                 },
             };

@@ -288,9 +288,9 @@ async fn passes_results_unchanged(client: &crate::common::Client) {
 
 /// What a client heard while a call ran.
 #[derive(Clone, Default)]
-struct Heard {
-    progress: Arc<Mutex<Vec<f64>>>,
-    list_changed: Arc<std::sync::atomic::AtomicUsize>,
+pub(crate) struct Heard {
+    pub(crate) progress: Arc<Mutex<Vec<f64>>>,
+    pub(crate) list_changed: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl ClientHandler for Heard {
@@ -308,9 +308,13 @@ impl ClientHandler for Heard {
     }
 }
 
-async fn connect_hearing(url: &str) -> (RunningService<RoleClient, Heard>, Heard) {
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header("secret-token");
+/// A client with `token` that records what it hears.
+pub(crate) async fn connect_hearing(
+    url: &str,
+    token: &str,
+) -> (RunningService<RoleClient, Heard>, Heard) {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .auth_header(token.to_string());
     let heard = Heard::default();
     let client = heard
         .clone()
@@ -383,7 +387,7 @@ async fn the_everything_server_in(mode: &str, section: impl Fn(u16) -> String) {
         section(port)
     );
     let server = Server::start(|dir| config(dir, &upstream), &[("APP_MCP_TOKENS", TOKEN)]);
-    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
+    let (client, heard) = connect_hearing(&server.url("/files/mcp"), "secret-token").await;
     let plain = connect(&server.url("/files/mcp"), "secret-token").await;
     passes_results_unchanged(&plain).await;
     a_long_operation_reports_progress(&client, &heard).await;
@@ -485,7 +489,7 @@ auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
         &[("APP_MCP_TOKENS", TOKEN)],
     );
     let shared = server.dir.path().join("shared").display().to_string();
-    let (client, heard) = connect_hearing(&server.url("/files/mcp")).await;
+    let (client, heard) = connect_hearing(&server.url("/files/mcp"), "secret-token").await;
     let plain = connect(&server.url("/files/mcp"), "secret-token").await;
     let read = || call(&plain, "read_file", json!({"path": "hello.txt"}));
     assert_ne!(read().await.is_error, Some(true));
@@ -652,7 +656,7 @@ async fn the_upstream_sees_concierges_credentials_and_hears_a_cancel() {
             ("OTEL_BSP_SCHEDULE_DELAY", "50"),
         ],
     );
-    let (client, _) = connect_hearing(&server.url("/files/mcp")).await;
+    let (client, _) = connect_hearing(&server.url("/files/mcp"), "secret-token").await;
     let plain = connect(&server.url("/files/mcp"), "secret-token").await;
     call(&plain, "whoami", json!({})).await;
     let (authorization, meta) = seen.whoami.lock().unwrap().clone().expect("whoami ran");

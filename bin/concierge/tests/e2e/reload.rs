@@ -9,14 +9,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::common::{BIN, Server, call, coffee_app, connect, tool_names};
+use crate::federation::{Heard, connect_hearing};
 
 /// A coffee deployment whose tokens are in `mcp-tokens` beside the config, with `tools` served.
 fn config(dir: &Path, tools: &str, description: &str) -> String {
@@ -67,26 +66,9 @@ fn reload(server: &Server) -> (bool, String) {
     (out.status.success(), said)
 }
 
-/// A client that counts `notifications/tools/list_changed`.
-#[derive(Clone, Default)]
-struct Heard(Arc<std::sync::atomic::AtomicUsize>);
-
-impl ClientHandler for Heard {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-async fn connect_hearing(url: &str, token: &str) -> (RunningService<RoleClient, Heard>, Heard) {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
-        .auth_header(token.to_string());
-    let heard = Heard::default();
-    let client = heard
-        .clone()
-        .serve(StreamableHttpClientTransport::from_config(config))
-        .await
-        .expect("MCP client connects");
-    (client, heard)
+/// A call of `tool` without arguments answered without an error.
+async fn answers(client: &rmcp::service::RunningService<RoleClient, ()>, tool: &str) -> bool {
+    call(client, tool, json!({})).await.is_error == Some(false)
 }
 
 async fn listed(client: &RunningService<RoleClient, Heard>) -> Vec<String> {
@@ -108,24 +90,15 @@ async fn a_token_added_then_removed_is_refused_at_once_and_its_session_closed() 
     let server = start(r#""coffee.*""#);
     let url = server.url("/coffee/mcp");
     let alice = connect(&url, "token-alice").await;
-    assert_eq!(
-        call(&alice, "get_menu", json!({})).await.is_error,
-        Some(false)
-    );
+    assert!(answers(&alice, "get_menu").await);
 
     write_tokens(server.dir.path(), "alice:token-alice\nbob:token-bob\n");
     let (applied, said) = reload(&server);
     assert!(applied, "{said}");
     let bob = connect(&url, "token-bob").await;
-    assert_eq!(
-        call(&bob, "get_menu", json!({})).await.is_error,
-        Some(false)
-    );
+    assert!(answers(&bob, "get_menu").await);
     // The same session goes on across the reload.
-    assert_eq!(
-        call(&alice, "get_menu", json!({})).await.is_error,
-        Some(false)
-    );
+    assert!(answers(&alice, "get_menu").await);
 
     write_tokens(server.dir.path(), "bob:token-bob\n");
     let (applied, said) = reload(&server);
@@ -146,10 +119,7 @@ async fn a_token_added_then_removed_is_refused_at_once_and_its_session_closed() 
         .unwrap()
         .status();
     assert_eq!(status, 401);
-    assert_eq!(
-        call(&bob, "get_menu", json!({})).await.is_error,
-        Some(false)
-    );
+    assert!(answers(&bob, "get_menu").await);
     let health = health(&server).await;
     assert_eq!(health["config"]["status"], "applied", "{health}");
     assert_eq!(health["config"]["generation"], 2, "{health}");
@@ -174,7 +144,7 @@ async fn a_tool_added_to_an_endpoint_is_announced_to_an_open_session() {
     .unwrap();
     // The watcher sees the file change; no command is needed.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while heard.0.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+    while heard.list_changed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
         assert!(
             Instant::now() < deadline,
             "no notifications/tools/list_changed"
@@ -232,10 +202,7 @@ async fn a_broken_config_changes_nothing_and_the_next_good_one_applies() {
     );
     // Still serving what it served.
     assert_eq!(tool_names(&client).await.len(), 4);
-    assert_eq!(
-        call(&client, "get_menu", json!({})).await.is_error,
-        Some(false)
-    );
+    assert!(answers(&client, "get_menu").await);
 
     std::fs::write(
         &path,
@@ -278,10 +245,7 @@ async fn a_hundred_reloads_leave_nothing_behind() {
         let (applied, said) = reload(&server);
         assert!(applied, "{said}");
     }
-    assert_eq!(
-        call(&client, "get_menu", json!({})).await.is_error,
-        Some(false)
-    );
+    assert!(answers(&client, "get_menu").await);
     let after = footprint(&server);
     eprintln!("before {before:?}, after {after:?} (descriptors, threads, RSS KiB)");
     assert!(
@@ -371,7 +335,7 @@ async fn a_sql_tools_statement_and_description_change_in_place() {
     assert!(some.contains("latte") && some.contains("lungo"), "{some}");
     assert!(!some.contains("mocha"), "{some}");
     // The description changed what the session is listed: it was told.
-    assert!(heard.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    assert!(heard.list_changed.load(std::sync::atomic::Ordering::SeqCst) >= 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -166,6 +166,26 @@ async fn watch(
     }
 }
 
+/// Where the server serving the config at `path` writes its pid: `[server] pid_file` read alone
+/// (the rest of the config, and the variables only the server's environment has, do not
+/// matter here), relative to the config's folder.
+pub fn pid_file_of(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let config: toml::Value =
+        toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
+    let written = match config.get("server").and_then(|s| s.get("pid_file")) {
+        Some(toml::Value::String(written)) => {
+            crate::config::interpolate::substitute(written, env, &Default::default())
+                .map_err(|e| format!("server.pid_file: {e}"))?
+        }
+        Some(_) => return Err("server.pid_file: must be a path".into()),
+        None => "var/concierge.pid".into(),
+    };
+    let folder = path.parent().unwrap_or(Path::new(""));
+    Ok(std::path::absolute(folder.join(written)).unwrap_or_default())
+}
+
 /// `concierge reload`: signals the server whose pid `pid_file` holds and waits (at most
 /// `wait`) for its verdict in the status file beside it. `Ok` with the status when the change
 /// was applied, `Err` with the reason when it was rejected or nobody answered.
@@ -209,7 +229,7 @@ pub async fn ask(pid_file: &Path, wait: Duration) -> Result<serde_json::Value, S
                 )),
             };
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Err(format!(
         "process {pid} was signalled but said nothing within {} s",
