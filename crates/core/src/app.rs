@@ -82,6 +82,9 @@ pub struct ToolSet {
     /// Ends what the app keeps running on its own (a connection it keeps open, a child
     /// process): called once when a reload removes or replaces the instance.
     pub stop: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The files the app was built from besides its section (an OpenAPI document): a reload
+    /// builds it again when one of them changed, and the server's watcher watches them.
+    pub inputs: Vec<std::path::PathBuf>,
 }
 
 impl ToolSet {
@@ -101,12 +104,19 @@ impl ToolSet {
             updates: None,
             single_instance: None,
             stop: None,
+            inputs: Vec::new(),
         }
     }
 
     /// Marks the app's tools as changing while it runs: `serve` starts `updates`.
     pub fn with_updates(mut self, updates: ToolUpdates) -> Self {
         self.updates = Some(updates);
+        self
+    }
+
+    /// Names the files the app was built from besides its section (never a file it writes).
+    pub fn with_inputs(mut self, inputs: Vec<std::path::PathBuf>) -> Self {
+        self.inputs = inputs;
         self
     }
 

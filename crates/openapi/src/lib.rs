@@ -82,7 +82,8 @@ pub fn build(settings: OpenApiSettings) -> Result<ToolSet, String> {
         tokens,
         "OpenAPI operations served; their tool list costs a model about this many tokens"
     );
-    Ok(ToolSet::new("openapi", messages, tools))
+    // The document is what the tools are made of: a change of it is a change of the config.
+    Ok(ToolSet::new("openapi", messages, tools).with_inputs(vec![settings.spec.clone().into()]))
 }
 
 /// How long `serve` waits between two attempts to read a document that could not be read.

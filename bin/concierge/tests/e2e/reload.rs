@@ -490,3 +490,99 @@ auth = {{ kind = "tokens", file = "mcp-tokens" }}
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// An OpenAPI instance built from a document beside the config: the document is an input of
+/// the config, so editing it reloads the instance (the watcher sees it) and the open session
+/// is told.
+#[tokio::test]
+async fn an_edited_openapi_document_reloads_its_instance() {
+    let petstore = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/openapi/petstore.yaml");
+    let server = Server::start(
+        |dir| {
+            write_tokens(dir, "alice:token-alice\n");
+            std::fs::copy(&petstore, dir.join("petstore.yaml")).unwrap();
+            r#"
+[server]
+listen = "127.0.0.1:0"
+
+[apps.pets]
+kind = "openapi"
+spec = "petstore.yaml"
+base_url = "http://127.0.0.1:9"
+operations = ["listPets"]
+
+[[endpoint]]
+path = "/pets/mcp"
+tools = ["pets.*"]
+auth = { kind = "tokens", file = "mcp-tokens" }
+"#
+            .to_string()
+        },
+        &[],
+    );
+    let (client, heard) = connect_hearing(&server.url("/pets/mcp"), "token-alice").await;
+    let description = |tools: Vec<rmcp::model::Tool>| {
+        tools[0]
+            .description
+            .as_deref()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let before = description(client.list_all_tools().await.unwrap());
+    assert!(before.contains("filtered by tags"), "{before}");
+
+    let spec = server.dir.path().join("petstore.yaml");
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        "Pets in the shop, filtered by tags and colour.",
+        "Every pet of the shop, by tag and colour.",
+    );
+    std::fs::write(server.dir.path().join("petstore.partial"), text).unwrap();
+    std::fs::rename(server.dir.path().join("petstore.partial"), &spec).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while heard.list_changed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no list_changed after the document changed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let after = description(client.list_all_tools().await.unwrap());
+    assert!(after.contains("Every pet of the shop"), "{after}");
+}
+
+/// A limit's budget survives a reload that leaves the limit as it was: a reload is no way
+/// around it.
+#[tokio::test]
+async fn a_reload_does_not_reset_a_limits_budget() {
+    let limited = |dir: &Path, description: &str| {
+        config(dir, r#""coffee.*""#, description)
+            .replace("auth = {", "rate_limit = \"three\"\nauth = {")
+            + "\n[limits]\nthree = \"3/minute\"\n"
+    };
+    let server = Server::start(
+        |dir| {
+            write_tokens(dir, "alice:token-alice\n");
+            limited(dir, "Coffee.")
+        },
+        &[],
+    );
+    let client = connect(&server.url("/coffee/mcp"), "token-alice").await;
+    for _ in 0..3 {
+        assert!(answers(&client, "get_menu").await);
+    }
+    std::fs::write(
+        server.dir.path().join("concierge.toml"),
+        limited(server.dir.path(), "Coffee, reloaded."),
+    )
+    .unwrap();
+    let (applied, said) = reload(&server);
+    assert!(applied, "{said}");
+    let refused = call(&client, "get_menu", json!({})).await;
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    assert!(
+        serde_json::to_string(&refused.content)
+            .unwrap()
+            .contains("rate_limited"),
+        "{refused:?}"
+    );
+}

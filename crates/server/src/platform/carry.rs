@@ -79,11 +79,18 @@ fn stamp(path: &PathBuf) -> Stamp {
     Some((meta.len(), meta.modified().ok()?))
 }
 
-/// The files the config names that a reload reads (a tokens file), by section. An app's own
-/// files are not among them: the platform cannot tell what an app reads from what it writes
-/// (an orders workbook), and a file an app writes must not reload it.
-pub(super) fn fingerprints(config: &Config) -> BTreeMap<String, Vec<(PathBuf, Stamp)>> {
+/// The files a reload reads besides the config, by section: a tokens file, and the files an app
+/// says it was built from ([`ToolSet::inputs`]) — only those: the platform cannot tell what else
+/// an app reads from what it writes (an orders workbook), and a file it writes must not reload it.
+pub(super) fn fingerprints(
+    config: &Config,
+    tool_sets: &BTreeMap<String, ToolSet>,
+) -> BTreeMap<String, Vec<(PathBuf, Stamp)>> {
     let mut all = BTreeMap::new();
+    for (name, set) in tool_sets {
+        let stamped = set.inputs.iter().map(|p| (p.clone(), stamp(p))).collect();
+        all.insert(format!("apps.{name}"), stamped);
+    }
     for endpoint in &config.endpoints {
         if let crate::config::AuthSection::Tokens {
             file: Some(file), ..
@@ -97,12 +104,19 @@ pub(super) fn fingerprints(config: &Config) -> BTreeMap<String, Vec<(PathBuf, St
     all
 }
 
-/// Whether instance `name` is the same in `previous` and under `config`: its section.
+/// Whether instance `name` is the same in `previous` and under `config`: its section, and the
+/// files it was built from as they were then.
 pub(super) fn unchanged_app(previous: &Platform, config: &Config, name: &str) -> bool {
-    matches!(
+    let same_section = matches!(
         (previous.config.apps.get(name), config.apps.get(name)),
         (Some(was), Some(is)) if was == is
-    )
+    );
+    same_section
+        && previous
+            .running
+            .files
+            .get(&format!("apps.{name}"))
+            .is_none_or(|files| files.iter().all(|(path, was)| stamp(path) == *was))
 }
 
 /// The instance's tool set: `previous`'s when it is unchanged there.

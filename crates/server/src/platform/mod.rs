@@ -180,7 +180,7 @@ impl Platform {
         Ok(Self {
             identity: kept.identity.clone(),
             oauth: kept.oauth.clone(),
-            running: carry::Running::new(carry::fingerprints(&config), limiters),
+            running: carry::Running::new(carry::fingerprints(&config, &tool_sets), limiters),
             kept,
             config,
             apps,

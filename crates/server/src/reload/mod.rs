@@ -236,8 +236,25 @@ impl Deployment {
         let mut config = source.reread(&*env)?;
         let previous = self.current();
         let needs_restart = pin(&mut config, &previous.config);
-        let mut next =
-            Platform::build_next(config, previous.apps.clone(), &*env, Some(&previous)).await?;
+        // Built on a thread of its own: compiling hundreds of schemas is CPU work that would
+        // otherwise hold a worker the calls under way need; the scheduler shares the cores.
+        let runtime = tokio::runtime::Handle::current();
+        let building = previous.clone();
+        let mut next = tokio::task::spawn_blocking(move || {
+            runtime.block_on(Platform::build_next(
+                config,
+                building.apps.clone(),
+                &*env,
+                Some(&building),
+            ))
+        })
+        .await
+        .map_err(|_| {
+            vec![ConfigError::new(
+                "",
+                "building the new config failed; the log says why",
+            )]
+        })??;
         check(&next, &previous).await?;
         let retired = next.succeed(&previous).await;
         next.start_background(Some(&previous))
