@@ -586,3 +586,42 @@ async fn a_reload_does_not_reset_a_limits_budget() {
         "{refused:?}"
     );
 }
+
+/// A reload rejected by an instance's live check (a federated server lacks a listed tool)
+/// changes nothing and leaves nothing of the rejected config running: the server the check
+/// started is stopped with it.
+#[tokio::test]
+async fn a_rejected_federated_instance_leaves_no_child_behind() {
+    let Some(folder) = crate::federation::upstreams() else {
+        return;
+    };
+    let server = start(r#""coffee.*""#);
+    let dir = server.dir.path().to_path_buf();
+    std::fs::create_dir_all(dir.join("rejected")).unwrap();
+    let broken = config(&dir, r#""coffee.*", "files.*""#, "Coffee.")
+        + &format!(
+            r#"
+[apps.files]
+kind = "mcp"
+command = ["{program}", "{root}"]
+tools = ["read_text_file", "no_such_tool"]
+"#,
+            program = crate::federation::program(&folder, "mcp-server-filesystem"),
+            root = dir.join("rejected").display(),
+        );
+    std::fs::write(dir.join("concierge.toml"), broken).unwrap();
+    let (applied, said) = reload(&server);
+    assert!(!applied, "{said}");
+    assert!(said.contains("no_such_tool"), "{said}");
+    let needle = dir.join("rejected").display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !crate::federation::pids_with(&needle).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the rejected config's server still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let client = connect(&server.url("/coffee/mcp"), "token-alice").await;
+    assert_eq!(tool_names(&client).await.len(), 4);
+}

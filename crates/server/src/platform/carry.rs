@@ -326,6 +326,18 @@ impl Platform {
 }
 
 impl Platform {
+    /// Stops the instances this platform built itself (not carried from `previous`): a reload
+    /// that rejects it leaves nothing of it running.
+    pub(crate) fn stop_new_instances(&self, previous: &Platform) {
+        for (name, set) in &self.tool_sets {
+            if !self.carried(previous, name)
+                && let Some(stop) = &set.stop
+            {
+                stop();
+            }
+        }
+    }
+
     /// Whether instance `name` here is `previous`'s own, carried over (its section unchanged:
     /// [`kept_tool_set`] handed it over).
     pub(crate) fn carried(&self, previous: &Platform, name: &str) -> bool {

@@ -227,10 +227,18 @@ impl Platform {
 
     /// Starts the background jobs of the configured instances, each by its kind, except those
     /// `previous` runs for an unchanged instance (they are taken over); they run until a
-    /// reload removes or changes their instance, or the process ends.
+    /// reload removes or changes their instance, or the process ends. A job that cannot start
+    /// does not keep the others from starting; the error names each.
     pub async fn start_background(&self, previous: Option<&Platform>) -> Result<(), String> {
+        let mut failed = Vec::new();
         for name in self.config.apps.keys() {
-            let kind = self.config.app_kind(name).map_err(|e| e.to_string())?;
+            let kind = match self.config.app_kind(name) {
+                Ok(kind) => kind,
+                Err(error) => {
+                    failed.push(error.to_string());
+                    continue;
+                }
+            };
             let Some(start) = self.apps.background.get(kind) else {
                 continue;
             };
@@ -244,13 +252,18 @@ impl Platform {
                 // Changed: the old job ends before the new one starts (a bot must not poll twice).
                 job.abort();
             }
-            let job = start(self.config.app_settings(name))
-                .await
-                .map_err(|e| format!("apps.{name}: {e}"))?;
-            self.running
-                .keep_job(name, tokio::spawn(job).abort_handle());
+            match start(self.config.app_settings(name)).await {
+                Ok(job) => self
+                    .running
+                    .keep_job(name, tokio::spawn(job).abort_handle()),
+                Err(error) => failed.push(format!("apps.{name}: {error}")),
+            }
         }
-        Ok(())
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("; "))
+        }
     }
 
     /// The audit sinks, by name.

@@ -255,11 +255,18 @@ impl Deployment {
                 "building the new config failed; the log says why",
             )]
         })??;
-        check(&next, &previous).await?;
+        if let Err(problems) = check(&next, &previous).await {
+            // What the rejected platform started of its own (a live check connects an
+            // upstream) ends with it.
+            next.stop_new_instances(&previous);
+            return Err(problems);
+        }
+        // From here the new config is committed: a job that cannot start is said, and the
+        // rest applies.
         let retired = next.succeed(&previous).await;
-        next.start_background(Some(&previous))
-            .await
-            .map_err(|e| vec![ConfigError::new("", e)])?;
+        if let Err(error) = next.start_background(Some(&previous)).await {
+            tracing::error!(%error, "a background job of the new config did not start");
+        }
         previous.running.abort_jobs();
         next.start_tool_updates().await;
         self.current.store(Arc::new(next));
