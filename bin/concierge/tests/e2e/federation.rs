@@ -308,6 +308,21 @@ impl ClientHandler for Heard {
     }
 }
 
+impl Heard {
+    /// Waits (at most 10 s) until a `notifications/tools/list_changed` was heard; `what` names
+    /// the change that should have sent it.
+    pub(crate) async fn list_changed_after(&self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.list_changed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "no notifications/tools/list_changed after {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
 /// A client with `token` that records what it hears.
 pub(crate) async fn connect_hearing(
     url: &str,

@@ -143,14 +143,7 @@ async fn a_tool_added_to_an_endpoint_is_announced_to_an_open_session() {
     )
     .unwrap();
     // The watcher sees the file change; no command is needed.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while heard.list_changed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "no notifications/tools/list_changed"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    heard.list_changed_after("the config changed").await;
     assert_eq!(listed(&client).await, ["get_menu", "search_menu"]);
     let found = client
         .call_tool(
@@ -538,14 +531,7 @@ auth = { kind = "tokens", file = "mcp-tokens" }
     );
     std::fs::write(server.dir.path().join("petstore.partial"), text).unwrap();
     std::fs::rename(server.dir.path().join("petstore.partial"), &spec).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while heard.list_changed.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "no list_changed after the document changed"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    heard.list_changed_after("the document changed").await;
     let after = description(client.list_all_tools().await.unwrap());
     assert!(after.contains("Every pet of the shop"), "{after}");
 }

@@ -143,26 +143,21 @@ pub(super) async fn audit_sinks(
     previous: Option<&Platform>,
     errors: &mut Vec<ConfigError>,
 ) -> BTreeMap<String, AuditSink> {
-    let kept = |name: &str, section: &crate::config::AuditSection| {
-        previous.is_some_and(|p| {
-            p.config
-                .audit
-                .get(name)
-                .is_some_and(|was| same(was, section))
-                && p.sinks.contains_key(name)
+    // Decided once: the running sinks whose section is unchanged; the rest are opened.
+    let running: BTreeMap<String, AuditSink> = previous
+        .map(|p| {
+            (config.audit.iter())
+                .filter_map(|(name, section)| {
+                    let was = p.config.audit.get(name)?;
+                    let sink = p.sinks.get(name)?;
+                    same(was, section).then(|| (name.clone(), sink.clone()))
+                })
+                .collect()
         })
-    };
+        .unwrap_or_default();
+    let kept = |name: &str, _: &crate::config::AuditSection| running.contains_key(name);
     let mut sinks = stores::audit_sinks(config, &kept, errors).await;
-    if let Some(previous) = previous {
-        for (name, section) in &config.audit {
-            if let (Some(was), Some(sink)) =
-                (previous.config.audit.get(name), previous.sinks.get(name))
-                && same(was, section)
-            {
-                sinks.insert(name.clone(), sink.clone());
-            }
-        }
-    }
+    sinks.extend(running.clone());
     sinks
 }
 
