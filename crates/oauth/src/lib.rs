@@ -174,24 +174,43 @@ pub struct AuthServer {
     pub store: Arc<dyn OAuthStore>,
     /// Who may sign in: the local users by default; a backend of the deployment's own later.
     users: Arc<dyn store::UserDirectory>,
-    key: SigningKey,
-    revoked: RwLock<(HashSet<String>, Instant)>,
+    key: Arc<SigningKey>,
+    /// Shared with the server a reload makes from this one ([`AuthServer::follow`]).
+    revoked: Arc<RwLock<(HashSet<String>, Instant)>>,
     /// Tokens whose signature already checked out, so a client's next calls skip that check.
     verified: verified::VerifiedTokens,
     audit: AuditHook,
     /// `None` when metadata-document clients are turned off.
-    cimd: Option<cimd::Resolver>,
+    cimd: Option<Arc<cimd::Resolver>>,
     /// What the sign-in and consent page says (hint, field label, scope titles).
     wording: pages::Wording,
     /// Which redirect URIs self-registered clients may use.
     redirects: redirects::RedirectsConfig,
     /// Registrations per peer address.
-    registrations: limits::PeerBuckets,
+    registrations: Arc<limits::PeerBuckets>,
     /// Sign-in pages (pending authorizations) per peer address.
-    authorizations: limits::PeerBuckets,
+    authorizations: Arc<limits::PeerBuckets>,
     max_unused_clients: u64,
     /// Failed sign-ins per peer address and per account: growing waits, never a long lock.
-    sign_ins: limits::SignInThrottle,
+    sign_ins: Arc<limits::SignInThrottle>,
+}
+
+/// What the sign-in and consent page says; every titled scope must be one the server grants.
+fn wording(config: &OAuthConfig) -> Result<pages::Wording, String> {
+    if let Some(unknown) = config
+        .scope_titles
+        .keys()
+        .find(|scope| !config.scopes.contains(scope))
+    {
+        return Err(format!(
+            "oauth.scope_titles: `{unknown}` is not one of oauth.scopes"
+        ));
+    }
+    Ok(pages::Wording::new(
+        config.sign_in_hint.as_deref(),
+        config.login_label.as_deref(),
+        config.scope_titles.clone(),
+    ))
 }
 
 const REVOCATIONS_RELOAD: Duration = Duration::from_secs(10);
@@ -208,20 +227,7 @@ impl AuthServer {
     ) -> Result<Arc<Self>, String> {
         let issuer = config.issuer.trim_end_matches('/').to_string();
         url::Url::parse(&issuer).map_err(|e| format!("oauth.issuer: {e}"))?;
-        if let Some(unknown) = config
-            .scope_titles
-            .keys()
-            .find(|scope| !config.scopes.contains(scope))
-        {
-            return Err(format!(
-                "oauth.scope_titles: `{unknown}` is not one of oauth.scopes"
-            ));
-        }
-        let wording = pages::Wording::new(
-            config.sign_in_hint.as_deref(),
-            config.login_label.as_deref(),
-            config.scope_titles.clone(),
-        );
+        let wording = wording(config)?;
         let mut sign_ins = limits::SignInThrottle::new(&config.limits);
         let (store, local_users, where_): (Arc<dyn OAuthStore>, Arc<dyn store::UserDirectory>, _) =
             match shared {
@@ -266,19 +272,60 @@ impl AuthServer {
             unused_client_ttl: config.unused_client_ttl,
             store,
             users,
-            key: SigningKey::from_seed(seed),
-            revoked: RwLock::new((revoked.into_iter().collect(), Instant::now())),
+            key: Arc::new(SigningKey::from_seed(seed)),
+            revoked: Arc::new(RwLock::new((revoked.into_iter().collect(), Instant::now()))),
             verified: verified::VerifiedTokens::default(),
             audit,
             cimd: config
                 .client_id_metadata_documents
-                .then(|| cimd::Resolver::new(config.cimd_test_allow_loopback)),
+                .then(|| Arc::new(cimd::Resolver::new(config.cimd_test_allow_loopback))),
             wording,
             redirects: config.redirects.clone(),
-            registrations: limits::PeerBuckets::new(config.limits.registrations_per_minute),
-            authorizations: limits::PeerBuckets::new(config.limits.authorizations_per_minute),
+            registrations: Arc::new(limits::PeerBuckets::new(
+                config.limits.registrations_per_minute,
+            )),
+            authorizations: Arc::new(limits::PeerBuckets::new(
+                config.limits.authorizations_per_minute,
+            )),
             max_unused_clients: config.limits.max_unused_clients,
-            sign_ins,
+            sign_ins: Arc::new(sign_ins),
+        }))
+    }
+
+    /// The server a reload makes: `config`'s scopes, lifetimes, wording, redirect rules and
+    /// audit, and `resources` (endpoints come and go), over this server's state — the same
+    /// store, signing key, revocations, user directory and per-peer counts, so every token
+    /// issued stays valid and no throttle starts over. What needs new state (the issuer, the
+    /// database, an external issuer, the user directory, the per-peer limits, metadata-document
+    /// clients) is the caller's to keep as it was.
+    pub fn follow(
+        &self,
+        config: &OAuthConfig,
+        resources: Vec<String>,
+        audit: AuditHook,
+    ) -> Result<Arc<Self>, String> {
+        config.redirects.check()?;
+        Ok(Arc::new(Self {
+            issuer: self.issuer.clone(),
+            scopes: config.scopes.clone(),
+            resources,
+            access_ttl: config.access_token_ttl,
+            refresh_ttl: config.refresh_token_ttl,
+            rotation_grace: config.refresh_rotation_grace,
+            unused_client_ttl: config.unused_client_ttl,
+            store: self.store.clone(),
+            users: self.users.clone(),
+            key: self.key.clone(),
+            revoked: self.revoked.clone(),
+            verified: verified::VerifiedTokens::default(),
+            audit,
+            cimd: self.cimd.clone(),
+            wording: wording(config)?,
+            redirects: config.redirects.clone(),
+            registrations: self.registrations.clone(),
+            authorizations: self.authorizations.clone(),
+            max_unused_clients: self.max_unused_clients,
+            sign_ins: self.sign_ins.clone(),
         }))
     }
 

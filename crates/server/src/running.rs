@@ -21,13 +21,19 @@ pub async fn serve_http(
         .await
         .map_err(std::io::Error::other)?;
     platform.start_tool_updates().await;
-    if let Some(server) = platform.oauth.as_ref().and_then(|o| o.builtin.clone()) {
+    if platform.oauth.as_ref().is_some_and(|o| o.builtin.is_some()) {
         // Self-registered clients pile up (claude.ai registers on every connect): collect the
-        // unused ones hourly.
+        // unused ones hourly, as the deployment serving then says (a reload may change how long
+        // unused clients are kept).
+        let deployment = deployment.clone();
         tokio::spawn(async move {
             let mut hourly = tokio::time::interval(std::time::Duration::from_secs(3600));
             loop {
                 hourly.tick().await;
+                let platform = deployment.current();
+                let Some(server) = platform.oauth.as_ref().and_then(|o| o.builtin.clone()) else {
+                    continue;
+                };
                 match server.collect_unused_clients().await {
                     Ok(0) => {}
                     Ok(removed) => {

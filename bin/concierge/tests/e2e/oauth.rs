@@ -1372,3 +1372,93 @@ audit = "front"
     assert_eq!(call_line["client"], id, "{call_line}");
     client.cancel().await.ok();
 }
+
+/// A client-credentials token for `id`, for `resource` when one is named; the token answer.
+async fn client_token(issuer: &str, id: &str, secret: &str, resource: Option<&str>) -> Value {
+    let mut form = vec![
+        ("grant_type", "client_credentials"),
+        ("client_id", id),
+        ("client_secret", secret),
+    ];
+    if let Some(resource) = resource {
+        form.push(("resource", resource));
+    }
+    let answer = http()
+        .post(format!("{issuer}/token"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    answer.json().await.unwrap()
+}
+
+/// `concierge reload` for the deployment at `config`; what it printed (it must succeed).
+fn reload(config: &Path) -> String {
+    let out = Command::new(BIN)
+        .args(["reload", "--config"])
+        .arg(config)
+        .output()
+        .expect("run concierge reload");
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_changes_scopes_lifetimes_and_resources_and_keeps_every_token() {
+    let d = deploy();
+    let (id, secret) = machine_client(&d.config, "DeerFlow", &["coffee:read"]);
+    let before = client_token(&d.issuer, &id, &secret, None).await;
+    let access = before["access_token"].as_str().unwrap().to_string();
+    let mcp = connect(&d.server.url("/coffee/mcp"), &access).await;
+    assert_ne!(call(&mcp, "get_menu", json!({})).await.is_error, Some(true));
+
+    // A new scope, a shorter lifetime and a third OAuth endpoint; the same issuer and keys.
+    let edited = std::fs::read_to_string(&d.config).unwrap().replace(
+        r#"scopes = ["coffee:read", "coffee:order"]"#,
+        "scopes = [\"coffee:read\", \"coffee:order\", \"coffee:tea\"]\naccess_token_ttl = \"5m\"",
+    ) + "\n[[endpoint]]\npath = \"/third/mcp\"\ntools = [\"coffee.get_menu\"]\nauth = { kind = \"oauth\" }\n";
+    std::fs::write(&d.config, &edited).unwrap();
+    let said = reload(&d.config);
+    assert!(!said.contains("needs a restart"), "{said}");
+
+    // The token issued before is still good: the open session and a new one.
+    assert_ne!(call(&mcp, "get_menu", json!({})).await.is_error, Some(true));
+    let again = connect(&d.server.url("/coffee/mcp"), &access).await;
+    assert_ne!(
+        call(&again, "get_menu", json!({})).await.is_error,
+        Some(true)
+    );
+    let metadata = get_json(&format!(
+        "{}/.well-known/oauth-authorization-server",
+        d.issuer
+    ))
+    .await;
+    assert!(
+        metadata["scopes_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("coffee:tea")),
+        "{metadata}"
+    );
+    // The new endpoint is a resource tokens can be issued for, with the new lifetime.
+    let third = d.server.url("/third/mcp");
+    let token = client_token(&d.issuer, &id, &secret, Some(&third)).await;
+    assert_eq!(token["expires_in"], 300, "{token}");
+    let mcp = connect(&third, token["access_token"].as_str().unwrap()).await;
+    assert_ne!(call(&mcp, "get_menu", json!({})).await.is_error, Some(true));
+
+    // A new issuer needs new keys: reported, kept as it was, the rest applies.
+    let moved = edited.replace(&d.issuer, "https://elsewhere.example");
+    std::fs::write(&d.config, moved.replace("\"5m\"", "\"6m\"")).unwrap();
+    let said = reload(&d.config);
+    assert!(
+        said.contains("needs a restart, still as before: oauth.issuer"),
+        "{said}"
+    );
+    let token = client_token(&d.issuer, &id, &secret, None).await;
+    assert_eq!(token["expires_in"], 360, "{token}");
+    let still = post_bearer(&d.server.url("/coffee/mcp"), &access).await;
+    assert_ne!(still.status(), 401, "a token issued before both reloads");
+}

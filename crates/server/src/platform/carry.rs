@@ -64,6 +64,25 @@ impl Kept {
     }
 }
 
+impl Kept {
+    /// The state a reload carries: this one, with the OAuth side made again from `config`'s
+    /// settings over the same keys and store (scopes, lifetimes, wording and the endpoints'
+    /// resources may have changed; the reload kept what needs new state).
+    pub fn following(
+        &self,
+        config: &Config,
+        sinks: &BTreeMap<String, AuditSink>,
+        errors: &mut Vec<ConfigError>,
+    ) -> Self {
+        let oauth = (self.oauth.as_deref())
+            .and_then(|running| super::oauth::follow(config, running, sinks, errors));
+        Self {
+            oauth: oauth.map(Arc::new),
+            ..self.clone()
+        }
+    }
+}
+
 /// Whether two config parts are the same: their parsed values, field by field (config types
 /// are compared by what they hold, which their `Debug` shows whole).
 pub(crate) fn same<T: std::fmt::Debug>(a: &T, b: &T) -> bool {

@@ -127,7 +127,7 @@ impl Platform {
         let tool_sets = tool_sets::tool_sets(&config, &apps, previous, &mut errors).await;
         let sinks = carry::audit_sinks(&config, previous, &mut errors).await;
         let kept = match previous {
-            Some(previous) => previous.kept.clone(),
+            Some(previous) => previous.kept.following(&config, &sinks, &mut errors),
             None => carry::Kept::make(&config, &sinks, &mut errors).await,
         };
         let shared = endpoints::Shared {

@@ -31,32 +31,8 @@ pub(super) async fn oauth(
 ) -> Option<OAuthSetup> {
     let oauth_config = config.oauth.as_ref()?;
     let base = oauth_config.issuer.trim_end_matches('/').to_string();
-    let resources: Vec<String> = config
-        .endpoints
-        .iter()
-        .filter(|e| matches!(e.auth, AuthSection::Oauth { .. }))
-        .map(|e| format!("{base}{}", e.path))
-        .collect();
-    let sink = oauth_config
-        .audit
-        .as_ref()
-        .and_then(|a| sinks.get(a).cloned());
-    if let Some(name) = &oauth_config.audit
-        && sink.is_none()
-    {
-        errors.push(ConfigError::new(
-            "oauth.audit",
-            format!("no sink `{name}` in [audit]"),
-        ));
-    }
-    let hook: concierge_oauth::AuditHook = Arc::new(move |event| {
-        if let (Some(metrics), Some(code)) = (crate::telemetry::metrics::get(), &event.code) {
-            metrics.oauth(code);
-        }
-        if let Some(sink) = &sink {
-            sink.record(event);
-        }
-    });
+    let resources = resources(config, &base);
+    let hook = audit_hook(oauth_config, sinks, errors);
     if let Some(external) = &oauth_config.external {
         return match concierge_oauth::external::ExternalIssuer::new(external.clone()) {
             Ok(issuer) => Some(OAuthSetup {
@@ -84,6 +60,80 @@ pub(super) async fn oauth(
             None
         }
     }
+}
+
+/// The OAuth side a reload makes from the running one: `config`'s settings over the running
+/// state (the same keys, store and counts; see [`concierge_oauth::AuthServer::follow`]), the
+/// resources of the endpoints `config` has. The reload has kept what needs new state as it was.
+pub(super) fn follow(
+    config: &Config,
+    running: &OAuthSetup,
+    sinks: &BTreeMap<String, AuditSink>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<OAuthSetup> {
+    let oauth_config = config.oauth.as_ref()?;
+    let hook = audit_hook(oauth_config, sinks, errors);
+    let Some(server) = &running.builtin else {
+        // An external issuer: its keys are fetched as tokens name them; only what the metadata
+        // advertises changes.
+        return Some(OAuthSetup {
+            base: running.base.clone(),
+            scopes: oauth_config.scopes.clone(),
+            verifier: running.verifier.clone(),
+            builtin: None,
+        });
+    };
+    match server.follow(oauth_config, resources(config, &running.base), hook) {
+        Ok(server) => Some(OAuthSetup {
+            base: running.base.clone(),
+            scopes: server.scopes.clone(),
+            verifier: concierge_oauth::Verifier::BuiltIn(server.clone()),
+            builtin: Some(server),
+        }),
+        Err(message) => {
+            errors.push(ConfigError::new("oauth", message));
+            None
+        }
+    }
+}
+
+/// The resource URL of every endpoint that takes OAuth tokens.
+fn resources(config: &Config, base: &str) -> Vec<String> {
+    config
+        .endpoints
+        .iter()
+        .filter(|e| matches!(e.auth, AuthSection::Oauth { .. }))
+        .map(|e| format!("{base}{}", e.path))
+        .collect()
+}
+
+/// What the authorization server reports (issued, refreshed, revoked, refused) goes to the
+/// metrics and to `[oauth] audit`'s sink.
+fn audit_hook(
+    oauth_config: &concierge_oauth::OAuthConfig,
+    sinks: &BTreeMap<String, AuditSink>,
+    errors: &mut Vec<ConfigError>,
+) -> concierge_oauth::AuditHook {
+    let sink = oauth_config
+        .audit
+        .as_ref()
+        .and_then(|a| sinks.get(a).cloned());
+    if let Some(name) = &oauth_config.audit
+        && sink.is_none()
+    {
+        errors.push(ConfigError::new(
+            "oauth.audit",
+            format!("no sink `{name}` in [audit]"),
+        ));
+    }
+    Arc::new(move |event| {
+        if let (Some(metrics), Some(code)) = (crate::telemetry::metrics::get(), &event.code) {
+            metrics.oauth(code);
+        }
+        if let Some(sink) = &sink {
+            sink.record(event);
+        }
+    })
 }
 
 /// An OAuth endpoint's resource: its URL, its metadata document, and the scopes its challenge

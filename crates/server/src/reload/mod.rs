@@ -300,9 +300,46 @@ async fn check(next: &Platform, previous: &Platform) -> Result<(), Vec<ConfigErr
 }
 
 /// Sets what only a restart can change back to the running value; returns those keys that
-/// differed. The listen addresses are bound sockets; `[state]`, `[writes]` and `[oauth]` are
-/// the deployment's state (stores, records, keys), which a reload keeps; telemetry and the
-/// simulators are started once per process.
+/// differed. The listen addresses are bound sockets; `[state]`, `[writes]` and `[oauth]`'s
+/// issuer and stores are the deployment's state (stores, records, keys), which a reload keeps;
+/// telemetry and the simulators are started once per process.
+/// `[oauth]`'s keys that need new state: whether there is an authorization server at all, its
+/// issuer (every token names it), its database, an external issuer, the user directory, the
+/// per-peer limits (their counts) and metadata-document clients (their resolver). Scopes,
+/// lifetimes, wording, redirect rules and the audit sink reload.
+fn pin_oauth(
+    new: &mut Option<concierge_oauth::OAuthConfig>,
+    old: &Option<concierge_oauth::OAuthConfig>,
+) -> Vec<String> {
+    use crate::platform::carry_same as same;
+    let (Some(new), Some(old)) = (new.as_mut(), old.as_ref()) else {
+        if new.is_some() != old.is_some() {
+            *new = old.clone();
+            return vec!["oauth".to_string()];
+        }
+        return Vec::new();
+    };
+    let mut changed = Vec::new();
+    macro_rules! keep {
+        ($($key:ident),*) => {$(
+            if !same(&new.$key, &old.$key) {
+                changed.push(concat!("oauth.", stringify!($key)).to_string());
+                new.$key = old.$key.clone();
+            }
+        )*};
+    }
+    keep!(
+        issuer,
+        database,
+        external,
+        users,
+        limits,
+        client_id_metadata_documents,
+        cimd_test_allow_loopback
+    );
+    changed
+}
+
 fn pin(config: &mut Config, running: &Config) -> Vec<String> {
     use crate::platform::carry_same as same;
     let mut changed = Vec::new();
@@ -318,10 +355,7 @@ fn pin(config: &mut Config, running: &Config) -> Vec<String> {
         changed.push("writes".to_string());
         config.writes = running.writes.clone();
     }
-    if !same(&config.oauth, &running.oauth) {
-        changed.push("oauth".to_string());
-        config.oauth = running.oauth.clone();
-    }
+    changed.extend(pin_oauth(&mut config.oauth, &running.oauth));
     if !same(&config.metrics.listen, &running.metrics.listen) {
         changed.push("metrics.listen".to_string());
         config.metrics.listen = running.metrics.listen.clone();
