@@ -32,6 +32,9 @@ from pathlib import Path
 
 import pymysql
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "search_judgments"))
+import metrics  # noqa: E402  (bench/search_judgments/metrics.py: nDCG@8, P@3, MRR)
+
 ROOT = Path(__file__).resolve().parent.parent
 WEIGHTS = {"product": 2.0, "hotel": 2.0, "city": 1.5, "region": 1.5, "country": 1.5, "concept": 1.5, "page": 1.0, "blog": 0.75}
 SQL = (
@@ -244,6 +247,42 @@ def found(qids, breadth, ours_top):
     return f"Queries {', '.join(qids)}; MariaDB finds nothing for {len(empty)} of them ({', '.join(empty) or 'none'}), ours finds something."
 
 
+def relevance(options, maria_top, ours_top):
+    """Both engines' top eights graded against bench/search_judgments (its GUIDELINE.md): nDCG@8,
+    P@3 and MRR per category, with the issue's goals."""
+    qrels_path = ROOT / f"bench/search_judgments/qrels_{options.docs}_{options.seed}.tsv"
+    if not qrels_path.exists():
+        return ["", f"## Relevance", "", f"No judgments for {options.docs} documents, seed {options.seed} "
+                f"(bench/search_judgments/judge.py writes them)."]
+    categories = metrics.read_judged()
+    qrels = metrics.read_qrels(qrels_path, categories)
+    as_text = lambda top: {str(q): [str(d) for d in ids] for q, ids in top.items()}
+    ours = metrics.evaluate(as_text(ours_top), qrels, categories)
+    theirs = metrics.evaluate(as_text(maria_top), qrels, categories)
+    order = sorted((c for c in ours if c != "overall"), key=lambda c: (-ours[c]["n"], c)) + ["overall"]
+    lines = [
+        "",
+        "## Relevance: graded judgments",
+        "",
+        f"{len(qrels)} of the queries judged 0/1/2 by the written criteria of `bench/search_judgments/` "
+        f"(GUIDELINE.md; `{qrels_path.name}`); each engine's top eight scored. Goals (issue 43): nDCG@8 ≥ 0.85 on "
+        "questions, ≥ 1.25× MariaDB's overall, no category below MariaDB's.",
+        "",
+        "| category | queries | nDCG@8 ours | nDCG@8 MariaDB | × | P@3 ours | P@3 MariaDB | MRR ours | MRR MariaDB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in order:
+        o, t = ours[c], theirs[c]
+        ratio = o["ndcg@8"] / t["ndcg@8"] if t["ndcg@8"] else float("inf")
+        lines.append(f"| {c} | {o['n']} | {o['ndcg@8']:.3f} | {t['ndcg@8']:.3f} | {ratio:.2f} | {o['p@3']:.3f} | "
+                     f"{t['p@3']:.3f} | {o['mrr']:.3f} | {t['mrr']:.3f} |")
+    below = [c for c in order if ours[c]["ndcg@8"] < theirs[c]["ndcg@8"]]
+    overall = ours["overall"]["ndcg@8"] / theirs["overall"]["ndcg@8"]
+    lines += ["", f"Questions {ours.get('question', {}).get('ndcg@8', 0):.3f} (goal 0.85); overall {overall:.2f}× "
+              f"MariaDB (goal 1.25×); categories below MariaDB: {', '.join(below) or 'none'}."]
+    return lines
+
+
 def report(options, items, stopwords, version, load_s, maria_top, breadth, maria_runs, ours_report):
     lines = [
         f"# search_content beside MariaDB FULLTEXT, {datetime.datetime.now():%Y-%m-%d %H:%M}",
@@ -264,6 +303,7 @@ def report(options, items, stopwords, version, load_s, maria_top, breadth, maria
         lines.append(f"| {maria['clients']} | MariaDB | {m['n']} | {m['p50']:.2f} | {m['p95']:.2f} | {m['p99']:.2f} | {m['qps']:.0f} | | | | | |")
         lines.append(f"| {mine['clients']} | concierge | {o['n']} | {o['p50']:.2f} | {o['p95']:.2f} | {o['p99']:.2f} | {o['qps']:.0f} | "
                      f"{m['p50'] / o['p50']:.1f} | {m['p95'] / o['p95']:.1f} | {p99:.1f} | {o['qps'] / m['qps']:.1f} | {'met' if p99 >= 20 else 'missed'} |")
+    lines += relevance(options, maria_top, ours_report["top"])
     overlaps, narrow, rows = [], [], []
     by_kind = {}
     for qid, category, text in items:
@@ -325,6 +365,8 @@ def main():
         maria_top, breadth, maria_runs = mariadb_runs(mariadb, items, stopwords, client_counts, opts.mariadb_rounds)
     finally:
         mariadb.stop()
+    # Kept for scoring a change of ours against the same MariaDB answers without running it again.
+    (ROOT / f"target/search-bench/mariadb_top_{opts.docs}_{opts.seed}.json").write_text(json.dumps(maria_top))
     lines = report(opts, items, stopwords, version, load_s, maria_top, breadth, maria_runs, ours_report)
     print("\n".join(lines[:12]))
     results = ROOT / "bench/results"

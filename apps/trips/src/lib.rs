@@ -46,6 +46,11 @@ pub struct TripsConfig {
     /// Europe/Berlin when unset.
     #[serde(default)]
     pub as_of: Option<chrono::NaiveDate>,
+    /// `search_content`'s own words beside its German ski-travel defaults: groups of words a
+    /// customer uses for one thing (`[["Skipass", "Liftkarte"], ["Rodeln", "Schlitten"]]`),
+    /// one word each.
+    #[serde(default)]
+    pub synonyms: Vec<Vec<String>>,
 }
 
 /// `[apps.trips.feed]`: `APP_CMS_API_BASE_URL`, `APP_CMS_API_KEY`.
@@ -121,8 +126,10 @@ pub async fn build(config: &TripsConfig) -> Result<ToolSet, String> {
         }
     };
     let index = async {
+        let lexicon = content::words::lexicon(&config.synonyms)?;
         ContentIndex::open(store.clone(), config.index_dir())
             .await
+            .map(|index| index.with_lexicon(lexicon))
             .map_err(|e| e.to_string())
     };
     let (index, catalog) = tokio::join!(index, catalog);

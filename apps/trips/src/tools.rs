@@ -15,9 +15,10 @@ pub const DOCUMENT_CHARS: usize = 20_000;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SearchContent {
-    /// What to look for, in German as on the websites: "Skipass inklusive Val Thorens",
-    /// "Anreise Bus Zustieg Zürich", "Lawinenkurs". Every word is matched as the start of a word;
-    /// umlauts, accents and case do not matter.
+    /// What to look for, in German as on the websites, or the customer's question as asked:
+    /// "Skipass inklusive Val Thorens", "Welche Hotels haben ein Hallenbad?", "Lawinenkurs".
+    /// Question words do not count; inflections, compounds, umlauts, accents and case do not
+    /// matter.
     #[schemars(length(min = 1, max = 200))]
     query: String,
 }
@@ -26,6 +27,13 @@ struct SearchContent {
 struct ContentResults {
     /// Best first; empty when nothing matches.
     results: Vec<ContentResult>,
+    /// Words of the query no page holds in any form ("Kanada", "Whistler"): say that the site
+    /// has nothing about them, and do not present the results as being about them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    unmatched: Vec<String>,
+    /// When the query asked for nothing or found nothing: what to tell the customer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
 }
 
 /// Which page an answer is about: the same four fields in a hit and in a whole document.
@@ -103,11 +111,36 @@ async fn search_content(
     index: Arc<ContentIndex>,
     input: SearchContent,
 ) -> Result<ContentResults, ToolError> {
-    let hits = index
-        .search(&input.query)
+    let answer = index
+        .answer(&input.query)
         .await
         .map_err(|e| ToolError::internal("content_search_failed", e.to_string()))?;
-    let results = hits.into_iter().map(|hit| ContentResult {
+    let hint = if answer.nothing_asked && answer.hits.is_empty() {
+        Some(
+            "Die Anfrage enthält kein Suchwort (nur Fragewörter wie \"was\", \"welche\", \"gibt es\"). \
+             Bitte nach dem Gesuchten fragen, z. B. \"Hallenbad\", \"Skipass Val Thorens\"."
+                .to_string(),
+        )
+    } else if !answer.unmatched.is_empty() {
+        Some(format!(
+            "Zu {} gibt es auf der Website nichts{}.",
+            answer.unmatched.join(" / "),
+            if answer.hits.is_empty() {
+                ""
+            } else {
+                "; die Treffer passen nur zu den übrigen Wörtern"
+            }
+        ))
+    } else if answer.partial {
+        Some(
+            "Keine Seite enthält alle gesuchten Wörter; die Treffer enthalten die meisten davon. \
+             Sagen Sie dem Kunden, was davon nicht passt."
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let results = answer.hits.into_iter().map(|hit| ContentResult {
         page: PageName {
             url: hit.url,
             title: hit.title,
@@ -118,6 +151,8 @@ async fn search_content(
     });
     Ok(ContentResults {
         results: results.collect(),
+        unmatched: answer.unmatched,
+        hint,
     })
 }
 

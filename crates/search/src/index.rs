@@ -1,5 +1,6 @@
 //! A full-text index over titled documents: every query term required (then any), each term a
-//! prefix, relevance weighted per document.
+//! prefix, relevance weighted per document. The ranked search that reads questions
+//! ([`crate::ranking`]) asks the same index.
 
 use std::ops::Bound;
 
@@ -8,7 +9,7 @@ use tantivy::query::{
     BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
 };
 use tantivy::schema::{
-    FAST, Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
+    FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::{Token as TantivyToken, TokenStream, Tokenizer};
 use tantivy::{
@@ -31,6 +32,12 @@ const PREFIX_SHARE: Score = 0.4;
 #[derive(Debug, Clone)]
 pub struct IndexDoc {
     pub key: String,
+    /// What kind of document it is (the ski app's `hotel`, `product`, `blog` …): a question's
+    /// type word lifts its kind.
+    pub kind: String,
+    /// What a customer calls it (a destination's place, a hotel's name; else its title): a
+    /// question that is exactly this name puts the document first.
+    pub name: String,
     pub title: String,
     pub breadcrumb: String,
     pub body: String,
@@ -50,18 +57,27 @@ pub struct Hit {
 }
 
 #[derive(Clone, Copy)]
-struct Fields {
+pub(crate) struct Fields {
     /// Position in `keys`: hits find their key without reading the stored document.
-    ordinal: Field,
-    title: Field,
-    breadcrumb: Field,
-    body: Field,
-    weight: Field,
+    pub ordinal: Field,
+    pub title: Field,
+    pub breadcrumb: Field,
+    pub body: Field,
+    /// The body without its boilerplate (sentences that recur across many documents): what
+    /// the ranked search matches.
+    pub core: Field,
+    /// The body's headings and list items ([`crate::boilerplate::Boilerplate::outline`]).
+    pub outline: Field,
+    /// The document's kind, whole.
+    pub kind: Field,
+    /// The name's words, folded and joined by one space: a question that is a name.
+    pub title_key: Field,
+    pub weight: Field,
 }
 
 /// The version of what an index holds: bumped whenever the analyzer or the schema changes, so an
 /// index persisted by another version is built again, never read with the wrong analyzer.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The keys of a persisted index, in ordinal order, one per line.
 const KEYS_FILE: &str = "keys.txt";
@@ -70,8 +86,8 @@ const KEYS_FILE: &str = "keys.txt";
 /// [`TextIndex::open`] reads again in milliseconds: no document is analyzed twice). A rebuilt
 /// index is swapped in whole, so a search never sees half a sync.
 pub struct TextIndex {
-    reader: IndexReader,
-    fields: Fields,
+    pub(crate) reader: IndexReader,
+    pub(crate) fields: Fields,
     keys: Vec<String>,
 }
 
@@ -114,6 +130,10 @@ impl TextIndex {
             title: field("title")?,
             breadcrumb: field("breadcrumb")?,
             body: field("body")?,
+            core: field("core")?,
+            outline: field("outline")?,
+            kind: field("kind")?,
+            title_key: field("title_key")?,
             weight: field("weight")?,
         };
         let keys: Vec<String> = std::fs::read_to_string(dir.join(KEYS_FILE))?
@@ -143,6 +163,8 @@ impl TextIndex {
     fn write(index: Index, docs: impl IntoIterator<Item = IndexDoc>) -> tantivy::Result<Self> {
         let fields = schema().1;
         index.tokenizers().register(TOKENIZER, GermanTokenizer);
+        let docs: Vec<IndexDoc> = docs.into_iter().collect();
+        let boilerplate = crate::boilerplate::Boilerplate::of(docs.iter().map(|d| d.body.as_str()));
         // One thread: the machine's other core serves requests while we index.
         let mut writer = index.writer_with_num_threads(1, 100_000_000)?;
         let mut keys = Vec::new();
@@ -152,6 +174,10 @@ impl TextIndex {
             document.add_text(fields.title, &doc.title);
             document.add_text(fields.breadcrumb, &doc.breadcrumb);
             document.add_text(fields.body, &doc.body);
+            document.add_text(fields.core, boilerplate.strip(&doc.body));
+            document.add_text(fields.outline, boilerplate.outline(&doc.body));
+            document.add_text(fields.kind, &doc.kind);
+            document.add_text(fields.title_key, crate::question::title_key(&doc.name));
             document.add_f64(fields.weight, f64::from(doc.weight));
             writer.add_document(document)?;
             keys.push(doc.key);
@@ -207,7 +233,7 @@ impl TextIndex {
             .collect()
     }
 
-    fn hit(
+    pub(crate) fn hit(
         &self,
         searcher: &tantivy::Searcher,
         score: Score,
@@ -275,7 +301,7 @@ impl TextIndex {
 /// to `prefix` followed by 0xFF, a byte no UTF-8 text holds. A range is read straight off the
 /// dictionary; the regex `prefix.*` it replaces compiled an automaton per term and search (a
 /// tenth of `search_trips`' CPU under load).
-fn prefix_query(field: Field, prefix: &str) -> RangeQuery {
+pub(crate) fn prefix_query(field: Field, prefix: &str) -> RangeQuery {
     let lower = Term::from_field_text(field, prefix);
     let mut upper = lower.clone();
     upper.append_bytes(&[0xFF]);
@@ -294,14 +320,20 @@ fn schema() -> (Schema, Fields) {
         ordinal: schema.add_u64_field("ordinal", FAST),
         title: schema.add_text_field("title", indexed.clone()),
         breadcrumb: schema.add_text_field("breadcrumb", indexed.clone()),
-        body: schema.add_text_field("body", indexed | STORED),
+        body: schema.add_text_field("body", indexed.clone() | STORED),
+        core: schema.add_text_field("core", indexed.clone()),
+        outline: schema.add_text_field("outline", indexed),
+        kind: schema.add_text_field("kind", STRING | FAST),
+        title_key: schema.add_text_field("title_key", STRING | FAST),
         weight: schema.add_f64_field("weight", FAST),
     };
     (schema.build(), fields)
 }
 
 /// Top documents by relevance × the document's weight.
-fn weighted(limit: usize) -> impl tantivy::collector::Collector<Fruit = Vec<(Score, DocAddress)>> {
+pub(crate) fn weighted(
+    limit: usize,
+) -> impl tantivy::collector::Collector<Fruit = Vec<(Score, DocAddress)>> {
     TopDocs::with_limit(limit).tweak_score(move |segment: &SegmentReader| {
         let weights = segment
             .fast_fields()
@@ -337,6 +369,12 @@ impl Tokenizer for GermanTokenizer {
                 text,
                 position_length: 1,
             };
+            let plain = token.alternative.as_ref().unwrap_or(&token.term);
+            // The stem is a prefix of the plain folding, so a prefix query finds exactly the
+            // documents it found before; the ranked search matches stems whole.
+            if let Some(stem) = crate::question::stem(plain) {
+                out.push(make(stem));
+            }
             if let Some(alternative) = &token.alternative {
                 out.push(make(alternative.clone()));
             }

@@ -6,6 +6,8 @@ use concierge_search::{IndexDoc, TextIndex};
 fn doc(key: &str, title: &str, body: &str, weight: f32) -> IndexDoc {
     IndexDoc {
         key: key.into(),
+        kind: "page".into(),
+        name: title.into(),
         title: title.into(),
         breadcrumb: String::new(),
         body: body.into(),

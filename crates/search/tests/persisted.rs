@@ -24,6 +24,8 @@ fn docs() -> Vec<IndexDoc> {
     .into_iter()
     .map(|(key, title, body)| IndexDoc {
         key: key.into(),
+        kind: "page".into(),
+        name: title.into(),
         title: title.into(),
         breadcrumb: "Reisen".into(),
         body: body.into(),

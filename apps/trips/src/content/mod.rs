@@ -9,3 +9,4 @@ pub mod schedule;
 pub mod search;
 pub mod store;
 pub mod sync;
+pub mod words;

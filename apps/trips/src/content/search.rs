@@ -2,7 +2,7 @@
 //! sync (in this process or in `concierge sync`) bumps the store's generation.
 //!
 //! A mirror on this host keeps its index on disk too, one directory per generation beside the
-//! database (`content.sqlite.index/v1l2-g42/`): a restart opens it in milliseconds instead of
+//! database (`content.sqlite.index/v2l2-g42/`): a restart opens it in milliseconds instead of
 //! analyzing every document again (50,000 documents took 13 s).
 
 use std::borrow::Cow;
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use std::path::{Path, PathBuf};
 
-use concierge_search::{FORMAT, IndexDoc, TextIndex};
+use concierge_search::{FORMAT, IndexDoc, Lexicon, Question, TextIndex};
 
 use super::document::Document;
 use super::store::{ContentStore, StoreError};
@@ -137,6 +137,20 @@ pub struct ContentIndex {
     current: RwLock<Arc<Snapshot>>,
     /// When the store was last asked; held while a rebuild runs, so only one runs.
     checked: tokio::sync::Mutex<Instant>,
+    /// The words questions are read with (type words, synonyms).
+    lexicon: Lexicon,
+}
+
+/// What `search_content` answers: the hits, and what the question asked that nothing holds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContentAnswer {
+    pub hits: Vec<ContentHit>,
+    /// Words of the question no document holds in any form ("Kanada", "Whistler").
+    pub unmatched: Vec<String>,
+    /// The question had no word that carries meaning ("Was ist das?").
+    pub nothing_asked: bool,
+    /// No page holds every word: the hits hold most of them.
+    pub partial: bool,
 }
 
 impl ContentIndex {
@@ -158,7 +172,14 @@ impl ContentIndex {
             persisted,
             current: RwLock::new(Arc::new(snapshot)),
             checked: tokio::sync::Mutex::new(Instant::now()),
+            lexicon: super::words::lexicon(&[]).map_err(StoreError::new)?,
         })
+    }
+
+    /// Reads questions with `lexicon` (the defaults and a deployment's own synonyms).
+    pub fn with_lexicon(mut self, lexicon: Lexicon) -> Self {
+        self.lexicon = lexicon;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -178,13 +199,21 @@ impl ContentIndex {
 
     /// Up to eight hits for `query`, best first.
     pub async fn search(&self, query: &str) -> Result<Vec<ContentHit>, StoreError> {
+        Ok(self.answer(query).await?.hits)
+    }
+
+    /// `query` read as a customer's question ([`Question`]): up to eight hits, best first, and
+    /// what it asked that nothing holds.
+    pub async fn answer(&self, query: &str) -> Result<ContentAnswer, StoreError> {
         self.refresh_if_due().await?;
         let snapshot = self.snapshot();
-        let hits = snapshot
+        let question = Question::read(query, &self.lexicon);
+        let found = snapshot
             .index
-            .search(query, MAX_HITS, EXCERPT_CHARS)
+            .ask(&question, MAX_HITS, EXCERPT_CHARS)
             .map_err(|e| StoreError::new(format!("search failed: {e}")))?;
-        Ok(hits
+        let hits = found
+            .hits
             .into_iter()
             .filter_map(|hit| {
                 let listing = snapshot.listings.get(hit.ordinal)?;
@@ -196,7 +225,13 @@ impl ContentIndex {
                     excerpt: hit.excerpt,
                 })
             })
-            .collect())
+            .collect();
+        Ok(ContentAnswer {
+            hits,
+            unmatched: found.unmatched,
+            nothing_asked: found.nothing_asked,
+            partial: found.partial,
+        })
     }
 
     /// The documents whose texts match `query` best (every term, then any), for the trip
@@ -387,6 +422,17 @@ fn prune(root: &Path, generation: u64) {
     }
 }
 
+/// What a customer calls the page: a destination or hotel by its place in the breadcrumb
+/// ("Österreich" for "Skiurlaub in Österreich", "Clubhotel Bärenhütte" for "Clubhotel Bärenhütte
+/// in Flaine"), anything else by its title. A question that is this name puts the page first.
+fn page_name(doc: &Document) -> String {
+    match doc.key.kind.as_str() {
+        "city" | "region" | "country" | "hotel" => doc.breadcrumb.last().unwrap_or(&doc.title),
+        _ => &doc.title,
+    }
+    .clone()
+}
+
 fn snapshot(
     generation: u64,
     docs: Vec<Document>,
@@ -397,6 +443,8 @@ fn snapshot(
     for doc in docs.into_iter().filter(Document::is_searchable) {
         index_docs.push(IndexDoc {
             key: doc.key.to_string(),
+            kind: doc.key.kind.clone(),
+            name: page_name(&doc),
             title: doc.title.clone(),
             breadcrumb: doc.breadcrumb.join(" › "),
             body: doc.body_md,

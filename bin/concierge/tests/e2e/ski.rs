@@ -54,7 +54,27 @@ async fn search_content_finds_german_content_with_urls_and_excerpts() {
         )
         .await,
     );
-    assert_eq!(nothing, json!({"results": []}));
+    // Nothing about either word: said, so the model does not pass anything off as it.
+    assert_eq!(nothing["results"], json!([]), "{nothing}");
+    assert_eq!(
+        nothing["unmatched"],
+        json!(["Kreuzfahrt", "Karibik"]),
+        "{nothing}"
+    );
+    assert!(
+        nothing["hint"]
+            .as_str()
+            .unwrap()
+            .contains("Kreuzfahrt / Karibik")
+    );
+    // A question of nothing but question words asks for nothing, and hears how to ask.
+    let asked =
+        structured(&call(&client, "search_content", json!({"query": "Was ist das?"})).await);
+    assert_eq!(asked["results"], json!([]), "{asked}");
+    assert!(
+        asked["hint"].as_str().unwrap().contains("kein Suchwort"),
+        "{asked}"
+    );
 }
 
 #[tokio::test]
