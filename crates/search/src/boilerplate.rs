@@ -59,19 +59,23 @@ impl Boilerplate {
         out
     }
 
-    /// `body` without its recurring sentences.
-    pub fn strip(&self, body: &str) -> String {
+    /// `body` without its recurring sentences, and those sentences.
+    pub fn split(&self, body: &str) -> (String, String) {
         if self.recurring.is_empty() {
-            return body.to_string();
+            return (body.to_string(), String::new());
         }
-        let mut out = String::with_capacity(body.len());
+        let mut own = String::with_capacity(body.len());
+        let mut repeated = String::new();
         for sentence in sentences(body) {
-            if !self.recurring.contains(&hash(sentence)) {
-                out.push_str(sentence);
-                out.push('\n');
-            }
+            let into = if self.recurring.contains(&hash(sentence)) {
+                &mut repeated
+            } else {
+                &mut own
+            };
+            into.push_str(sentence);
+            into.push('\n');
         }
-        out
+        (own, repeated)
     }
 }
 
@@ -105,9 +109,10 @@ mod tests {
             .collect();
         bodies.push("Das Hotel Alpenrose hat ein Hallenbad und eine Sauna.".to_string());
         let boilerplate = Boilerplate::of(bodies.iter().map(String::as_str));
-        assert!(!boilerplate.strip(&bodies[0]).contains("Hallenbad"));
-        assert!(boilerplate.strip(&bodies[0]).contains("Stornierung"));
-        assert!(boilerplate.strip(&bodies[30]).contains("Hallenbad"));
+        let (own, repeated) = boilerplate.split(&bodies[0]);
+        assert!(!own.contains("Hallenbad") && repeated.contains("Hallenbad"));
+        assert!(own.contains("Stornierung"));
+        assert!(boilerplate.split(&bodies[30]).0.contains("Hallenbad"));
     }
 
     #[test]
@@ -117,6 +122,6 @@ mod tests {
             "Ein Satz, der in beiden Texten steht.",
         ];
         let boilerplate = Boilerplate::of(bodies.iter().copied());
-        assert_eq!(boilerplate.strip(bodies[0]).trim(), bodies[0]);
+        assert_eq!(boilerplate.split(bodies[0]).0.trim(), bodies[0]);
     }
 }

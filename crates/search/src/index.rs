@@ -62,10 +62,13 @@ pub(crate) struct Fields {
     pub ordinal: Field,
     pub title: Field,
     pub breadcrumb: Field,
+    /// The body as written, stored for excerpts (searched as `core` and `boilerplate`).
     pub body: Field,
     /// The body without its boilerplate (sentences that recur across many documents): what
     /// the ranked search matches.
     pub core: Field,
+    /// The body's boilerplate sentences: `core` and this are the whole body.
+    pub boilerplate: Field,
     /// The body's headings and list items ([`crate::boilerplate::Boilerplate::outline`]).
     pub outline: Field,
     /// The document's kind, whole.
@@ -131,6 +134,7 @@ impl TextIndex {
             breadcrumb: field("breadcrumb")?,
             body: field("body")?,
             core: field("core")?,
+            boilerplate: field("boilerplate")?,
             outline: field("outline")?,
             kind: field("kind")?,
             title_key: field("title_key")?,
@@ -174,7 +178,9 @@ impl TextIndex {
             document.add_text(fields.title, &doc.title);
             document.add_text(fields.breadcrumb, &doc.breadcrumb);
             document.add_text(fields.body, &doc.body);
-            document.add_text(fields.core, boilerplate.strip(&doc.body));
+            let (core, repeated) = boilerplate.split(&doc.body);
+            document.add_text(fields.core, core);
+            document.add_text(fields.boilerplate, repeated);
             document.add_text(fields.outline, boilerplate.outline(&doc.body));
             document.add_text(fields.kind, &doc.kind);
             document.add_text(fields.title_key, crate::question::title_key(&doc.name));
@@ -268,10 +274,13 @@ impl TextIndex {
     /// A term anywhere: in any field, in any of its forms, whole (scored) or as a prefix.
     fn term_query(&self, term: &QueryTerm) -> Box<dyn Query> {
         let mut alternatives: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        // The body is indexed in two parts (its own prose, its boilerplate): together, the
+        // whole body.
         for (field, boost) in [
             (self.fields.title, TITLE_BOOST),
             (self.fields.breadcrumb, BREADCRUMB_BOOST),
-            (self.fields.body, BODY_BOOST),
+            (self.fields.core, BODY_BOOST),
+            (self.fields.boilerplate, BODY_BOOST),
         ] {
             for form in &term.forms {
                 let whole = TermQuery::new(
@@ -320,8 +329,9 @@ fn schema() -> (Schema, Fields) {
         ordinal: schema.add_u64_field("ordinal", FAST),
         title: schema.add_text_field("title", indexed.clone()),
         breadcrumb: schema.add_text_field("breadcrumb", indexed.clone()),
-        body: schema.add_text_field("body", indexed.clone() | STORED),
+        body: schema.add_text_field("body", STORED),
         core: schema.add_text_field("core", indexed.clone()),
+        boilerplate: schema.add_text_field("boilerplate", indexed.clone()),
         outline: schema.add_text_field("outline", indexed),
         kind: schema.add_text_field("kind", STRING | FAST),
         title_key: schema.add_text_field("title_key", STRING | FAST),

@@ -23,8 +23,27 @@ pub fn stem(plain: &str) -> Option<String> {
     if plain.chars().nth(3).is_none() || plain.chars().any(|c| c.is_ascii_digit()) {
         return None;
     }
-    let stemmed = GERMAN.stem(plain);
-    (stemmed.len() >= 3 && stemmed != plain).then(|| stemmed.into_owned())
+    // A site repeats its words thousands of times over: each thread stems a word once (the
+    // memo starts over past a bound, so it never grows without end).
+    STEMS.with_borrow_mut(|memo| {
+        if let Some(known) = memo.get(plain) {
+            return known.clone();
+        }
+        if memo.len() >= MAX_MEMO {
+            memo.clear();
+        }
+        let stemmed = GERMAN.stem(plain);
+        let stem = (stemmed.len() >= 3 && stemmed != plain).then(|| stemmed.into_owned());
+        memo.insert(plain.to_string(), stem.clone());
+        stem
+    })
+}
+
+const MAX_MEMO: usize = 200_000;
+
+thread_local! {
+    static STEMS: std::cell::RefCell<HashMap<String, Option<String>>> =
+        std::cell::RefCell::new(HashMap::new());
 }
 
 /// The form a word is known by in a [`Lexicon`]: its stem, else its plain folding.

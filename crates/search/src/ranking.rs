@@ -27,8 +27,7 @@ const TITLE_BOOST: Score = 3.0;
 const BREADCRUMB_BOOST: Score = 2.0;
 const OUTLINE_BOOST: Score = 1.5;
 const BODY_BOOST: Score = 1.0;
-/// The whole body, boilerplate included: asked only where nothing else holds the words, and
-/// then a word only boilerplate holds adds little.
+/// Boilerplate: asked only where nothing else holds the words, and then adds little.
 const BOILERPLATE_BOOST: Score = 0.15;
 /// A prefix-only match counts less than the whole word, a stem a little less, a synonym less
 /// still, and a compound's halves found apart least.
@@ -293,10 +292,10 @@ impl TextIndex {
         ]
     }
 
-    /// … and its whole body, boilerplate included.
+    /// … and its boilerplate.
     fn all_fields(&self) -> Vec<(Field, Score)> {
         let mut fields = self.own_fields();
-        fields.push((self.fields.body, BOILERPLATE_BOOST));
+        fields.push((self.fields.boilerplate, BOILERPLATE_BOOST));
         fields
     }
 

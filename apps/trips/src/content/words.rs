@@ -21,6 +21,13 @@ const KIND_WORDS: &[(&str, &[&str])] = &[
             "Ferienwohnung",
             "Appartement",
             "Apartment",
+            "Résidence",
+            "Residenz",
+            "Apparthotel",
+            "Clubhotel",
+            "Berghotel",
+            "Sporthotel",
+            "Alpenhotel",
         ],
     ),
     (
