@@ -47,8 +47,18 @@ pub(super) async fn oauth(
             }
         };
     }
-    match concierge_oauth::AuthServer::open(oauth_config, resources, hook, database.cloned()).await
-    {
+    let server =
+        concierge_oauth::AuthServer::open(oauth_config, resources, hook, database.cloned()).await;
+    builtin(base, server, errors)
+}
+
+/// The OAuth side of the built-in authorization server `server`, or why there is none.
+fn builtin(
+    base: String,
+    server: Result<Arc<concierge_oauth::AuthServer>, String>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<OAuthSetup> {
+    match server {
         Ok(server) => Some(OAuthSetup {
             base,
             scopes: server.scopes.clone(),
@@ -83,18 +93,8 @@ pub(super) fn follow(
             builtin: None,
         });
     };
-    match server.follow(oauth_config, resources(config, &running.base), hook) {
-        Ok(server) => Some(OAuthSetup {
-            base: running.base.clone(),
-            scopes: server.scopes.clone(),
-            verifier: concierge_oauth::Verifier::BuiltIn(server.clone()),
-            builtin: Some(server),
-        }),
-        Err(message) => {
-            errors.push(ConfigError::new("oauth", message));
-            None
-        }
-    }
+    let next = server.follow(oauth_config, resources(config, &running.base), hook);
+    builtin(running.base.clone(), next, errors)
 }
 
 /// The resource URL of every endpoint that takes OAuth tokens.
