@@ -143,16 +143,22 @@ impl TextIndex {
         'reach: for reach in 0..2 {
             for needed in (1..=required[reach].len()).rev() {
                 partial = needed < required[reach].len();
-                let mut clauses: Vec<(Occur, Box<dyn Query>)> = required[reach]
+                let words: Vec<(Occur, Box<dyn Query>)> = required[reach]
                     .iter()
                     .map(|c| (Occur::Should, c.box_clone()))
                     .collect();
+                // `needed` of the words; a setting word only adds where it matches, and never
+                // counts as one of them.
+                let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+                    Occur::Must,
+                    Box::new(BooleanQuery::with_minimum_required_clauses(words, needed)),
+                )];
                 clauses.extend(
                     optional[reach]
                         .iter()
                         .map(|c| (Occur::Should, c.box_clone())),
                 );
-                let query = BooleanQuery::with_minimum_required_clauses(clauses, needed);
+                let query = BooleanQuery::new(clauses);
                 top = searcher.search(&query, &collector)?;
                 if !top.is_empty() {
                     break 'reach;

@@ -109,6 +109,13 @@ fn site() -> TextIndex {
             "Die Preise der Skipässe je Skigebiet.",
         ),
         doc(
+            "hunde",
+            "page",
+            "Mit Hund in den Skiurlaub",
+            "Hilfe > Haustiere",
+            "Hunde sind in vielen Häusern willkommen, bitte bei der Buchung angeben.",
+        ),
+        doc(
             "fruehstueck",
             "concept",
             "Was bedeutet Frühstück?",
@@ -218,4 +225,11 @@ fn compounds_reach_the_pages_of_their_halves() {
     assert_eq!(keys(&found)[0], "storno", "{:?}", keys(&found));
     let found = ask(&site(), "Skipasspreise");
     assert_eq!(keys(&found)[0], "skipass", "{:?}", keys(&found));
+}
+
+#[test]
+fn a_setting_word_never_stands_in_for_the_words_asked() {
+    // "Hotel" after "im" is the setting: only pages about dogs answer, not every hotel.
+    let found = ask(&site(), "Sind Hunde im Hotel erlaubt?");
+    assert_eq!(keys(&found), ["hunde"], "{found:?}");
 }
