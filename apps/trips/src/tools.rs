@@ -140,6 +140,15 @@ async fn search_content(
     } else {
         None
     };
+    let hint = match (hint, answer.left_out.is_empty()) {
+        (hint, true) => hint,
+        (hint, false) => Some(format!(
+            "{}Gesucht wurde nach den ersten {} Wörtern; nicht berücksichtigt: {}.",
+            hint.map(|h| h + " ").unwrap_or_default(),
+            concierge_search::question::MAX_WORDS,
+            answer.left_out.join(", ")
+        )),
+    };
     let results = answer.hits.into_iter().map(|hit| ContentResult {
         page: PageName {
             url: hit.url,

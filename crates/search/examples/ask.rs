@@ -30,10 +30,13 @@ fn main() {
     for query in &args[1..] {
         let question = Question::read(query, &lexicon);
         println!("{query}: {question:?}");
+        let started = std::time::Instant::now();
         let found = index.ask(&question, 8, 0).expect("ask");
         println!(
-            "  unmatched {:?} nothing_asked {}",
-            found.unmatched, found.nothing_asked
+            "  {:.1} ms; unmatched {:?} nothing_asked {}",
+            started.elapsed().as_secs_f64() * 1000.0,
+            found.unmatched,
+            found.nothing_asked
         );
         for hit in found.hits {
             println!("  {} {:.2}", hit.key, hit.score);

@@ -194,7 +194,12 @@ pub struct Question {
     pub function_words: Vec<String>,
     /// The whole question as a title would say it ([`title_key`]).
     pub title: String,
+    /// Content words past the first [`MAX_WORDS`], not searched for.
+    pub left_out: Vec<String>,
 }
+
+/// The content words a question is searched for.
+pub const MAX_WORDS: usize = 8;
 
 /// A title (or a whole question) as the two are compared: its words folded, joined by one
 /// space ("Über uns" → `ueber uns`).
@@ -220,6 +225,12 @@ impl Question {
                 continue;
             }
             if !seen.insert(token.term.clone()) {
+                continue;
+            }
+            if question.words.len() == MAX_WORDS {
+                // A question is a few words; a wall of them would make every search (and each
+                // step of the partial fallback) as long. The rest are said to be left out.
+                question.left_out.push(typed);
                 continue;
             }
             let setting = after.as_deref().is_some_and(is_determiner);
@@ -321,6 +332,16 @@ mod tests {
         );
         assert!(words("Was ist das?").is_empty());
         assert_eq!(words("ohne Skipass"), ["ohne", "skipass"]);
+    }
+
+    #[test]
+    fn a_wall_of_words_is_searched_for_its_first_eight() {
+        let question = Question::read(
+            "Hallenbad Sauna Gletscher Zermatt Obergurgl Lawine Kinder Ostern Gepäck Storno",
+            &lexicon(),
+        );
+        assert_eq!(question.words.len(), MAX_WORDS);
+        assert_eq!(question.left_out, ["Gepäck", "Storno"]);
     }
 
     #[test]

@@ -151,6 +151,8 @@ pub struct ContentAnswer {
     pub nothing_asked: bool,
     /// No page holds every word: the hits hold most of them.
     pub partial: bool,
+    /// Words past the first eight of a long query, not searched for.
+    pub left_out: Vec<String>,
 }
 
 impl ContentIndex {
@@ -231,6 +233,7 @@ impl ContentIndex {
             unmatched: found.unmatched,
             nothing_asked: found.nothing_asked,
             partial: found.partial,
+            left_out: question.left_out,
         })
     }
 

@@ -75,6 +75,14 @@ async fn search_content_finds_german_content_with_urls_and_excerpts() {
         asked["hint"].as_str().unwrap().contains("kein Suchwort"),
         "{asked}"
     );
+    // A wall of words is searched for its first eight, and says which it left out.
+    let wall = "Hallenbad Sauna Gletscher Zermatt Obergurgl Lawine Kinder Ostern Gepäck Storno";
+    let long = structured(&call(&client, "search_content", json!({"query": wall})).await);
+    let hint = long["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("nicht berücksichtigt: Gepäck, Storno"),
+        "{long}"
+    );
 }
 
 #[tokio::test]
