@@ -6,7 +6,7 @@ use concierge_core::{Annotations, CallContext, ToolError, typed_tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::content::search::ContentIndex;
+use crate::content::search::{ContentAnswer, ContentIndex};
 use crate::content::store::ContentStore;
 
 /// `get_document` answers at most this many characters of a body.
@@ -31,7 +31,8 @@ struct ContentResults {
     /// has nothing about them, and do not present the results as being about them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     unmatched: Vec<String>,
-    /// When the query asked for nothing or found nothing: what to tell the customer.
+    /// What to tell the customer beside the results: the query asked for nothing, a word found
+    /// nothing, no page holds every word, or words of a long query were left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     hint: Option<String>,
 }
@@ -80,7 +81,7 @@ struct FullDocument {
 const SEARCH_CONTENT: &str = "Search the tour operator's website content (TYPO3: trip descriptions and FAQs, hotels, \
 destinations, concepts, travel information pages, blog posts) for questions that are not about dates, prices or \
 availability: what a trip is like, what a resort offers, how the bus journey works, insurance, equipment, packing. \
-German full text. Returns up to 8 hits with url, title, type, site and a ~600-character excerpt; get_document gives \
+German full text; pass the customer's question as asked. Returns up to 8 hits with url, title, type, site and a ~600-character excerpt, and `unmatched`/`hint` when part of the question found nothing (say so; do not present the hits as being about it); get_document gives \
 a hit's whole text. Editorial text is maintained by hand and can be outdated: on dates, prices, pickups and \
 inclusions the structured fields of search_trips and get_trip override it. Cite each answer's url.";
 
@@ -115,7 +116,27 @@ async fn search_content(
         .answer(&input.query)
         .await
         .map_err(|e| ToolError::internal("content_search_failed", e.to_string()))?;
-    let hint = if answer.nothing_asked && answer.hits.is_empty() {
+    let hint = hint(&answer);
+    let results = answer.hits.into_iter().map(|hit| ContentResult {
+        page: PageName {
+            url: hit.url,
+            title: hit.title,
+            kind: hit.kind,
+            site: hit.site,
+        },
+        excerpt: hit.excerpt,
+    });
+    Ok(ContentResults {
+        results: results.collect(),
+        unmatched: answer.unmatched,
+        hint,
+    })
+}
+
+/// What the model should tell the customer beside the hits (in German, as the site speaks):
+/// nothing asked, words nothing holds, a partial match, words left out of a long query.
+fn hint(answer: &ContentAnswer) -> Option<String> {
+    let said = if answer.nothing_asked && answer.hits.is_empty() {
         Some(
             "Die Anfrage enthält kein Suchwort (nur Fragewörter wie \"was\", \"welche\", \"gibt es\"). \
              Bitte nach dem Gesuchten fragen, z. B. \"Hallenbad\", \"Skipass Val Thorens\"."
@@ -140,29 +161,15 @@ async fn search_content(
     } else {
         None
     };
-    let hint = match (hint, answer.left_out.is_empty()) {
-        (hint, true) => hint,
-        (hint, false) => Some(format!(
+    match (said, answer.left_out.is_empty()) {
+        (said, true) => said,
+        (said, false) => Some(format!(
             "{}Gesucht wurde nach den ersten {} Wörtern; nicht berücksichtigt: {}.",
-            hint.map(|h| h + " ").unwrap_or_default(),
+            said.map(|h| h + " ").unwrap_or_default(),
             concierge_search::question::MAX_WORDS,
             answer.left_out.join(", ")
         )),
-    };
-    let results = answer.hits.into_iter().map(|hit| ContentResult {
-        page: PageName {
-            url: hit.url,
-            title: hit.title,
-            kind: hit.kind,
-            site: hit.site,
-        },
-        excerpt: hit.excerpt,
-    });
-    Ok(ContentResults {
-        results: results.collect(),
-        unmatched: answer.unmatched,
-        hint,
-    })
+    }
 }
 
 async fn get_document(
