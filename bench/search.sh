@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # search_content beside the seed's own engine (MariaDB FULLTEXT) on one generated corpus: the
-# 200 chatbot queries with 1 and 8 clients, p50/p95/p99 and QPS as ratios, and each query's
-# top eight compared (bench/search.py says exactly how each side is queried). By hand, not in CI:
+# 200 chatbot queries with 1 and 8 clients, p50/p95/p99 and QPS as ratios, each query's top eight
+# compared, and both engines' top eights graded against bench/search_judgments (nDCG@8, P@3, MRR
+# per category; bench/search.py says exactly how each side is queried). By hand, not in CI:
 #   bench/search.sh                  50,000 documents, table to bench/results/<date>-search.md
 #   bench/search.sh --docs 5000      a smaller corpus
 # The corpus generator and queries come from the shared search benchmark (SEARCH_BENCH, default
