@@ -213,6 +213,21 @@ fn wording(config: &OAuthConfig) -> Result<pages::Wording, String> {
     ))
 }
 
+/// What an authorization server keeps across a reload ([`AuthServer::follow`]): its issuer and
+/// state, and the per-peer counts.
+struct Kept {
+    issuer: String,
+    store: Arc<dyn OAuthStore>,
+    users: Arc<dyn store::UserDirectory>,
+    key: Arc<SigningKey>,
+    revoked: Arc<RwLock<(HashSet<String>, Instant)>>,
+    cimd: Option<Arc<cimd::Resolver>>,
+    registrations: Arc<limits::PeerBuckets>,
+    authorizations: Arc<limits::PeerBuckets>,
+    max_unused_clients: u64,
+    sign_ins: Arc<limits::SignInThrottle>,
+}
+
 const REVOCATIONS_RELOAD: Duration = Duration::from_secs(10);
 
 impl AuthServer {
@@ -227,7 +242,8 @@ impl AuthServer {
     ) -> Result<Arc<Self>, String> {
         let issuer = config.issuer.trim_end_matches('/').to_string();
         url::Url::parse(&issuer).map_err(|e| format!("oauth.issuer: {e}"))?;
-        let wording = wording(config)?;
+        // The wording's scopes are checked before any state is opened, as they always were.
+        wording(config)?;
         let mut sign_ins = limits::SignInThrottle::new(&config.limits);
         let (store, local_users, where_): (Arc<dyn OAuthStore>, Arc<dyn store::UserDirectory>, _) =
             match shared {
@@ -261,35 +277,29 @@ impl AuthServer {
             .revoked_jtis()
             .await
             .map_err(|e| format!("{where_}: {e}"))?;
-        config.redirects.check()?;
-        Ok(Arc::new(Self {
-            issuer,
-            scopes: config.scopes.clone(),
+        Self::assemble(
+            Kept {
+                issuer,
+                store,
+                users,
+                key: Arc::new(SigningKey::from_seed(seed)),
+                revoked: Arc::new(RwLock::new((revoked.into_iter().collect(), Instant::now()))),
+                cimd: config
+                    .client_id_metadata_documents
+                    .then(|| Arc::new(cimd::Resolver::new(config.cimd_test_allow_loopback))),
+                registrations: Arc::new(limits::PeerBuckets::new(
+                    config.limits.registrations_per_minute,
+                )),
+                authorizations: Arc::new(limits::PeerBuckets::new(
+                    config.limits.authorizations_per_minute,
+                )),
+                max_unused_clients: config.limits.max_unused_clients,
+                sign_ins: Arc::new(sign_ins),
+            },
+            config,
             resources,
-            access_ttl: config.access_token_ttl,
-            refresh_ttl: config.refresh_token_ttl,
-            rotation_grace: config.refresh_rotation_grace,
-            unused_client_ttl: config.unused_client_ttl,
-            store,
-            users,
-            key: Arc::new(SigningKey::from_seed(seed)),
-            revoked: Arc::new(RwLock::new((revoked.into_iter().collect(), Instant::now()))),
-            verified: verified::VerifiedTokens::default(),
             audit,
-            cimd: config
-                .client_id_metadata_documents
-                .then(|| Arc::new(cimd::Resolver::new(config.cimd_test_allow_loopback))),
-            wording,
-            redirects: config.redirects.clone(),
-            registrations: Arc::new(limits::PeerBuckets::new(
-                config.limits.registrations_per_minute,
-            )),
-            authorizations: Arc::new(limits::PeerBuckets::new(
-                config.limits.authorizations_per_minute,
-            )),
-            max_unused_clients: config.limits.max_unused_clients,
-            sign_ins: Arc::new(sign_ins),
-        }))
+        )
     }
 
     /// The server a reload makes: `config`'s scopes, lifetimes, wording, redirect rules and
@@ -304,28 +314,51 @@ impl AuthServer {
         resources: Vec<String>,
         audit: AuditHook,
     ) -> Result<Arc<Self>, String> {
+        let kept = Kept {
+            issuer: self.issuer.clone(),
+            store: self.store.clone(),
+            users: self.users.clone(),
+            key: self.key.clone(),
+            revoked: self.revoked.clone(),
+            cimd: self.cimd.clone(),
+            registrations: self.registrations.clone(),
+            authorizations: self.authorizations.clone(),
+            max_unused_clients: self.max_unused_clients,
+            sign_ins: self.sign_ins.clone(),
+        };
+        Self::assemble(kept, config, resources, audit)
+    }
+
+    /// A server of `kept` state with `config`'s settings: the one place that reads what a reload
+    /// may change, for the first server and every one after it.
+    fn assemble(
+        kept: Kept,
+        config: &OAuthConfig,
+        resources: Vec<String>,
+        audit: AuditHook,
+    ) -> Result<Arc<Self>, String> {
         config.redirects.check()?;
         Ok(Arc::new(Self {
-            issuer: self.issuer.clone(),
+            issuer: kept.issuer,
             scopes: config.scopes.clone(),
             resources,
             access_ttl: config.access_token_ttl,
             refresh_ttl: config.refresh_token_ttl,
             rotation_grace: config.refresh_rotation_grace,
             unused_client_ttl: config.unused_client_ttl,
-            store: self.store.clone(),
-            users: self.users.clone(),
-            key: self.key.clone(),
-            revoked: self.revoked.clone(),
+            store: kept.store,
+            users: kept.users,
+            key: kept.key,
+            revoked: kept.revoked,
             verified: verified::VerifiedTokens::default(),
             audit,
-            cimd: self.cimd.clone(),
+            cimd: kept.cimd,
             wording: wording(config)?,
             redirects: config.redirects.clone(),
-            registrations: self.registrations.clone(),
-            authorizations: self.authorizations.clone(),
-            max_unused_clients: self.max_unused_clients,
-            sign_ins: self.sign_ins.clone(),
+            registrations: kept.registrations,
+            authorizations: kept.authorizations,
+            max_unused_clients: kept.max_unused_clients,
+            sign_ins: kept.sign_ins,
         }))
     }
 
