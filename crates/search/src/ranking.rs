@@ -50,6 +50,14 @@ const LONG_COMPOUND: usize = 12;
 /// A compound's halves are words of at least this many letters.
 const MIN_HALF: usize = 4;
 
+/// The forms a word is looked for in: each (form, as a prefix, share of the score), and the
+/// halves of a compound.
+#[derive(Default)]
+struct Forms {
+    each: Vec<(String, bool, Score)>,
+    halves: Option<(String, String)>,
+}
+
 /// What a question found.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Found {
@@ -105,15 +113,17 @@ impl TextIndex {
         let mut required: [Vec<Box<dyn Query>>; 2] = [Vec::new(), Vec::new()];
         let mut optional: [Vec<Box<dyn Query>>; 2] = [Vec::new(), Vec::new()];
         let mut unmatched = Vec::new();
+        let reaches = [self.own_fields(), self.all_fields()];
         for word in &question.words {
             let plain = word.kinds.is_empty() && !word.context;
-            for (reach, fields) in [self.own_fields(), self.all_fields()].iter().enumerate() {
-                let Some(clause) = self.word_query(&searcher, word, fields)? else {
-                    if reach == 0 && (plain || only_types) {
-                        unmatched.push(word.typed.clone());
-                    }
-                    break;
-                };
+            let Some(forms) = self.word_forms(&searcher, word)? else {
+                if plain || only_types {
+                    unmatched.push(word.typed.clone());
+                }
+                continue;
+            };
+            for (reach, fields) in reaches.iter().enumerate() {
+                let clause = self.word_query(&forms, fields);
                 if plain || only_types {
                     required[reach].push(clause);
                 } else if word.context {
@@ -186,30 +196,30 @@ impl TextIndex {
             .collect()
     }
 
-    /// One content word in every form it may stand in; `None` when no document holds any.
-    fn word_query(
+    /// The forms one content word is looked for in, decided once from the term dictionaries;
+    /// `None` when no document holds any.
+    fn word_forms(
         &self,
         searcher: &Searcher,
         word: &ContentWord,
-        fields: &[(Field, Score)],
-    ) -> tantivy::Result<Option<Box<dyn Query>>> {
+    ) -> tantivy::Result<Option<Forms>> {
         let prefix = word.term.is_prefix();
-        let mut alternatives: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut forms = Forms::default();
         let mut known = false;
         for form in &word.term.forms {
             known |= self.holds(searcher, form, prefix)?;
-            self.push_form(&mut alternatives, fields, form, prefix, 1.0);
+            forms.each.push((form.clone(), prefix, 1.0));
         }
         if let Some(stem) = &word.stem {
             known |= self.holds(searcher, stem, false)?;
-            self.push_form(&mut alternatives, fields, stem, false, STEM_SHARE);
+            forms.each.push((stem.clone(), false, STEM_SHARE));
         }
         for synonym in &word.synonyms {
             for (index, form) in synonym.iter().enumerate() {
                 // The last form is the stem, matched whole; the foldings as prefixes.
                 let as_prefix = index + 1 < synonym.len() || synonym.len() == 1;
                 known |= self.holds(searcher, form, as_prefix)?;
-                self.push_form(&mut alternatives, fields, form, as_prefix, SYNONYM_SHARE);
+                forms.each.push((form.clone(), as_prefix, SYNONYM_SHARE));
             }
         }
         let plain = word.term.forms.last().map(String::as_str).unwrap_or("");
@@ -222,7 +232,7 @@ impl TextIndex {
                     && self.holds(searcher, root, true)?
                 {
                     known = true;
-                    self.push_form(&mut alternatives, fields, root, true, STEM_SHARE);
+                    forms.each.push((root.to_string(), true, STEM_SHARE));
                     break;
                 }
             }
@@ -230,17 +240,24 @@ impl TextIndex {
         // A compound no document holds, or a long one, is also its two halves ("Silvesterfeier":
         // the Silvester trips whose texts speak of a Feier), each a word some document holds.
         if !known || plain.chars().count() >= LONG_COMPOUND {
-            let Some((left, right)) = self.split(searcher, plain)? else {
-                return Ok(
-                    known.then(|| Box::new(BooleanQuery::new(alternatives)) as Box<dyn Query>)
-                );
-            };
+            forms.halves = self.split(searcher, plain)?;
+        }
+        Ok((known || forms.halves.is_some()).then_some(forms))
+    }
+
+    /// A word's `forms` in `fields`.
+    fn word_query(&self, forms: &Forms, fields: &[(Field, Score)]) -> Box<dyn Query> {
+        let mut alternatives: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (form, prefix, share) in &forms.each {
+            self.push_form(&mut alternatives, fields, form, *prefix, *share);
+        }
+        if let Some((left, right)) = &forms.halves {
             let halves = BooleanQuery::new(
                 [left, right]
                     .into_iter()
                     .map(|half| {
                         let mut any = Vec::new();
-                        self.push_form(&mut any, fields, &half, true, 1.0);
+                        self.push_form(&mut any, fields, half, true, 1.0);
                         (
                             Occur::Must,
                             Box::new(BooleanQuery::new(any)) as Box<dyn Query>,
@@ -253,7 +270,7 @@ impl TextIndex {
                 Box::new(BoostQuery::new(Box::new(halves), SPLIT_SHARE)),
             ));
         }
-        Ok(Some(Box::new(BooleanQuery::new(alternatives))))
+        Box::new(BooleanQuery::new(alternatives))
     }
 
     /// `form` in the title, breadcrumb and boilerplate-free body: whole (scored), and as a
