@@ -19,7 +19,7 @@ use serde::Deserialize;
 pub use tools::{Clock, build, system_clock};
 
 /// The `[apps.coffee]` section of the config.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CoffeeConfig {
     /// The menu: columns напиток | цена | время_приготовления_мин | состав.

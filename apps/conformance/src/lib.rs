@@ -29,6 +29,11 @@ const IMAGE_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 /// A tiny WAV file (header and two bytes of silence).
 const AUDIO_WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
+/// `[apps.conformance]` takes no settings: the fixtures are fixed by the suite.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {}
+
 #[derive(Clone, Default)]
 pub struct Fixtures;
 

@@ -23,7 +23,7 @@ pub const TOOL_NAME: &str = "th_hotel_submit_task_results";
 pub const INVALID: &str = "MCP_SUBMIT_PAYLOAD_INVALID";
 
 /// The `[apps.intake]` section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IntakeConfig {
     /// Where submissions are recorded: a SQLite file (created), or a `postgres://` URL — the

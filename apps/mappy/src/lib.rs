@@ -21,7 +21,7 @@ use concierge_core::ToolSet;
 use serde::Deserialize;
 
 /// The `[apps.mappy]` section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MappyConfig {
     /// The Laravel app's base URL; the API is under `/api/mcp`.
@@ -29,10 +29,12 @@ pub struct MappyConfig {
     /// concierge's service key for the API (`Authorization: Bearer`).
     pub api_key: String,
     /// How long a read may take (the seed's §7.2: 10 s).
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "ten_seconds", with = "humantime_serde")]
     pub read_timeout: Duration,
     /// How long a write may take (the seed's §7.2: 30 s); a write that times out is traced by
     /// its batch, never retried blind.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "thirty_seconds", with = "humantime_serde")]
     pub write_timeout: Duration,
 }

@@ -26,7 +26,7 @@ use content::store::{ContentStore, SqlStore};
 use content::sync::{FeedSettings, RunOptions, SLOT, SyncReport, Syncer};
 
 /// `[apps.trips]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TripsConfig {
     /// The content mirror: a SQLite file, or a `postgres://` URL — the deployment's shared
@@ -54,12 +54,15 @@ pub struct TripsConfig {
 }
 
 /// `[apps.trips.feed]`: `APP_CMS_API_BASE_URL`, `APP_CMS_API_KEY`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeedConfig {
+    /// The TYPO3 content feed's base URL (`APP_CMS_API_BASE_URL`).
     pub base_url: String,
+    /// The feed's API key (`APP_CMS_API_KEY`); never logged.
     pub api_key: String,
     /// A request slower than this is a timeout (the load rules say 10 s).
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "ten_seconds", with = "humantime_serde")]
     pub timeout: Duration,
 }

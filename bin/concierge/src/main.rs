@@ -10,6 +10,10 @@ use std::pin::Pin;
 
 use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
 
+mod reference;
+#[cfg(test)]
+mod reference_tests;
+
 #[derive(Parser)]
 #[command(
     name = "concierge",
@@ -77,11 +81,24 @@ enum Command {
     /// Look at an MCP server as a `kind = "mcp"` instance would reach it: print its tools (the
     /// names `tools = [...]` takes) and, with --call, one call's answer as it would be handed on.
     McpProbe(concierge_mcp::probe::Probe),
+    /// What a config may hold, for editors and people: `config schema` prints its JSON Schema.
+    Config {
+        #[command(subcommand)]
+        about: ConfigAbout,
+    },
     /// Write a config section from what a system describes, for a person to curate.
     Import {
         #[command(subcommand)]
         source: ImportSource,
     },
+}
+
+#[derive(Subcommand)]
+enum ConfigAbout {
+    /// Print the JSON Schema of a config this binary reads (draft 7), generated from the types
+    /// `check` reads it into: the shipped configs name it in their first line (`#:schema`), so
+    /// Taplo / "Even Better TOML" completes and checks keys as you type.
+    Schema,
 }
 
 #[derive(Subcommand)]
@@ -161,7 +178,18 @@ fn apps() -> Apps {
             })
         })
         .tools("mappy", |config| concierge_mappy::build(&section(config)?))
-        .handler("conformance", concierge_conformance::Fixtures::default);
+        .handler("conformance", concierge_conformance::Fixtures::default)
+        // What each kind reads its section into: the config's JSON Schema and reference.
+        .settings::<concierge_coffee::CoffeeConfig>("coffee")
+        .settings::<concierge_upstream::UpstreamConfig>("kgqa")
+        .settings::<concierge_upstream::UpstreamConfig>("http")
+        .settings::<concierge_mcp::McpSettings>("mcp")
+        .settings::<concierge_openapi::OpenApiSettings>("openapi")
+        .settings::<concierge_sql::SqlSettings>("sql")
+        .settings::<concierge_intake::IntakeConfig>("intake")
+        .settings::<concierge_trips::TripsConfig>("trips")
+        .settings::<concierge_mappy::MappyConfig>("mappy")
+        .settings::<concierge_conformance::Settings>("conformance");
     simulators(apps)
 }
 
@@ -189,6 +217,9 @@ fn simulators(apps: Apps) -> Apps {
         let config: concierge_sim_mappy::SimulatorConfig = section(&config)?;
         concierge_sim_mappy::start(&config).await
     })
+    .simulator_settings::<concierge_sim_typo3::SimulatorConfig>("typo3")
+    .simulator_settings::<concierge_sim_kgqa::SimulatorConfig>("kgqa")
+    .simulator_settings::<concierge_sim_mappy::SimulatorConfig>("mappy")
 }
 
 /// A production build (`--no-default-features`) registers none.
@@ -227,6 +258,16 @@ fn main() -> ExitCode {
 
 async fn run(command: Command, config: PathBuf) -> ExitCode {
     match command {
+        Command::Config {
+            about: ConfigAbout::Schema,
+        } => {
+            let schema = apps().config_schema();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).unwrap_or_default()
+            );
+            ExitCode::SUCCESS
+        }
         Command::Import {
             source: ImportSource::Openapi(import),
         } => match import.run() {

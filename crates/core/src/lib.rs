@@ -44,6 +44,7 @@ pub mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub mod store;
 mod tool;
+pub mod written;
 
 pub use app::{
     Action, Health, HealthCheck, LiveCheck, LiveReport, Readings, ToolList, ToolSet, ToolUpdates,

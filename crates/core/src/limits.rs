@@ -5,7 +5,7 @@ use std::time::Duration;
 pub struct RetryAfter(pub Duration);
 
 /// What a limit of `count` per `period` means.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitPolicy {
     /// Never more than `count` calls in any `period` (a rolling window): what people read

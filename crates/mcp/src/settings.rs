@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 /// One upstream MCP server and the tools of it that concierge serves.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpSettings {
     /// A server started as a child process, spoken to over its stdin and stdout: the program
@@ -62,12 +62,15 @@ pub struct McpSettings {
     #[serde(default)]
     pub start: Start,
     /// How long one call may take upstream before it is cancelled there.
+    #[schemars(with = "concierge_core::written::Duration", extend("default" = "1m"))]
     #[serde(default = "one_minute", deserialize_with = "bounded_duration")]
     pub call_timeout: Duration,
     /// How long starting waits for the upstream's first tool list.
+    #[schemars(with = "concierge_core::written::Duration", extend("default" = "30s"))]
     #[serde(default = "half_a_minute", deserialize_with = "bounded_duration")]
     pub start_timeout: Duration,
     /// A result larger than this (its JSON) is answered as a readable error.
+    #[schemars(with = "concierge_core::written::Size")]
     #[serde(default = "four_mib", deserialize_with = "concierge_core::sizes::size")]
     pub max_result_bytes: usize,
     /// While the upstream is down its tools answer a retryable error (`error`, the default),
@@ -80,12 +83,15 @@ pub struct McpSettings {
 }
 
 /// concierge's own OAuth client at the upstream's authorization server.
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientCredentials {
+    /// concierge's client id there.
     pub client_id: String,
+    /// Its secret (from the environment: `${VAR}`); never logged.
     pub client_secret: String,
     #[serde(default)]
+    /// The scopes concierge asks for.
     pub scopes: Vec<String>,
 }
 
@@ -99,7 +105,9 @@ impl std::fmt::Debug for ClientCredentials {
 }
 
 /// The protocol era concierge speaks to an upstream.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum, schemars::JsonSchema,
+)]
 pub enum Protocol {
     #[default]
     #[serde(rename = "auto")]
@@ -114,7 +122,7 @@ pub enum Protocol {
 }
 
 /// When the upstream is first connected.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Start {
     #[default]
@@ -123,7 +131,7 @@ pub enum Start {
 }
 
 /// What a client sees of an upstream that is down.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WhenDown {
     #[default]
@@ -132,7 +140,7 @@ pub enum WhenDown {
 }
 
 /// What concierge says and does differently for one upstream tool.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolOverride {
     pub description: Option<String>,

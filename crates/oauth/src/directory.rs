@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::store::{SignedIn, StoreError, UserDirectory};
 
 /// The `[oauth.users]` section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpDirectoryConfig {
     /// The sign-in URL (Mappy: `…/api/mcp/auth/sign-in`).
@@ -24,6 +24,8 @@ pub struct HttpDirectoryConfig {
     /// Headers sent with every request (the service key); never logged.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// A lookup slower than this fails the sign-in.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "five_seconds", with = "humantime_serde")]
     pub timeout: Duration,
 }

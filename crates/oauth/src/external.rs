@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::TokenOwner;
 
 /// `[oauth.external]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExternalConfig {
     /// The provider's issuer (`iss` of its tokens).
@@ -24,8 +24,10 @@ pub struct ExternalConfig {
     /// Its RFC 7662 introspection endpoint, for opaque tokens (used when there is no `jwks_uri`).
     #[serde(default)]
     pub introspection_endpoint: Option<String>,
+    /// concierge's client id at the introspection endpoint.
     #[serde(default)]
     pub introspection_client_id: Option<String>,
+    /// Its secret (from the environment: `${VAR}`).
     #[serde(default)]
     pub introspection_client_secret: Option<String>,
     /// The audience tokens must carry; the endpoint's URL when unset (RFC 8707).

@@ -37,7 +37,7 @@ use keys::SigningKey;
 use store::{OAuthStore, SqlStore};
 
 /// `[oauth]`: the built-in authorization server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OAuthConfig {
     /// The public base URL: the built-in server's issuer, and the base of every OAuth endpoint's
@@ -52,16 +52,22 @@ pub struct OAuthConfig {
     /// Scopes the server grants (`scopes_supported`); requests for others are narrowed away.
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// How long an access token is valid.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "one_hour", with = "humantime_serde")]
     pub access_token_ttl: Duration,
+    /// How long a refresh token is valid.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "thirty_days", with = "humantime_serde")]
     pub refresh_token_ttl: Duration,
     /// How long a public client's rotated refresh token may be presented again (the retry of a
     /// refresh whose answer was lost) before a second use counts as theft and revokes the
     /// family. `0s` for reuse detection without a window.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "rotation_grace", with = "humantime_serde")]
     pub refresh_rotation_grace: Duration,
     /// Self-registered clients unused this long are removed.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "thirty_days", with = "humantime_serde")]
     pub unused_client_ttl: Duration,
     /// Clients may name themselves by an https URL to their metadata document (CIMD).

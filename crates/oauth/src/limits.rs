@@ -12,7 +12,7 @@ use crate::store::StoreError;
 use serde::Deserialize;
 
 /// `[oauth.limits]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
     /// Client registrations one peer address may make a minute (a minute's worth may come at
@@ -40,15 +40,18 @@ pub struct LimitsConfig {
     #[serde(default = "five")]
     pub sign_in_failures_per_account: u32,
     /// The first wait after those failures; it doubles with each further failure.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "one_second", with = "humantime_serde")]
     pub sign_in_delay: Duration,
     /// The longest wait for a peer address: 5 minutes holds a sprayer to ~12 guesses an hour,
     /// and never locks an office behind a shared address (a proxy, a NAT) out for long.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "five_minutes", with = "humantime_serde")]
     pub sign_in_max_delay_per_peer: Duration,
     /// The longest wait for an account: short (30 s), because anyone who knows a user's name
     /// can make the failures; it slows guessing from many addresses (to ~120 guesses an hour)
     /// without locking the user out.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "thirty_seconds", with = "humantime_serde")]
     pub sign_in_max_delay_per_account: Duration,
 }

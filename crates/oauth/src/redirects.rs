@@ -23,7 +23,7 @@ pub const KNOWN_CLIENTS: &[&str] = &[
 /// `[oauth.redirects]`: the redirect URIs dynamically registered clients may use. Operator
 /// clients (`concierge token add-client`) and metadata-document clients (vouched for by their
 /// own host) are not limited by it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedirectsConfig {
     /// Any https redirect URI may be registered (and loopback ones, if `loopback`). For a

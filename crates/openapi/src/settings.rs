@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 /// One REST API, described by its OpenAPI document, and the operations of it served as tools.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenApiSettings {
     /// The OpenAPI document (3.0 or 3.1, JSON or YAML): a file, relative to the folder
@@ -23,9 +23,11 @@ pub struct OpenApiSettings {
     /// Required: a spec's new operation is not served until someone lists it.
     pub operations: Vec<String>,
     /// A request's whole time, connect to the end of the body.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "ten_seconds", with = "humantime_serde")]
     pub timeout: Duration,
     /// The largest answer read; a larger one is a readable error.
+    #[schemars(with = "concierge_core::written::Size")]
     #[serde(default = "one_mib", deserialize_with = "concierge_core::sizes::size")]
     pub max_response_bytes: usize,
     /// Per `operationId`: what concierge says and does differently.
@@ -37,7 +39,7 @@ pub struct OpenApiSettings {
 }
 
 /// How concierge authenticates itself at the API.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Auth {
     /// `Authorization: Bearer <token>`.
@@ -57,26 +59,32 @@ pub struct Auth {
 }
 
 /// concierge's own client at the API's authorization server.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientCredentials {
+    /// concierge's client id there.
     pub client_id: String,
+    /// Its secret (from the environment: `${VAR}`); never logged.
     pub client_secret: String,
     #[serde(default)]
+    /// The scopes concierge asks for.
     pub scopes: Vec<String>,
     #[serde(default)]
+    /// The token endpoint; the document's `oauth2` client credentials flow when unset.
     pub token_url: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Basic {
+    /// The user name of HTTP Basic authentication.
     pub user: String,
+    /// Its password (from the environment: `${VAR}`); never logged.
     pub password: String,
 }
 
 /// What one operation is served as, where the document is not what the model should see.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OperationOverride {
     /// The tool's name (default: the `operationId` in snake_case).

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// One database and the tools declared over it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SqlSettings {
     /// `postgres://` or `postgresql://`; `mysql://` or `mariadb://`; `sqlite://path` or a path.
@@ -20,12 +20,14 @@ pub struct SqlSettings {
     #[serde(default = "four")]
     pub max_connections: u32,
     /// How long one statement may run; the database cancels it then.
+    #[schemars(with = "concierge_core::written::Duration", extend("default" = "5s"))]
     #[serde(default = "five_seconds", deserialize_with = "bounded_duration")]
     pub statement_timeout: Duration,
     /// Rows in one result at most; a tool may lower it.
     #[serde(default = "two_hundred")]
     pub max_rows: u32,
     /// Bytes of one result at most (its JSON); whole rows are dropped from the end.
+    #[schemars(with = "concierge_core::written::Size")]
     #[serde(
         default = "sixty_four_kib",
         deserialize_with = "concierge_core::sizes::size"
@@ -39,11 +41,12 @@ pub struct SqlSettings {
     #[serde(default)]
     pub language: Option<String>,
     #[serde(default, rename = "tool")]
+    /// The tools, one `[[apps.<name>.tool]]` each: a name, a description and one SQL statement.
     pub tools: Vec<SqlToolSettings>,
 }
 
 /// One tool: one statement.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SqlToolSettings {
     /// `^[a-z][a-z0-9_]{0,63}$`.
@@ -80,6 +83,7 @@ pub struct SqlToolSettings {
     pub max_affected_rows: Option<u64>,
     /// This tool's own bound, at most the instance's.
     pub max_rows: Option<u32>,
+    #[schemars(with = "Option<concierge_core::written::Size>")]
     #[serde(default, deserialize_with = "concierge_core::sizes::optional_size")]
     pub max_bytes: Option<usize>,
     /// The write may overwrite or delete (default: for `UPDATE` and `DELETE`).

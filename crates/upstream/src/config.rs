@@ -5,13 +5,14 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// An upstream app's config section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamConfig {
     /// `scheme://host:port` of the business API; paths come from the request templates.
     pub base_url: String,
     /// The whole exchange (connect, send, read the body) must finish within this: more than 0,
     /// at most 10 minutes.
+    #[schemars(with = "concierge_core::written::Duration", extend("default" = "15s"))]
     #[serde(default = "default_timeout", deserialize_with = "timeout")]
     pub timeout: Duration,
     /// Sent with every request. Values are secrets: they never reach a log, an audit line or a result.
@@ -27,6 +28,7 @@ pub struct UpstreamConfig {
     /// The request every tool sends unless it declares its own.
     pub request: Option<RequestTemplate>,
     #[serde(default, rename = "tool")]
+    /// The tools, one `[[apps.<name>.tool]]` each: name, description, arguments and the request it sends.
     pub tools: Vec<HttpToolConfig>,
 }
 
@@ -47,10 +49,11 @@ fn timeout<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Er
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestTemplate {
     #[serde(default = "default_method")]
+    /// The HTTP method (`GET` by default, `POST`, `PUT`, `PATCH`, `DELETE`).
     pub method: String,
     /// Appended to `base_url`; a template (use `| urlencode` for arguments in it).
     pub path: String,
@@ -62,7 +65,7 @@ fn default_method() -> String {
     "POST".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpToolConfig {
     pub name: String,

@@ -21,9 +21,10 @@ use serde_json::{Value, json};
 pub const QUERY_PATH: &str = "/v1/openapi/knowledge-qa/query";
 
 /// The `[simulators.kgqa]` section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulatorConfig {
+    /// The loopback address the simulator listens on (port 0 picks a free one).
     pub listen: String,
     /// The canned answers (`examples/kgqa/answers.json`).
     pub answers: PathBuf,

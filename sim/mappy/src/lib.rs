@@ -68,15 +68,17 @@ const SIGN_IN_PATH: &str = "/api/mcp/auth/sign-in";
 const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// The `[simulators.mappy]` section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulatorConfig {
+    /// The loopback address the simulator listens on (port 0 picks a free one).
     pub listen: String,
     /// The sample data (`examples/mappy/sample.json`).
     pub data: PathBuf,
     /// The service key the simulated API accepts as `Authorization: Bearer …`.
     pub api_key: String,
     /// How long a queued batch waits before its job runs.
+    #[schemars(with = "String", extend("x-type" = "duration"))]
     #[serde(default = "default_job_delay", with = "humantime_serde")]
     pub job_delay: Duration,
 }

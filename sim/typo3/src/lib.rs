@@ -23,9 +23,10 @@ use serde_json::{Value, json};
 use concierge_trips::content::feed::{DocKey, MANIFEST_PATH, RECORDS_PATH};
 
 /// `[simulators.typo3]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimulatorConfig {
+    /// The loopback address the simulator listens on (port 0 picks a free one).
     pub listen: String,
     /// The feed directory: `manifest.json`, `records.json`, `pages/`.
     pub feed: PathBuf,

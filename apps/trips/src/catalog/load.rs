@@ -23,7 +23,7 @@ pub const FIRST_SYNC_GRACE: Duration = Duration::from_secs(10 * 60);
 const RETRY_EXPORT: Duration = Duration::from_secs(30);
 
 /// `[apps.trips.export]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportConfig {
     /// `GET /api/exports/products` of the booking system (used when set and not empty)…
@@ -37,6 +37,8 @@ pub struct ExportConfig {
     pub token: Option<String>,
     /// BusPro's `hotel.xml`: a file, or an http(s) URL.
     pub hotels: String,
+    /// How often the export is read again.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "five_minutes", with = "humantime_serde")]
     pub refresh: Duration,
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::store::{ContentStore, StoreError};
 
 /// `[apps.trips.schedule]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleConfig {
     /// Run the schedule inside `serve` (off when cron runs `concierge sync` instead).
@@ -30,6 +30,7 @@ pub struct ScheduleConfig {
     #[serde(default = "ten")]
     pub freshness_minute: u32,
     /// The check fails when the last good manifest is older than this.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "max_age", with = "humantime_serde")]
     pub freshness_max_age: Duration,
     /// POSTed `{"text": …}` when the freshness check fails (Slack/Mattermost/Teams-style hook).

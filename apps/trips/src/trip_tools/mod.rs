@@ -27,7 +27,7 @@ const PICKUP_DATES: usize = 3;
 const PAGE_TEXT_HITS: usize = 50;
 
 /// One of the site's travel period presets (`chatbot_travel_periods`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Period {
     pub name: String,

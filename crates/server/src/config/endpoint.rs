@@ -7,9 +7,10 @@ use serde::Deserialize;
 
 use super::limits::RateKey;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointSection {
+    /// The URL path the endpoint is served at (`/coffee/mcp`).
     pub path: String,
     /// Tools served here as `app.tool`, or `app.*` for all of an app's tools; `app.tool as name`
     /// serves a tool under another name (a variant of a tool that clients know by one name).
@@ -23,6 +24,7 @@ pub struct EndpointSection {
     pub handler: Option<String>,
     /// What the model is told about this server at initialize.
     pub instructions: Option<String>,
+    /// Who may call: `{ kind = "tokens" }`, `{ kind = "oauth" }` or `{ kind = "none" }` (loopback only).
     pub auth: AuthSection,
     /// What the limits count per: each `client` (default), each access `token`, or each `user`
     /// (OAuth endpoints; callers without a token or user count per client).
@@ -52,9 +54,12 @@ pub struct EndpointSection {
     /// session's event stream, `POST <messages>?sessionId=…` carries the client's messages.
     #[serde(default)]
     pub legacy_sse: Option<LegacySse>,
+    /// `stateful` (a session per client, with server-to-client streams) or `stateless` (each
+    /// request on its own, for a fleet without sticky routing).
     #[serde(default)]
     pub session: SessionMode,
     /// Idle time after which a session is forgotten (`30m`, `90s`).
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "default_idle", with = "humantime_serde")]
     pub idle_timeout: Duration,
     /// Open sessions one client (one principal: a token's client, or an OAuth user) may hold;
@@ -89,7 +94,7 @@ fn default_idle() -> Duration {
     Duration::from_secs(30 * 60)
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ScopeRefusal {
     #[default]
@@ -97,14 +102,16 @@ pub enum ScopeRefusal {
     ToolError,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LegacySse {
+    /// The path of the event stream (`GET`).
     pub sse: String,
+    /// The path the client posts its messages to.
     pub messages: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SessionMode {
     /// `Mcp-Session-Id` sessions, bound to the client that opened them.
@@ -114,7 +121,7 @@ pub enum SessionMode {
     Stateless,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum AuthSection {
     /// No authentication; allowed only on a loopback listen address.

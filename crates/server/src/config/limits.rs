@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 /// What a rate limit counts per.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RateKey {
     #[default]
@@ -29,12 +29,27 @@ pub struct LimiterSection {
 }
 
 /// The table form of a limiter (the string form is its `rate` alone).
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LimiterTable {
     rate: String,
     #[serde(default)]
     policy: concierge_core::LimitPolicy,
+}
+
+impl schemars::JsonSchema for LimiterSection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Limiter".into()
+    }
+
+    /// Either form `Deserialize` below reads.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let table = generator.subschema_for::<LimiterTable>();
+        schemars::json_schema!({
+            "description": "A rate like \"60/minute\" (the sliding window), or a table with its policy.",
+            "anyOf": [{"type": "string", "pattern": "^[0-9]+/"}, table],
+        })
+    }
 }
 
 impl<'de> Deserialize<'de> for LimiterSection {

@@ -10,6 +10,7 @@
 //! - `interpolate.rs`: `${VAR}`, `${server.url}`
 //! - `apps.rs`: an `[apps.<name>]` instance, its kind and its settings
 //! - `unknown_keys.rs`: every misspelt key at once, with what was meant
+//! - `schema.rs`: the document's JSON Schema, from these types and each kind's settings type
 
 mod apps;
 mod endpoint;
@@ -17,6 +18,7 @@ mod error;
 pub mod interpolate;
 mod limits;
 mod load;
+pub mod schema;
 mod sections;
 mod state;
 #[cfg(test)]

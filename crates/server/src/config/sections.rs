@@ -11,7 +11,7 @@ use super::endpoint::EndpointSection;
 use super::limits::LimiterSection;
 use super::state::{StateSection, WritesSection, five_minutes};
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub server: ServerSection,
@@ -22,14 +22,18 @@ pub struct Config {
     /// Named audit sinks.
     #[serde(default)]
     pub audit: BTreeMap<String, AuditSection>,
-    /// App instances by name: each one's `kind` (the name when absent) and that kind's settings
-    /// (see `apps.rs`).
+    /// App instances by name: each one's `kind` (the name when absent) and that kind's
+    /// settings.
     #[serde(default)]
+    // Each kind's own schema replaces this one (`schema.rs`).
+    #[schemars(with = "BTreeMap<String, serde_json::Map<String, serde_json::Value>>")]
     pub apps: BTreeMap<String, toml::Value>,
     #[serde(default, rename = "endpoint")]
     pub endpoints: Vec<EndpointSection>,
     /// Stand-ins for external systems, started on loopback with the server (demo deployments).
     #[serde(default)]
+    // Each kind's own schema replaces this one (`schema.rs`).
+    #[schemars(with = "BTreeMap<String, serde_json::Map<String, serde_json::Value>>")]
     pub simulators: BTreeMap<String, toml::Value>,
     /// The built-in OAuth 2.1 authorization server, for endpoints with `auth = { kind = "oauth" }`.
     #[serde(default)]
@@ -53,7 +57,7 @@ pub struct Config {
 }
 
 /// `[ops]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpsSection {
     /// Signs an operator in to `/ops` (at least 16 characters).
@@ -62,7 +66,7 @@ pub struct OpsSection {
 }
 
 /// `[metrics]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsSection {
     /// A listen address of their own (`127.0.0.1:9464`; port 0 picks one), for Prometheus.
@@ -85,9 +89,10 @@ fn empty_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String
     Ok(value.filter(|v| !v.trim().is_empty()))
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSection {
+    /// The address and port to listen on (`127.0.0.1:8080`; port 0 picks a free one).
     pub listen: String,
     /// Host header values accepted (DNS-rebinding protection). Loopback names when unset.
     #[serde(default = "loopback_hosts")]
@@ -104,15 +109,18 @@ pub struct ServerSection {
     /// A new connection's first request head must arrive within this of the connection, a later
     /// one within this of its first byte: a client sending a header a byte a second holds a
     /// socket for no longer. 10 s is far more than any real client needs on a slow link.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "ten_seconds", with = "humantime_serde")]
     pub header_read_timeout: Duration,
     /// A connection with no request in flight is closed after this long. A minute outlasts a
     /// chat user's pause between questions (clients reuse the connection) and frees an idle
     /// socket within the minute; an open SSE stream is a request in flight and stays.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "sixty_seconds", with = "humantime_serde")]
     pub keep_alive_timeout: Duration,
     /// A request's whole body must arrive within this (answered 408 otherwise). Bodies here are
     /// at most `max_body_bytes` (1 MiB): 30 s is 35 KB/s, slower than any link that carries a chat.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "thirty_seconds", with = "humantime_serde")]
     pub body_read_timeout: Duration,
     /// Open connections at most; over it a new socket is answered 503 and closed. `serve` raises
@@ -128,15 +136,18 @@ pub struct ServerSection {
     pub max_connections_per_peer: usize,
     /// How long one round of upstream probes answers `/health` (anyone may call it; it must not
     /// become load on the upstreams).
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "five_seconds", with = "humantime_serde")]
     pub health_cache: Duration,
     /// How long a tool call may run before the platform stops it and answers
     /// `deadline_exceeded`. It bounds what a hung upstream can hold, and it is what makes the
     /// idempotency store's rule safe: a write claim older than 10 minutes counts as abandoned,
     /// so no write may run that long (checked).
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "five_minutes", with = "humantime_serde")]
     pub call_timeout: Duration,
     /// `text` (the default) or `json`: one object per line, for a log shipper.
+    #[schemars(extend("x-env" = "CONCIERGE_LOG_FORMAT"))]
     #[serde(default)]
     pub log_format: LogFormat,
     /// Where `serve` writes its process id (relative to the config's folder; default
@@ -187,7 +198,7 @@ fn default_body_limit() -> usize {
     1024 * 1024
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuditSection {
     /// JSON Lines file; its directory is created.
@@ -199,7 +210,7 @@ pub struct AuditSection {
 }
 
 /// How log lines are written (`[server] log_format`, `CONCIERGE_LOG_FORMAT`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     /// For a person at a terminal.

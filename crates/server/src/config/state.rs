@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 /// `[state]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateSection {
     /// `redis://host:port/db` (`${CONCIERGE_REDIS_URL:-}`): every `[limits]` limiter and the
@@ -117,7 +117,7 @@ impl StateSection {
 }
 
 /// The shared home of idempotency records and the write secret.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WritesHome {
     Postgres,
@@ -125,7 +125,7 @@ pub enum WritesHome {
 }
 
 /// What a limit does while the shared store that counts it is down.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WhenDown {
     #[default]
@@ -133,16 +133,18 @@ pub enum WhenDown {
     Allow,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WritesSection {
     /// SQLite file of idempotency records (shared by every endpoint and every process on this
     /// host); with `[state] database` set, the records live there instead.
     pub database: PathBuf,
     /// How long an `idempotency_key` answers its first result.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "one_day", with = "humantime_serde")]
     pub idempotency_window: Duration,
     /// How long a confirm token is valid.
+    #[schemars(with = "concierge_core::written::Duration")]
     #[serde(default = "five_minutes", with = "humantime_serde")]
     pub confirm_ttl: Duration,
 }

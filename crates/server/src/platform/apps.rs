@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use concierge_core::ToolSet;
+
+use crate::config::schema::SettingsSchema;
 use rmcp::ServerHandler;
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
@@ -44,11 +46,52 @@ pub struct Apps {
     pub(super) handlers: BTreeMap<String, HandlerMount>,
     pub(super) simulators: BTreeMap<String, SimulatorStart>,
     pub(super) background: BTreeMap<String, BackgroundStart>,
+    /// Each kind's settings type, for the config's JSON Schema (and the reference made from it).
+    settings: BTreeMap<String, SettingsSchema>,
+    /// Each simulator's settings type, likewise.
+    simulator_settings: BTreeMap<String, SettingsSchema>,
 }
 
 impl Apps {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The type kind `name` reads its `[apps.<name>]` section into, for the config's JSON
+    /// Schema: every kind registers one (a test of the binary holds it to that).
+    pub fn settings<T: schemars::JsonSchema>(mut self, name: &str) -> Self {
+        self.settings
+            .insert(name.to_string(), |generator| generator.subschema_for::<T>());
+        self
+    }
+
+    /// The type simulator `name` reads its `[simulators.<name>]` section into.
+    pub fn simulator_settings<T: schemars::JsonSchema>(mut self, name: &str) -> Self {
+        self.simulator_settings
+            .insert(name.to_string(), |generator| generator.subschema_for::<T>());
+        self
+    }
+
+    /// The JSON Schema of a config this binary reads (`concierge config schema`).
+    pub fn config_schema(&self) -> serde_json::Value {
+        crate::config::schema::document(&self.settings, &self.simulator_settings)
+    }
+
+    /// The kinds and simulators offered without a settings type: what the schema cannot
+    /// describe (empty when every registration is complete).
+    pub fn without_settings(&self) -> Vec<String> {
+        let kinds = self.tools.keys().chain(self.handlers.keys());
+        let mut missing: Vec<String> = kinds
+            .filter(|name| !self.settings.contains_key(*name))
+            .map(|name| format!("apps kind `{name}`"))
+            .collect();
+        missing.extend(
+            self.simulators
+                .keys()
+                .filter(|name| !self.simulator_settings.contains_key(*name))
+                .map(|name| format!("simulator `{name}`")),
+        );
+        missing
     }
 
     /// Starts the simulators of `sections` (binding their ports); returns each one's URL, by

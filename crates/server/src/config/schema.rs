@@ -1,0 +1,134 @@
+//! The JSON Schema of the deployment file (`concierge config schema`), derived from the very
+//! types the file is read into, so an editor that completes keys and `concierge check` cannot
+//! disagree about what a key is.
+//!
+//! The deployment's own sections come from [`Config`]'s derive. An `[apps.<name>]` section is
+//! read by its kind's code, which the binary registers ([`crate::Apps::settings`]); each kind's
+//! settings schema gains its `kind` key here, and a section is checked against the kind it names
+//! (or, with no `kind`, the kind of its own name). Simulators likewise, by name.
+//!
+//! Draft 7, the newest draft Taplo ("Even Better TOML") reads.
+
+use std::collections::BTreeMap;
+
+use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+use super::Config;
+use super::apps::KIND;
+
+/// A kind's settings schema: `schemars::SchemaGenerator::subschema_for::<Settings>`.
+pub type SettingsSchema = fn(&mut SchemaGenerator) -> Schema;
+
+/// Where the schema says it is served from, for the `$id`.
+pub const SCHEMA_ID: &str = "https://concierge.invalid/schema/concierge.toml.json";
+
+/// The whole document's schema: the deployment's sections, `[apps.<name>]` by kind and
+/// `[simulators.<name>]` by name.
+pub fn document(
+    kinds: &BTreeMap<String, SettingsSchema>,
+    simulators: &BTreeMap<String, SettingsSchema>,
+) -> Value {
+    let mut generator = SchemaGenerator::new(SchemaSettings::draft07());
+    let kinds: Vec<(String, Schema)> = kinds
+        .iter()
+        .map(|(name, schema)| (name.clone(), schema(&mut generator)))
+        .collect();
+    let simulators: Vec<(String, Schema)> = simulators
+        .iter()
+        .map(|(name, schema)| (name.clone(), schema(&mut generator)))
+        .collect();
+    let mut root = generator.into_root_schema_for::<Config>().to_value();
+    let definitions = root
+        .get("definitions")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let resolve = |schema: &Schema| -> Value {
+        let value = schema.as_value().clone();
+        match value.get("$ref").and_then(Value::as_str) {
+            Some(reference) => definitions
+                .get(reference.trim_start_matches("#/definitions/"))
+                .cloned()
+                .unwrap_or(value),
+            None => value,
+        }
+    };
+
+    let mut added = Map::new();
+    let names: Vec<Value> = kinds.iter().map(|(name, _)| json!(name)).collect();
+    let mut by_kind = Vec::new();
+    let mut named = Map::new();
+    for (kind, settings) in &kinds {
+        let mut settings = resolve(settings);
+        with_kind(&mut settings, kind);
+        let id = format!("app.{kind}");
+        added.insert(id.clone(), settings);
+        by_kind.push(json!({
+            "if": {"properties": {KIND: {"const": kind}}, "required": [KIND]},
+            "then": {"$ref": format!("#/definitions/{id}")},
+        }));
+        // `[apps.coffee]` with no `kind` is the coffee kind; with one, the kind it names.
+        named.insert(
+            kind.clone(),
+            json!({
+                "if": {"required": [KIND]},
+                "then": {"$ref": "#/definitions/app"},
+                "else": {"$ref": format!("#/definitions/{id}")},
+            }),
+        );
+    }
+    added.insert(
+        "app".into(),
+        json!({
+            "type": "object",
+            "description": "An app instance: `kind` names the code that serves it; the other keys are that kind's settings.",
+            "required": [KIND],
+            "properties": {KIND: {"enum": names, "description": "The kind of app (the section's name when absent)."}},
+            "allOf": by_kind,
+        }),
+    );
+    let apps = json!({
+        "type": "object",
+        "description": root["properties"]["apps"]["description"],
+        "propertyNames": {"pattern": "^[a-z][a-z0-9_-]{0,63}$"},
+        "properties": named,
+        "additionalProperties": {"$ref": "#/definitions/app"},
+    });
+    let simulators = json!({
+        "type": "object",
+        "description": root["properties"]["simulators"]["description"],
+        "properties": simulators
+            .iter()
+            .map(|(name, schema)| (name.clone(), resolve(schema)))
+            .collect::<Map<String, Value>>(),
+        "additionalProperties": false,
+    });
+    root["properties"]["apps"] = apps;
+    root["properties"]["simulators"] = simulators;
+    if let Some(definitions) = root.get_mut("definitions").and_then(Value::as_object_mut) {
+        definitions.extend(added);
+    }
+    root["$id"] = json!(SCHEMA_ID);
+    root["title"] = json!("concierge.toml");
+    root
+}
+
+/// A kind's settings with the `kind` key that names it.
+fn with_kind(settings: &mut Value, kind: &str) {
+    let Some(object) = settings.as_object_mut() else {
+        return;
+    };
+    object.insert("type".into(), json!("object"));
+    let properties = object
+        .entry("properties")
+        .or_insert_with(|| json!({}))
+        .as_object_mut();
+    if let Some(properties) = properties {
+        properties.insert(
+            KIND.into(),
+            json!({"const": kind, "description": "The kind of app (the section's name when absent)."}),
+        );
+    }
+}
