@@ -10,6 +10,8 @@ use std::pin::Pin;
 
 use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
 
+// The book's generated reference pages, written and compared by a test.
+#[cfg(test)]
 mod reference;
 #[cfg(test)]
 mod reference_tests;

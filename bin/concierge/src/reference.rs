@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use concierge_server::config::schema::INTERPOLATED;
 use serde_json::Value;
 
 /// The committed pages, from the repository's root.
@@ -145,7 +146,7 @@ impl Page<'_> {
         } else if let Some(item) = map_of(&value) {
             let item = self.unwrap_optional(&item);
             self.heading(2, &format!("[{key}.<name>]"));
-            self.description(&format!("{key}"), &value);
+            self.description(key, &value);
             if is_section(&item) {
                 self.table(&format!("{key}.<name>"), &item, 0);
             } else {
@@ -370,6 +371,14 @@ fn type_of(page: &Page, value: &Value) -> String {
         if let Some(options) = value.get(combinator).and_then(Value::as_array) {
             let mut names: Vec<String> = Vec::new();
             for option in options {
+                // Any choice may also be `${VAR}`, as the page's introduction says.
+                if option
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| r.ends_with(INTERPOLATED))
+                {
+                    continue;
+                }
                 let option = page.resolve(option);
                 if option.get("type") == Some(&Value::from("null")) {
                     continue;

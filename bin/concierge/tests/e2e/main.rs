@@ -14,6 +14,7 @@ mod cli;
 mod cluster;
 mod cluster_state;
 mod coffee;
+mod config_schema;
 mod durability;
 mod federation;
 mod hotel;

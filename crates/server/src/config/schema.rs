@@ -110,9 +110,73 @@ pub fn document(
     if let Some(definitions) = root.get_mut("definitions").and_then(Value::as_object_mut) {
         definitions.extend(added);
     }
+    accept_interpolation(&mut root);
+    if let Some(definitions) = root.get_mut("definitions").and_then(Value::as_object_mut) {
+        definitions.insert(
+            INTERPOLATED.into(),
+            json!({
+                "type": "string",
+                "pattern": "\\$\\{",
+                "description": "`${VAR}` or `${VAR:-default}`: read from the environment when the config is loaded.",
+            }),
+        );
+    }
     root["$id"] = json!(SCHEMA_ID);
     root["title"] = json!("concierge.toml");
     root
+}
+
+/// The definition a string of fixed choices or format may also be: an environment reference.
+pub const INTERPOLATED: &str = "Interpolated";
+
+/// Any string value may be `${VAR}` (see `interpolate.rs`), read before the value is: a choice
+/// (`log_format = "${CONCIERGE_LOG_FORMAT:-text}"`) or a date is then any such reference. Other
+/// strings take it as they are; numbers and booleans cannot be interpolated.
+fn accept_interpolation(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            for inner in object.values_mut() {
+                accept_interpolation(inner);
+            }
+            let strings_only = |choices: &Value| {
+                choices
+                    .as_array()
+                    .is_some_and(|c| !c.is_empty() && c.iter().all(Value::is_string))
+            };
+            let constant_strings =
+                object
+                    .get("oneOf")
+                    .and_then(Value::as_array)
+                    .is_some_and(|variants| {
+                        !variants.is_empty()
+                            && variants
+                                .iter()
+                                .all(|v| v.get("const").is_some_and(Value::is_string))
+                    });
+            let formatted = object.contains_key("format")
+                && match object.get("type") {
+                    Some(Value::String(kind)) => kind == "string",
+                    Some(Value::Array(kinds)) => kinds.contains(&json!("string")),
+                    _ => false,
+                };
+            if object.get("enum").is_some_and(strings_only) || constant_strings || formatted {
+                let mut original = std::mem::take(object);
+                // What describes the key stays beside the choices, where a reader looks.
+                for key in ["description", "default", "x-env"] {
+                    if let Some(kept) = original.remove(key) {
+                        object.insert(key.into(), kept);
+                    }
+                }
+                let original = Value::Object(original);
+                object.insert(
+                    "anyOf".into(),
+                    json!([original, {"$ref": format!("#/definitions/{INTERPOLATED}")}]),
+                );
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(accept_interpolation),
+        _ => {}
+    }
 }
 
 /// A kind's settings with the `kind` key that names it.

@@ -1,0 +1,155 @@
+//! `concierge config schema` and `concierge check` agree: every shipped config names the schema
+//! in its first line and validates against it, and a misspelt key — of the deployment or of an
+//! app's kind — is refused by both.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// The schema as the binary prints it.
+fn validator() -> jsonschema::Validator {
+    let output = Command::new(BIN)
+        .args(["config", "schema"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let schema: Value = serde_json::from_slice(&output.stdout).expect("a JSON schema");
+    jsonschema::draft7::new(&schema).expect("a valid draft 7 schema")
+}
+
+/// What the schema says of a config's text: its problems, one per line.
+fn schema_problems(validator: &jsonschema::Validator, text: &str) -> Vec<String> {
+    let document = json_of(toml::from_str(text).expect("TOML"));
+    validator
+        .iter_errors(&document)
+        .map(|error| format!("{}: {error}", error.instance_path()))
+        .collect()
+}
+
+/// A TOML document as an editor's schema check reads it: a date is its text.
+fn json_of(value: toml::Value) -> Value {
+    match value {
+        toml::Value::String(text) => Value::String(text),
+        toml::Value::Integer(number) => Value::from(number),
+        toml::Value::Float(number) => Value::from(number),
+        toml::Value::Boolean(flag) => Value::Bool(flag),
+        toml::Value::Datetime(datetime) => Value::String(datetime.to_string()),
+        toml::Value::Array(items) => Value::Array(items.into_iter().map(json_of).collect()),
+        toml::Value::Table(table) => Value::Object(
+            table
+                .into_iter()
+                .map(|(key, value)| (key, json_of(value)))
+                .collect(),
+        ),
+    }
+}
+
+/// The configs the repository ships: every TOML at the root and under bench/ with a `[server]`.
+fn shipped() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for folder in [root(), root().join("bench")] {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml")
+                && std::fs::read_to_string(&path)
+                    .unwrap()
+                    .lines()
+                    .any(|line| line == "[server]")
+            {
+                found.push(path);
+            }
+        }
+    }
+    assert!(found.len() >= 6, "{found:?}");
+    found
+}
+
+#[test]
+fn every_shipped_config_names_the_schema_and_validates_against_it() {
+    let validator = validator();
+    for path in shipped() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let first = text.lines().next().unwrap_or_default();
+        let named = first
+            .strip_prefix("#:schema ")
+            .unwrap_or_else(|| panic!("{}: the first line is not `#:schema …`", path.display()));
+        let schema = path.parent().unwrap().join(named);
+        assert!(
+            schema.ends_with("docs/src/reference/concierge.schema.json") && schema.is_file(),
+            "{}: `#:schema {named}` is not the committed schema",
+            path.display()
+        );
+        let problems = schema_problems(&validator, &text);
+        assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
+    }
+}
+
+/// Runs `check` on `text` in a fresh folder: exit code and report.
+fn check(dir: &Path, text: &str) -> (i32, String) {
+    let path = dir.join("concierge.toml");
+    std::fs::write(&path, text).unwrap();
+    let output = Command::new(BIN)
+        .args(["check", "--config"])
+        .arg(&path)
+        .env("APP_MCP_TOKENS", "n8n:abcdefghijklmnop")
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code().unwrap_or(-1), report)
+}
+
+#[test]
+fn a_misspelt_key_is_refused_by_check_and_by_the_schema() {
+    let validator = validator();
+    let dir = tempfile::tempdir().unwrap();
+    let good = coffee_config(dir.path(), "");
+    assert_eq!(
+        check(dir.path(), &good).0,
+        0,
+        "{}",
+        check(dir.path(), &good).1
+    );
+    assert_eq!(schema_problems(&validator, &good), Vec::<String>::new());
+    for (misspelt, key) in [
+        // The deployment's own section.
+        (
+            good.replacen("[server]\n", "[server]\nmax_body_byte = 5\n", 1),
+            "max_body_byte",
+        ),
+        // A kind's settings, in a section named after its kind.
+        (
+            good.replacen("[apps.coffee]\n", "[apps.coffee]\nmenus = \"x.xlsx\"\n", 1),
+            "menus",
+        ),
+        // An endpoint's.
+        (
+            good.replacen("[[endpoint]]\n", "[[endpoint]]\ntool = []\n", 1),
+            "tool",
+        ),
+    ] {
+        assert_ne!(misspelt, good, "the misspelling of {key} was not written");
+        let (code, report) = check(dir.path(), &misspelt);
+        assert_eq!(code, 1, "check passed `{key}`: {report}");
+        assert!(
+            report.contains(key),
+            "check's report names `{key}`: {report}"
+        );
+        let problems = schema_problems(&validator, &misspelt);
+        assert!(
+            problems.iter().any(|p| p.contains(key)),
+            "the schema passed `{key}`: {problems:?}"
+        );
+    }
+}
