@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every Rust test (a smoke of every fuzz target among them), real third-party clients against the
+# The whole test suite: formatting, lints, every Rust test (a smoke of every fuzz target among them), the book (docs/), real third-party clients against the
 # demo (every tool of every endpoint, with the Python and TypeScript SDKs), the README's first
 # command exactly as printed, a smoke run of the benchmark harness, the official MCP conformance runs (server and
 # authorization server), the OAuth consent page and the ops console in headless Chromium, the
@@ -43,6 +43,9 @@ check_monitoring
 if [ "$(id -u)" = 0 ]; then export CONCIERGE_TEST_TINY_FS=1; fi
 step "cargo test"
 cargo test --workspace --locked
+# The book: built with warnings as errors, its links and anchors, its TOML examples checked.
+step "scripts/docs.sh"
+scripts/docs.sh target/debug/concierge
 step "scripts/interop.sh"
 scripts/interop.sh target/debug/concierge
 # The README's first command as printed (a debug build like the tests', beside any running demo).
