@@ -85,7 +85,7 @@ async fn a_restart_opens_the_kept_index_and_a_new_generation_gets_its_own() {
         .await
         .unwrap();
     assert_eq!(titles(&first, "Zürich").await, ["Anreise"]);
-    assert_eq!(generations(&root), ["v2l2-g1"]);
+    assert_eq!(generations(&root), ["v3l2-g1"]);
     drop(first);
 
     // The store changes behind the index's back without a new generation: an index read from
@@ -107,7 +107,7 @@ async fn a_restart_opens_the_kept_index_and_a_new_generation_gets_its_own() {
     assert!(titles(&reopened, "Zürich").await.is_empty());
     bump(&store).await;
     reopened.reload_if_changed().await.unwrap();
-    assert_eq!(generations(&root), ["v2l2-g2", "v2l2-g3"]);
+    assert_eq!(generations(&root), ["v3l2-g2", "v3l2-g3"]);
 }
 
 #[tokio::test]
@@ -115,12 +115,12 @@ async fn a_damaged_kept_index_is_built_again() {
     let dir = tempfile::tempdir().unwrap();
     let (store, root) = kept_once(dir.path()).await;
 
-    std::fs::write(root.join("v2l2-g1/listings.jsonl"), b"{ kaputt").unwrap();
+    std::fs::write(root.join("v3l2-g1/listings.jsonl"), b"{ kaputt").unwrap();
     let index = ContentIndex::open(store.clone(), Some(root.clone()))
         .await
         .unwrap();
     assert_eq!(titles(&index, "Zürich").await, ["Anreise"]);
-    let listings = std::fs::read_to_string(root.join("v2l2-g1/listings.jsonl")).unwrap();
+    let listings = std::fs::read_to_string(root.join("v3l2-g1/listings.jsonl")).unwrap();
     assert!(listings.contains("Anreise"), "{listings}");
 }
 
@@ -128,7 +128,7 @@ async fn a_damaged_kept_index_is_built_again() {
 async fn a_kept_index_with_a_listing_too_many_is_built_again() {
     let dir = tempfile::tempdir().unwrap();
     let (store, root) = kept_once(dir.path()).await;
-    let kept = root.join("v2l2-g1/listings.jsonl");
+    let kept = root.join("v3l2-g1/listings.jsonl");
     let line = std::fs::read_to_string(&kept).unwrap();
     std::fs::write(&kept, format!("{line}{line}")).unwrap();
     let index = ContentIndex::open(store.clone(), Some(root.clone()))
@@ -153,7 +153,7 @@ async fn an_index_kept_by_an_older_version_is_neither_read_nor_kept() {
         .await
         .unwrap();
     assert_eq!(titles(&index, "Zürich").await, ["Anreise"]);
-    assert_eq!(generations(&root), ["v2l2-g1"]);
+    assert_eq!(generations(&root), ["v3l2-g1"]);
 }
 
 #[tokio::test]

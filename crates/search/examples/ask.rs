@@ -21,6 +21,7 @@ fn main() {
             breadcrumb: s("breadcrumb"),
             body: s("body_md"),
             weight: 1.0,
+            faq: false,
         }
     });
     let index = TextIndex::build(docs).expect("index");

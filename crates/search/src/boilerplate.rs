@@ -45,38 +45,61 @@ impl Boilerplate {
     /// The lines of `body` that say what it holds: its headings (but those many documents
     /// share, "## Ausstattung") and its list items (an amenity list's "- Hallenbad" is a fact of
     /// this document, however many others have one too).
-    pub fn outline(&self, body: &str) -> String {
-        let mut out = String::new();
-        for line in body.lines().map(str::trim) {
-            let heading = line.starts_with('#');
-            let item = line.starts_with("- ") || line.starts_with("* ");
-            let text = line.trim_start_matches(['#', '-', '*', ' ']);
-            if item || (heading && !self.recurring.contains(&hash(text))) {
-                out.push_str(text);
-                out.push('\n');
-            }
-        }
-        out
+    /// On an FAQ page (`faq`) its questions are its own, however many pages repeat them.
+    pub fn outline(&self, body: &str, faq: bool) -> String {
+        outline_lines(body, |heading| {
+            (faq && is_question(heading)) || !self.recurring.contains(&hash(heading))
+        })
     }
 
-    /// `body` without its recurring sentences, and those sentences.
-    pub fn split(&self, body: &str) -> (String, String) {
+    /// `body` without its recurring sentences, and those sentences. On an FAQ page (`faq`) a
+    /// question heading and the paragraph answering it are the page's own, however many pages
+    /// repeat them (the page's other shared sentences are still boilerplate).
+    pub fn split(&self, body: &str, faq: bool) -> (String, String) {
         if self.recurring.is_empty() {
             return (body.to_string(), String::new());
         }
         let mut own = String::with_capacity(body.len());
         let mut repeated = String::new();
-        for sentence in sentences(body) {
-            let into = if self.recurring.contains(&hash(sentence)) {
-                &mut repeated
-            } else {
-                &mut own
-            };
-            into.push_str(sentence);
-            into.push('\n');
+        let mut answering = false;
+        for paragraph in body.split("\n\n") {
+            let line = paragraph.trim();
+            let heading = line.starts_with('#');
+            let question = faq && heading && is_question(line);
+            let answer = faq && answering && !heading;
+            answering = question;
+            for sentence in sentences(paragraph) {
+                let into = if !(question || answer) && self.recurring.contains(&hash(sentence)) {
+                    &mut repeated
+                } else {
+                    &mut own
+                };
+                into.push_str(sentence);
+                into.push('\n');
+            }
         }
         (own, repeated)
     }
+}
+
+/// A heading that asks ("### Was passiert bei Schneemangel?").
+fn is_question(heading: &str) -> bool {
+    heading.trim_end().ends_with('?')
+}
+
+fn outline_lines(body: &str, keep_heading: impl Fn(&str) -> bool) -> String {
+    let mut out = String::new();
+    for line in body.lines().map(str::trim) {
+        let heading = line.starts_with('#');
+        let item = line.starts_with("- ") || line.starts_with("* ");
+        let text = line.trim_start_matches(['#', '-', '*', ' ']);
+        // A heading recurs as written, `#`s and all (as `Boilerplate::of` counted it).
+        if item || (heading && keep_heading(line)) {
+            out.push_str(text);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A body's sentences: cut after `.`, `!`, `?` and at line breaks, trimmed; short ones included
@@ -109,10 +132,15 @@ mod tests {
             .collect();
         bodies.push("Das Hotel Alpenrose hat ein Hallenbad und eine Sauna.".to_string());
         let boilerplate = Boilerplate::of(bodies.iter().map(String::as_str));
-        let (own, repeated) = boilerplate.split(&bodies[0]);
+        let (own, repeated) = boilerplate.split(&bodies[0], false);
         assert!(!own.contains("Hallenbad") && repeated.contains("Hallenbad"));
         assert!(own.contains("Stornierung"));
-        assert!(boilerplate.split(&bodies[30]).0.contains("Hallenbad"));
+        assert!(
+            boilerplate
+                .split(&bodies[30], false)
+                .0
+                .contains("Hallenbad")
+        );
     }
 
     #[test]
@@ -122,6 +150,36 @@ mod tests {
             "Ein Satz, der in beiden Texten steht.",
         ];
         let boilerplate = Boilerplate::of(bodies.iter().copied());
-        assert_eq!(boilerplate.split(bodies[0]).0.trim(), bodies[0]);
+        assert_eq!(boilerplate.split(bodies[0], false).0.trim(), bodies[0]);
+    }
+
+    #[test]
+    fn an_faq_page_keeps_its_questions_and_answers_and_drops_the_rest() {
+        let block = "### Was passiert bei Schneemangel?\n\nBei Schneemangel weichen wir auf Gletscher aus, so gut es geht.";
+        let filler = "Der Skiverleih vor Ort kostet für eine Woche ab 120 Euro pro Person.";
+        let mut bodies: Vec<String> = (0..30)
+            .map(|i| format!("# Seite {i}\n\n{block}\n\n{filler}"))
+            .collect();
+        bodies.push(format!("# Häufige Fragen\n\n{block}\n\n{filler}"));
+        let boilerplate = Boilerplate::of(bodies.iter().map(String::as_str));
+        let (own, repeated) = boilerplate.split(&bodies[0], false);
+        assert!(!own.contains("Schneemangel") && repeated.contains("Schneemangel"));
+        let (own, repeated) = boilerplate.split(&bodies[30], true);
+        assert!(own.contains("Was passiert bei Schneemangel?"), "{own}");
+        assert!(own.contains("weichen wir auf Gletscher aus"), "{own}");
+        assert!(
+            repeated.contains("Skiverleih") && !own.contains("Skiverleih"),
+            "{own}"
+        );
+        assert!(
+            boilerplate
+                .outline(&bodies[30], true)
+                .contains("Schneemangel")
+        );
+        assert!(
+            !boilerplate
+                .outline(&bodies[0], false)
+                .contains("Schneemangel")
+        );
     }
 }

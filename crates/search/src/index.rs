@@ -42,6 +42,10 @@ pub struct IndexDoc {
     pub breadcrumb: String,
     pub body: String,
     pub weight: f32,
+    /// A page that collects the site's common questions and answers (an FAQ page): the Q&A
+    /// blocks other pages repeat are this page's own content, not boilerplate, so a customer's
+    /// question reaches it as it reaches a page about the matter.
+    pub faq: bool,
 }
 
 /// One search result: the document's key, its weighted score and an excerpt of its body around
@@ -80,7 +84,7 @@ pub(crate) struct Fields {
 
 /// The version of what an index holds: bumped whenever the analyzer or the schema changes, so an
 /// index persisted by another version is built again, never read with the wrong analyzer.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// The keys of a persisted index, in ordinal order, one per line.
 const KEYS_FILE: &str = "keys.txt";
@@ -178,10 +182,11 @@ impl TextIndex {
             document.add_text(fields.title, &doc.title);
             document.add_text(fields.breadcrumb, &doc.breadcrumb);
             document.add_text(fields.body, &doc.body);
-            let (core, repeated) = boilerplate.split(&doc.body);
+            let (core, repeated) = boilerplate.split(&doc.body, doc.faq);
+            let outline = boilerplate.outline(&doc.body, doc.faq);
             document.add_text(fields.core, core);
             document.add_text(fields.boilerplate, repeated);
-            document.add_text(fields.outline, boilerplate.outline(&doc.body));
+            document.add_text(fields.outline, outline);
             document.add_text(fields.kind, &doc.kind);
             document.add_text(fields.title_key, crate::question::title_key(&doc.name));
             document.add_f64(fields.weight, f64::from(doc.weight));

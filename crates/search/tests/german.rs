@@ -12,6 +12,7 @@ fn doc(key: &str, title: &str, body: &str, weight: f32) -> IndexDoc {
         breadcrumb: String::new(),
         body: body.into(),
         weight,
+        faq: false,
     }
 }
 

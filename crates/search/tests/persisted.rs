@@ -30,6 +30,7 @@ fn docs() -> Vec<IndexDoc> {
         breadcrumb: "Reisen".into(),
         body: body.into(),
         weight: 1.0,
+        faq: false,
     })
     .collect()
 }

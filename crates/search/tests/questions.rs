@@ -26,6 +26,7 @@ fn doc(key: &str, kind: &str, title: &str, crumb: &str, body: &str) -> IndexDoc 
         breadcrumb: crumb.into(),
         body: body.into(),
         weight,
+        faq: false,
     }
 }
 

@@ -450,6 +450,7 @@ fn snapshot(
             name: page_name(&doc),
             title: doc.title.clone(),
             breadcrumb: doc.breadcrumb.join(" › "),
+            faq: doc.key.kind == "page" && super::words::is_faq_title(&doc.title),
             body: doc.body_md,
             weight: type_weight(&doc.key.kind),
         });
