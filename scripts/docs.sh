@@ -21,7 +21,7 @@ out=target/book
 rm -rf "$out"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! "$mdbook" build docs --dest-dir "../$out" >"$log" 2>&1; then
+if ! "$mdbook" build docs --dest-dir "$PWD/$out" >"$log" 2>&1; then
   cat "$log"
   echo "docs: mdbook build failed"
   exit 1

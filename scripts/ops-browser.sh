@@ -5,7 +5,8 @@
 # from another origin are refused (scripts/browser/ops.mjs).
 # Usage: scripts/ops-browser.sh [SCREENSHOT_DIR]
 #   binary: $CONCIERGE_BIN (default target/debug/concierge). With a directory, the pages are saved
-#   as ops-overview.png, ops-audit.png and ops-oauth.png (the README shows those in docs/).
+#   as ops-overview.png, ops-audit.png and ops-oauth.png (the book shows those from docs/src/images/:
+#   `scripts/ops-browser.sh docs/src/images` retakes them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${CONCIERGE_BIN:-target/debug/concierge}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The production build (`--no-default-features`: no simulators) as the README gives it: it links
+# The production build (`--no-default-features`: no simulators) as docs/src/guides/operating.md
+# ("Building for production") gives it: it links
 # no simulator crate, refuses a config that asks for one with a clear message, and serves one
 # that does not. Run last by test.sh: it leaves target/debug/concierge built without simulators.
 set -euo pipefail

@@ -308,7 +308,7 @@ REGIONS = {
                     "Der Schwarzwald ist das Mittelgebirge für Wintersport im Südwesten: Feldberg, "
                     "Todtnauberg und viele Loipen."),
 }
-# Regions without any page or url (documented in the README).
+# Regions without any page or url (documented in examples/ski/README.md).
 REGIONS_NO_URL = {"aosta", "werdenfels"}
 # Regions whose record carries its own contentUrl (no separate page item).
 REGIONS_OWN_PAGE = {"3v", "zillertal"}
@@ -722,7 +722,7 @@ def clock(minutes: int) -> str:
 ITEMS: list[dict] = []          # manifest items
 RECORDS: list[dict] = []        # records.json
 PAGES: dict[str, str] = {}      # contentUrl -> HTML
-EDGE: list[str] = []            # edge cases for the README (also printed)
+EDGE: list[str] = []            # edge cases for examples/ski/README.md (also printed)
 
 C = {}   # country key -> dict
 R = {}   # region key -> dict
@@ -3817,7 +3817,7 @@ def write_export() -> None:
 
 
 def export_facts() -> dict:
-    """What the written export holds: the edge cases with their codes (printed; the README lists them)."""
+    """What the written export holds: the edge cases with their codes (printed; examples/ski/README.md lists them)."""
     import xml.etree.ElementTree as ET
     exp = json.loads((EXPORT / "products.json").read_text(encoding="utf-8"))
     root = ET.parse(BUSPRO / "hotel.xml").getroot()

@@ -1,14 +1,17 @@
 """Every TOML example of the book marked as a config passes `concierge check`.
 
 ```toml,config   a whole config;
-```toml,fragment a fragment appended to the demo's concierge.toml (new sections, more
-                 [[endpoint]]s).
+```toml,fragment a fragment merged into the demo's concierge.toml: tables key by key, arrays
+                 of tables ([[endpoint]], [[apps.<name>.tool]]) appended, other values replaced.
 Each is written to the repository's root (relative paths in it are read from there, as a reader
 running it from a clone would) and checked with a state folder of its own, then removed.
 Usage: configs.py path/to/concierge"""
 
+import datetime
+import json
 import os
 import re
+import tomllib
 import subprocess
 import sys
 import tempfile
@@ -16,6 +19,60 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FENCE = re.compile(r"^```toml,(config|fragment)\s*\n(.*?)^```\s*$", re.M | re.S)
+
+
+def merge(base, fragment):
+    """`fragment` deep-merged into `base` (both as tomllib reads them)."""
+    for key, value in fragment.items():
+        old = base.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            merge(old, value)
+        elif is_tables(old) and is_tables(value):
+            old.extend(value)
+        else:
+            base[key] = value
+    return base
+
+
+def is_tables(value):
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def key(name):
+    return name if BARE.match(name) else json.dumps(name, ensure_ascii=False)
+
+
+def value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (datetime.date, datetime.time, datetime.datetime)):
+        return v.isoformat()
+    if isinstance(v, list):
+        return "[" + ", ".join(value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{key(k)} = {value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(type(v))
+
+
+def dump(table, path=()):
+    """A TOML document of `table`: its values, then its tables and arrays of tables."""
+    lines = [f"{key(k)} = {value(v)}" for k, v in table.items() if not isinstance(v, dict) and not is_tables(v)]
+    for k, v in table.items():
+        inner = path + (k,)
+        name = ".".join(key(p) for p in inner)
+        if isinstance(v, dict):
+            lines += ["", f"[{name}]", dump(v, inner)]
+        elif is_tables(v):
+            for item in v:
+                lines += ["", f"[[{name}]]", dump(item, inner)]
+    return "\n".join(lines)
 
 
 def main(binary):
@@ -27,7 +84,7 @@ def main(binary):
         for match in FENCE.finditer(text):
             kind, body = match.group(1), match.group(2)
             line = text.count("\n", 0, match.start()) + 1
-            config = body if kind == "config" else demo + "\n" + body
+            config = body if kind == "config" else dump(merge(tomllib.loads(demo), tomllib.loads(body)))
             where = f"{page.relative_to(ROOT)}:{line}"
             path = ROOT / f".docs-check-{os.getpid()}.toml"
             path.write_text(config, encoding="utf-8")

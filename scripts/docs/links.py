@@ -31,6 +31,9 @@ def main(book):
         page = Page()
         page.feed(path.read_text(encoding="utf-8"))
         pages[path] = page
+    if len(pages) < 10:
+        print(f"docs: {len(pages)} pages in {book}: the book was not built there")
+        sys.exit(1)
     broken = []
     for path, page in sorted(pages.items()):
         # print.html repeats every page; 404.html is mdBook's own.

@@ -263,11 +263,11 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
         Command::Config {
             about: ConfigAbout::Schema,
         } => {
+            use std::io::Write as _;
             let schema = apps().config_schema();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&schema).unwrap_or_default()
-            );
+            let text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+            // `concierge config schema | head` closes the pipe early: not an error of ours.
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
             ExitCode::SUCCESS
         }
         Command::Import {
@@ -384,66 +384,11 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
                 Err(error) => fail(&config, &error),
             }
         }
-        Command::Check { live } => match build(&config, Start::Nothing).await {
-            // A shared store that does not answer is a problem `check` exists to find; `serve`
-            // starts without it and says so in /health until it answers.
-            Ok((platform, _, _)) => {
-                let mut problems = platform.warnings.clone();
-                problems.extend(platform.unreachable_stores().await);
-                let mut notes = Vec::new();
-                if live {
-                    for (name, check) in &platform.live_checks {
-                        let report = check().await;
-                        let at = format!("apps.{name}");
-                        problems.extend(
-                            report
-                                .problems
-                                .into_iter()
-                                .map(|p| ConfigError::new(&at, p)),
-                        );
-                        notes.extend(report.notes.into_iter().map(|n| format!("  {at}: {n}")));
-                    }
-                }
-                if !problems.is_empty() {
-                    return report(&config, &problems);
-                }
-                println!(
-                    "{}: ok ({} endpoints)",
-                    config.display(),
-                    platform.endpoints.len()
-                );
-                // What each endpoint's tool list costs a model before it asks anything: the
-                // number a person curating operations or an allowlist wants to see.
-                for built in &platform.endpoints {
-                    let tools = built.guard.endpoint.tools();
-                    let tokens: usize = tools.iter().map(|t| t.spec().list_tokens()).sum();
-                    println!(
-                        "  {}: {} tools, about {tokens} tokens in a tool list",
-                        built.section.path,
-                        tools.len()
-                    );
-                }
-                for note in notes {
-                    println!("{note}");
-                }
-                // How each limit counts: "60/minute" as a bucket lets nearly twice that through
-                // in a rolling minute, so the policy is said, not implied.
-                for (name, _) in &platform.stores {
-                    println!("  {}: ok", Platform::store_key(name));
-                }
-                for (name, limiter) in &platform.config.limits {
-                    if let Ok(rate) = concierge_server::config::Rate::parse(&limiter.rate) {
-                        println!(
-                            "  limits.{name} = {}: {}",
-                            limiter.rate,
-                            concierge_server::limits::explain(rate, limiter.policy)
-                        );
-                    }
-                }
-                ExitCode::SUCCESS
-            }
-            Err(errors) => report(&config, &errors),
-        },
+        Command::Check { live } => {
+            // Read before `build`, which enters the config's folder.
+            let text = std::fs::read_to_string(&config).unwrap_or_default();
+            check(&config, &text, live).await
+        }
         Command::Serve { stdio, endpoint } => {
             let apps = apps();
             let start = if stdio {
@@ -497,6 +442,76 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
 /// Loads the config (binding what `start` says first, and spawning the simulators) and builds
 /// the platform; also hands back the server's listener when one was bound.
 #[allow(clippy::type_complexity)]
+/// `concierge check`: every problem of the config, or what it serves and costs.
+async fn check(config: &std::path::Path, text: &str, live: bool) -> ExitCode {
+    match build(config, Start::Nothing).await {
+        // A shared store that does not answer is a problem `check` exists to find; `serve`
+        // starts without it and says so in /health until it answers.
+        Ok((platform, _, _)) => {
+            let mut problems = platform.warnings.clone();
+            // What an editor with the schema underlines, `check` says too (a section no
+            // endpoint serves is not built, so only the schema reads it).
+            problems.extend(concierge_server::config::schema::problems(
+                text,
+                &apps().config_schema(),
+            ));
+            problems.extend(platform.unreachable_stores().await);
+            let mut notes = Vec::new();
+            if live {
+                for (name, check) in &platform.live_checks {
+                    let report = check().await;
+                    let at = format!("apps.{name}");
+                    problems.extend(
+                        report
+                            .problems
+                            .into_iter()
+                            .map(|p| ConfigError::new(&at, p)),
+                    );
+                    notes.extend(report.notes.into_iter().map(|n| format!("  {at}: {n}")));
+                }
+            }
+            if !problems.is_empty() {
+                return report(config, &problems);
+            }
+            println!(
+                "{}: ok ({} endpoints)",
+                config.display(),
+                platform.endpoints.len()
+            );
+            // What each endpoint's tool list costs a model before it asks anything: the
+            // number a person curating operations or an allowlist wants to see.
+            for built in &platform.endpoints {
+                let tools = built.guard.endpoint.tools();
+                let tokens: usize = tools.iter().map(|t| t.spec().list_tokens()).sum();
+                println!(
+                    "  {}: {} tools, about {tokens} tokens in a tool list",
+                    built.section.path,
+                    tools.len()
+                );
+            }
+            for note in notes {
+                println!("{note}");
+            }
+            // How each limit counts: "60/minute" as a bucket lets nearly twice that through
+            // in a rolling minute, so the policy is said, not implied.
+            for (name, _) in &platform.stores {
+                println!("  {}: ok", Platform::store_key(name));
+            }
+            for (name, limiter) in &platform.config.limits {
+                if let Ok(rate) = concierge_server::config::Rate::parse(&limiter.rate) {
+                    println!(
+                        "  limits.{name} = {}: {}",
+                        limiter.rate,
+                        concierge_server::limits::explain(rate, limiter.policy)
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(errors) => report(config, &errors),
+    }
+}
+
 async fn build(
     path: &std::path::Path,
     start: Start<'_>,

@@ -3,7 +3,7 @@
 //!
 //! `Mcp-Session-Id: <instance>.<nonce>.<mac>`:
 //! - `instance` is `[state] instance` (`CONCIERGE_INSTANCE`), so a balancer can send a session's
-//!   requests to the instance that holds it (the nginx map in the README reads this prefix);
+//!   requests to the instance that holds it (the nginx map in docs/src/guides/instances.md reads this prefix);
 //!   left out on a deployment without one;
 //! - `nonce` is random (a UUID), so every session's id is new;
 //! - `mac` is an HMAC-SHA256 of the endpoint, the instance, the nonce and the principal that

@@ -133,6 +133,15 @@ pub fn lexicon(extra: &[Vec<String>]) -> Result<Lexicon, String> {
     Ok(lexicon)
 }
 
+/// How a site titles a page that collects its common questions ("Häufige Fragen Frankreich"):
+/// the questions and answers other pages repeat are that page's own content.
+const FAQ_TITLES: &[&str] = &["Häufige Fragen", "FAQ", "Fragen und Antworten"];
+
+/// Whether a page with this title is an FAQ page.
+pub fn is_faq_title(title: &str) -> bool {
+    FAQ_TITLES.iter().any(|prefix| title.starts_with(prefix))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,13 +156,4 @@ mod tests {
         );
         assert!(lexicon(&[vec!["allein".to_string()]]).is_err());
     }
-}
-
-/// How a site titles a page that collects its common questions ("Häufige Fragen Frankreich"):
-/// the questions and answers other pages repeat are that page's own content.
-const FAQ_TITLES: &[&str] = &["Häufige Fragen", "FAQ", "Fragen und Antworten"];
-
-/// Whether a page with this title is an FAQ page.
-pub fn is_faq_title(title: &str) -> bool {
-    FAQ_TITLES.iter().any(|prefix| title.starts_with(prefix))
 }

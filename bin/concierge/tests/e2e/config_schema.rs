@@ -1,6 +1,6 @@
 //! `concierge config schema` and `concierge check` agree: every shipped config names the schema
-//! in its first line and validates against it, and a misspelt key — of the deployment or of an
-//! app's kind — is refused by both.
+//! in its first line and validates against it, and a misspelt key — of the deployment, of an
+//! app's kind, of a section no endpoint serves — is refused by both.
 
 use crate::common;
 
@@ -137,6 +137,13 @@ fn a_misspelt_key_is_refused_by_check_and_by_the_schema() {
         (
             good.replacen("[[endpoint]]\n", "[[endpoint]]\ntool = []\n", 1),
             "tool",
+        ),
+        // A section no endpoint serves (`check` does not build it; it reads it all the same).
+        (
+            format!(
+                "{good}\n[apps.spare]\nkind = \"sql\"\nurl = \"spare.db\"\nstatment_timeout = \"5s\"\n"
+            ),
+            "statment_timeout",
         ),
     ] {
         assert_ne!(misspelt, good, "the misspelling of {key} was not written");

@@ -1,4 +1,4 @@
-//! Changing a running deployment (README "Change a running deployment"): the config and the
+//! Changing a running deployment (docs/src/guides/reload.md): the config and the
 //! files it names edited while the server serves, applied by `concierge reload`, SIGHUP or the
 //! watcher — tokens revoked at once with their sessions, tools added with `list_changed` to an
 //! open session, a broken config refused while the running one serves on, and no growth over

@@ -15,8 +15,8 @@ use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-use super::Config;
 use super::apps::KIND;
+use super::{Config, ConfigError};
 
 /// A kind's settings schema: `schemars::SchemaGenerator::subschema_for::<Settings>`.
 pub type SettingsSchema = fn(&mut SchemaGenerator) -> Schema;
@@ -194,5 +194,50 @@ fn with_kind(settings: &mut Value, kind: &str) {
             KIND.into(),
             json!({"const": kind, "description": "The kind of app (the section's name when absent)."}),
         );
+    }
+}
+
+/// What `schema` finds wrong with a config's text as written (before `${VAR}` is read), each at
+/// its key path: `concierge check` reports these too, so that it and an editor reading the schema
+/// never disagree — also about a section no endpoint serves, which `check` does not build.
+pub fn problems(text: &str, schema: &Value) -> Vec<ConfigError> {
+    let Ok(document) = toml::from_str::<toml::Value>(text) else {
+        return Vec::new(); // a syntax error is reported by the config's own reading
+    };
+    let Ok(validator) = jsonschema::draft7::new(schema) else {
+        return vec![ConfigError::new("", "the config schema does not compile")];
+    };
+    let document = json_of(document);
+    validator
+        .iter_errors(&document)
+        .map(|error| {
+            let at: Vec<String> = error
+                .instance_path()
+                .into_iter()
+                .map(|segment| match segment {
+                    jsonschema::paths::LocationSegment::Property(key) => key.to_string(),
+                    jsonschema::paths::LocationSegment::Index(index) => format!("[{index}]"),
+                })
+                .collect();
+            ConfigError::new(at.join(".").replace(".[", "["), error.to_string())
+        })
+        .collect()
+}
+
+/// A TOML document as JSON Schema reads it (an editor's view too): a date is its text.
+fn json_of(value: toml::Value) -> Value {
+    match value {
+        toml::Value::String(text) => Value::String(text),
+        toml::Value::Integer(number) => Value::from(number),
+        toml::Value::Float(number) => Value::from(number),
+        toml::Value::Boolean(flag) => Value::Bool(flag),
+        toml::Value::Datetime(datetime) => Value::String(datetime.to_string()),
+        toml::Value::Array(items) => Value::Array(items.into_iter().map(json_of).collect()),
+        toml::Value::Table(table) => Value::Object(
+            table
+                .into_iter()
+                .map(|(key, value)| (key, json_of(value)))
+                .collect(),
+        ),
     }
 }

@@ -45,7 +45,7 @@ impl Kept {
         let oauth = super::oauth::oauth(config, sinks, database.as_ref(), errors).await;
         let redis = stores::redis(config, errors);
         // `iss` of the identity assertions: the built-in authorization server's issuer when
-        // there is one, else the product's name (README, "Servers you already run").
+        // there is one, else the product's name (docs/src/guides/mcp-servers.md, "Identity: what the server sees").
         let identity = crate::identity::IdentitySigner::new(
             config.state.session_secret(),
             config.oauth.as_ref().map_or_else(

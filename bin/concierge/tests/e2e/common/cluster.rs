@@ -54,7 +54,7 @@ pub fn binary(variable: &str, name: &str) -> Option<String> {
     })
 }
 
-/// The nginx of the README's "Deploy several instances": round robin for requests without a
+/// The nginx of docs/src/guides/instances.md ("Load balancing sessions"): round robin for requests without a
 /// session, the instance named by the session id's prefix for the rest, the others as backups
 /// (which answer 404 for a session they do not hold: the client initializes again).
 pub fn nginx_config(dir: &Path, listen: u16, instances: &[(&str, u16)]) -> String {
