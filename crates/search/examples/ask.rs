@@ -32,7 +32,11 @@ fn main() {
         let question = Question::read(query, &lexicon);
         println!("{query}: {question:?}");
         let started = std::time::Instant::now();
-        let found = index.ask(&question, 8, 0).expect("ask");
+        let limit = std::env::var("ASK_LIMIT")
+            .ok()
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(8);
+        let found = index.ask(&question, limit, 0).expect("ask");
         println!(
             "  {:.1} ms; unmatched {:?} nothing_asked {}",
             started.elapsed().as_secs_f64() * 1000.0,

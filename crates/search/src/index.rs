@@ -75,6 +75,8 @@ pub(crate) struct Fields {
     pub boilerplate: Field,
     /// The body's headings and list items ([`crate::boilerplate::Boilerplate::outline`]).
     pub outline: Field,
+    /// The months the body's date ranges cover ([`crate::dates::months`]): when it happens.
+    pub months: Field,
     /// The document's kind, whole.
     pub kind: Field,
     /// The name's words, folded and joined by one space: a question that is a name.
@@ -140,6 +142,7 @@ impl TextIndex {
             core: field("core")?,
             boilerplate: field("boilerplate")?,
             outline: field("outline")?,
+            months: field("months")?,
             kind: field("kind")?,
             title_key: field("title_key")?,
             weight: field("weight")?,
@@ -187,6 +190,7 @@ impl TextIndex {
             document.add_text(fields.core, core);
             document.add_text(fields.boilerplate, repeated);
             document.add_text(fields.outline, outline);
+            document.add_text(fields.months, crate::dates::months(&doc.body));
             document.add_text(fields.kind, &doc.kind);
             document.add_text(fields.title_key, crate::question::title_key(&doc.name));
             document.add_f64(fields.weight, f64::from(doc.weight));
@@ -337,7 +341,8 @@ fn schema() -> (Schema, Fields) {
         body: schema.add_text_field("body", STORED),
         core: schema.add_text_field("core", indexed.clone()),
         boilerplate: schema.add_text_field("boilerplate", indexed.clone()),
-        outline: schema.add_text_field("outline", indexed),
+        outline: schema.add_text_field("outline", indexed.clone()),
+        months: schema.add_text_field("months", indexed),
         kind: schema.add_text_field("kind", STRING | FAST),
         title_key: schema.add_text_field("title_key", STRING | FAST),
         weight: schema.add_f64_field("weight", FAST),

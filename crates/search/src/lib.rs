@@ -9,6 +9,7 @@
 
 pub mod analyzer;
 mod boilerplate;
+mod dates;
 mod excerpt;
 mod index;
 pub mod question;

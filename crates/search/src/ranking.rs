@@ -26,6 +26,8 @@ use crate::question::{ContentWord, Question};
 const TITLE_BOOST: Score = 3.0;
 const BREADCRUMB_BOOST: Score = 2.0;
 const OUTLINE_BOOST: Score = 1.5;
+/// A month its dates cover says when a trip runs as plainly as its title says what it is.
+const MONTHS_BOOST: Score = 3.0;
 const BODY_BOOST: Score = 1.0;
 /// Boilerplate: asked only where nothing else holds the words, and then adds little.
 const BOILERPLATE_BOOST: Score = 0.15;
@@ -36,7 +38,7 @@ const STEM_SHARE: Score = 0.9;
 const SYNONYM_SHARE: Score = 0.6;
 const SPLIT_SHARE: Score = 0.5;
 /// How much a type word lifts its kind, and a question that is a document's title that document.
-const KIND_LIFT: Score = 3.0;
+const KIND_LIFT: Score = 6.0;
 /// What a type word that need not match adds where it does.
 const OPTIONAL_SHARE: Score = 0.3;
 const TITLE_LIFT: Score = 4.0;
@@ -304,13 +306,14 @@ impl TextIndex {
         }
     }
 
-    /// What a document says of itself: its title, breadcrumb, outline and prose without
-    /// boilerplate.
+    /// What a document says of itself: its title, breadcrumb, outline, the months it runs in
+    /// and prose without boilerplate.
     fn own_fields(&self) -> Vec<(Field, Score)> {
         vec![
             (self.fields.title, TITLE_BOOST),
             (self.fields.breadcrumb, BREADCRUMB_BOOST),
             (self.fields.outline, OUTLINE_BOOST),
+            (self.fields.months, MONTHS_BOOST),
             (self.fields.core, BODY_BOOST),
         ]
     }

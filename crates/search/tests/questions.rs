@@ -82,6 +82,20 @@ fn site() -> TextIndex {
             "Eine Woche Ischgl. Bitte warme Kleidung mitbringen.",
         ),
         doc(
+            "maerz-trip",
+            "product",
+            "Firnskilauf Hintertux – Sportclub Lederer",
+            "Skireisen > Österreich > Hintertux",
+            "## Termine & Preise\n\n| Termin | Dauer |\n|---|---|\n| 28.02.2027 – 06.03.2027 | 7 Tage |\n\nBei Buchung bis zum 15.01.2027 gibt es Rabatt.",
+        ),
+        doc(
+            "maerz-bericht",
+            "blog",
+            "Erfahrungsbericht: Hintertux im März",
+            "Blog > Team > Erfahrungsbericht: Hintertux im März",
+            "Im März war der Schnee in Hintertux fest. Skireisen im März lohnen sich.",
+        ),
+        doc(
             "packliste",
             "blog",
             "Packliste für die Skireise nach Sölden",
@@ -233,4 +247,18 @@ fn a_setting_word_never_stands_in_for_the_words_asked() {
     // "Hotel" after "im" is the setting: only pages about dogs answer, not every hotel.
     let found = ask(&site(), "Sind Hunde im Hotel erlaubt?");
     assert_eq!(keys(&found), ["hunde"], "{found:?}");
+}
+
+#[test]
+fn a_month_reaches_the_trips_that_run_then_before_posts_titled_with_it() {
+    let index = site();
+    let found = ask(&index, "Welche Skireisen gibt es im März?");
+    assert_eq!(
+        keys(&found).first(),
+        Some(&"maerz-trip"),
+        "{:?}",
+        keys(&found)
+    );
+    // A deadline in the text is not when the trip runs.
+    assert!(!keys(&ask(&index, "Skireisen im Januar")).contains(&"maerz-trip"));
 }
