@@ -831,12 +831,13 @@ fn error_body(error: &ToolError, trace: &str) -> Value {
     body
 }
 
-/// Lists are `{"results": [...]}`; anything else is one result.
+/// Lists are `{"results": [...]}` (the apps' search tools), `{"rows": [...]}` (SQL tools) or
+/// `{"items": [...]}`; anything else is one result.
 fn result_count(output: &Value) -> usize {
-    match output.get("results") {
-        Some(Value::Array(items)) => items.len(),
-        _ => 1,
-    }
+    ["results", "rows", "items"]
+        .iter()
+        .find_map(|key| output.get(*key).and_then(Value::as_array))
+        .map_or(1, Vec::len)
 }
 
 /// Compact output: a null is noise a model pays tokens for. In place: results can be large.
