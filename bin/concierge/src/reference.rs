@@ -146,7 +146,7 @@ impl Page<'_> {
         } else if let Some(item) = map_of(&value) {
             let item = self.unwrap_optional(&item);
             self.heading(2, &format!("[{key}.<name>]"));
-            self.description(key, &value);
+            self.description(&value);
             if is_section(&item) {
                 self.table(&format!("{key}.<name>"), &item, 0);
             } else {
@@ -168,7 +168,7 @@ impl Page<'_> {
     /// `[apps.<name>]`: what every instance has, then each kind's keys.
     fn apps(&mut self, value: &Value) {
         self.heading(2, "[apps.<name>]");
-        self.description("apps", value);
+        self.description(value);
         self.text.push_str(
             "An instance is named by its section (a lower-case letter, then lower-case letters, \
              digits, `_` or `-`); `kind` names the code that serves it, and is the section's name \
@@ -206,7 +206,7 @@ impl Page<'_> {
         // `[oauth.external]` → `oauth.external`; `[apps.<name>] kind = "sql"` → `apps.<name>`.
         let path = title.split(']').next().unwrap_or_default();
         let path = path.trim_start_matches('[');
-        self.description(path, value);
+        self.description(value);
         self.table(path, value, depth);
     }
 
@@ -214,7 +214,7 @@ impl Page<'_> {
         let _ = writeln!(self.text, "\n{} `{title}`\n", "#".repeat(level));
     }
 
-    fn description(&mut self, _path: &str, value: &Value) {
+    fn description(&mut self, value: &Value) {
         let description = description_of(value);
         if !description.is_empty() {
             self.text.push_str(&description);
@@ -281,7 +281,7 @@ impl Page<'_> {
     /// A table whose keys depend on its `kind` (`auth = { kind = "tokens", … }`).
     fn tagged(&mut self, path: &str, value: &Value, depth: usize) {
         self.heading(3, &format!("{path} = {{ kind = … }}"));
-        self.description(path, value);
+        self.description(value);
         for variant in value["oneOf"].as_array().cloned().unwrap_or_default() {
             let variant = self.resolve(&variant);
             let kind = variant["properties"]["kind"]

@@ -15,41 +15,24 @@ fn root() -> PathBuf {
 }
 
 /// The schema as the binary prints it.
-fn validator() -> jsonschema::Validator {
+fn schema() -> Value {
     let output = Command::new(BIN)
         .args(["config", "schema"])
         .output()
         .unwrap();
     assert!(output.status.success());
     let schema: Value = serde_json::from_slice(&output.stdout).expect("a JSON schema");
-    jsonschema::draft7::new(&schema).expect("a valid draft 7 schema")
+    jsonschema::draft7::new(&schema).expect("a valid draft 7 schema");
+    schema
 }
 
-/// What the schema says of a config's text: its problems, one per line.
-fn schema_problems(validator: &jsonschema::Validator, text: &str) -> Vec<String> {
-    let document = json_of(toml::from_str(text).expect("TOML"));
-    validator
-        .iter_errors(&document)
-        .map(|error| format!("{}: {error}", error.instance_path()))
+/// What the schema says of a config's text (a date as its text, as an editor reads it): its
+/// problems, one per line.
+fn schema_problems(schema: &Value, text: &str) -> Vec<String> {
+    concierge_server::config::schema::problems(text, schema)
+        .iter()
+        .map(ToString::to_string)
         .collect()
-}
-
-/// A TOML document as an editor's schema check reads it: a date is its text.
-fn json_of(value: toml::Value) -> Value {
-    match value {
-        toml::Value::String(text) => Value::String(text),
-        toml::Value::Integer(number) => Value::from(number),
-        toml::Value::Float(number) => Value::from(number),
-        toml::Value::Boolean(flag) => Value::Bool(flag),
-        toml::Value::Datetime(datetime) => Value::String(datetime.to_string()),
-        toml::Value::Array(items) => Value::Array(items.into_iter().map(json_of).collect()),
-        toml::Value::Table(table) => Value::Object(
-            table
-                .into_iter()
-                .map(|(key, value)| (key, json_of(value)))
-                .collect(),
-        ),
-    }
 }
 
 /// The configs the repository ships: every TOML at the root and under bench/ with a `[server]`.
@@ -74,20 +57,20 @@ fn shipped() -> Vec<PathBuf> {
 
 #[test]
 fn every_shipped_config_names_the_schema_and_validates_against_it() {
-    let validator = validator();
+    let schema = schema();
     for path in shipped() {
         let text = std::fs::read_to_string(&path).unwrap();
         let first = text.lines().next().unwrap_or_default();
         let named = first
             .strip_prefix("#:schema ")
             .unwrap_or_else(|| panic!("{}: the first line is not `#:schema …`", path.display()));
-        let schema = path.parent().unwrap().join(named);
+        let file = path.parent().unwrap().join(named);
         assert!(
-            schema.ends_with("docs/src/reference/concierge.schema.json") && schema.is_file(),
+            file.ends_with("docs/src/reference/concierge.schema.json") && file.is_file(),
             "{}: `#:schema {named}` is not the committed schema",
             path.display()
         );
-        let problems = schema_problems(&validator, &text);
+        let problems = schema_problems(&schema, &text);
         assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
     }
 }
@@ -112,7 +95,7 @@ fn check(dir: &Path, text: &str) -> (i32, String) {
 
 #[test]
 fn a_misspelt_key_is_refused_by_check_and_by_the_schema() {
-    let validator = validator();
+    let schema = schema();
     let dir = tempfile::tempdir().unwrap();
     let good = coffee_config(dir.path(), "");
     assert_eq!(
@@ -121,7 +104,7 @@ fn a_misspelt_key_is_refused_by_check_and_by_the_schema() {
         "{}",
         check(dir.path(), &good).1
     );
-    assert_eq!(schema_problems(&validator, &good), Vec::<String>::new());
+    assert_eq!(schema_problems(&schema, &good), Vec::<String>::new());
     for (misspelt, key) in [
         // The deployment's own section.
         (
@@ -153,7 +136,7 @@ fn a_misspelt_key_is_refused_by_check_and_by_the_schema() {
             report.contains(key),
             "check's report names `{key}`: {report}"
         );
-        let problems = schema_problems(&validator, &misspelt);
+        let problems = schema_problems(&schema, &misspelt);
         assert!(
             problems.iter().any(|p| p.contains(key)),
             "the schema passed `{key}`: {problems:?}"
