@@ -439,9 +439,6 @@ async fn run(command: Command, config: PathBuf) -> ExitCode {
     }
 }
 
-/// Loads the config (binding what `start` says first, and spawning the simulators) and builds
-/// the platform; also hands back the server's listener when one was bound.
-#[allow(clippy::type_complexity)]
 /// `concierge check`: every problem of the config, or what it serves and costs.
 async fn check(config: &std::path::Path, text: &str, live: bool) -> ExitCode {
     match build(config, Start::Nothing).await {
@@ -512,6 +509,9 @@ async fn check(config: &std::path::Path, text: &str, live: bool) -> ExitCode {
     }
 }
 
+/// Loads the config (binding what `start` says first, and spawning the simulators) and builds
+/// the platform; also hands back the server's listener when one was bound.
+#[allow(clippy::type_complexity)]
 async fn build(
     path: &std::path::Path,
     start: Start<'_>,

@@ -25,12 +25,11 @@ pub(crate) fn months(body: &str) -> String {
     let mut covered = [false; 12];
     let dates = dates(body);
     for pair in dates.windows(2) {
-        let ((start, _, start_end), (end, end_start, _)) = (pair[0], pair[1]);
+        let ((from, _, start_end), (to, end_start, _)) = (pair[0], pair[1]);
         let between = body[start_end..end_start].trim();
         if !matches!(between, "–" | "-" | "—" | "bis") {
             continue;
         }
-        let (from, to) = (start.month_index, end.month_index);
         // At most a year: a range ending in an earlier month runs over New Year.
         let mut month = from;
         for _ in 0..12 {
@@ -50,21 +49,17 @@ pub(crate) fn months(body: &str) -> String {
         .join(" ")
 }
 
-#[derive(Clone, Copy)]
-struct Date {
-    month_index: usize,
-}
-
-/// Every `d.m.yyyy` / `dd.mm.yyyy` of `body`, with where it starts and ends.
-fn dates(body: &str) -> Vec<(Date, usize, usize)> {
+/// Every `d.m.yyyy` / `dd.mm.yyyy` of `body`: its month (0 for January), where it starts and
+/// where it ends.
+fn dates(body: &str) -> Vec<(usize, usize, usize)> {
     let bytes = body.as_bytes();
     let mut found = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        if let Some((date, end)) = date_at(bytes, at)
+        if let Some((month, end)) = date_at(bytes, at)
             && (at == 0 || !bytes[at - 1].is_ascii_digit())
         {
-            found.push((date, at, end));
+            found.push((month, at, end));
             at = end;
         } else {
             at += 1;
@@ -73,8 +68,8 @@ fn dates(body: &str) -> Vec<(Date, usize, usize)> {
     found
 }
 
-/// The date starting at `at`, and where it ends.
-fn date_at(bytes: &[u8], at: usize) -> Option<(Date, usize)> {
+/// The month (0 for January) of the date starting at `at`, and where the date ends.
+fn date_at(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     let digits = |from: usize, min: usize, max: usize| -> Option<(usize, usize)> {
         let count = bytes[from..]
             .iter()
@@ -95,12 +90,7 @@ fn date_at(bytes: &[u8], at: usize) -> Option<(Date, usize)> {
     let (month, next) = digits(next + 1, 1, 2)?;
     (bytes.get(next) == Some(&b'.')).then_some(())?;
     let (_year, end) = digits(next + 1, 4, 4)?;
-    ((1..=31).contains(&day) && (1..=12).contains(&month)).then_some((
-        Date {
-            month_index: month - 1,
-        },
-        end,
-    ))
+    ((1..=31).contains(&day) && (1..=12).contains(&month)).then_some((month - 1, end))
 }
 
 #[cfg(test)]
