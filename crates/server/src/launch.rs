@@ -100,9 +100,19 @@ pub struct Source {
 }
 
 impl Source {
-    /// The config as the file says now (its simulators and listener stay as bound at start).
-    pub fn reread(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, Vec<ConfigError>> {
-        Config::parse_bound(&read(&self.path)?, env, &self.bound)
+    /// The file's text as it is now.
+    pub fn text(&self) -> Result<String, Vec<ConfigError>> {
+        read(&self.path)
+    }
+
+    /// The config `text` (the file's, read again) says (its simulators and listener stay as
+    /// bound at start).
+    pub fn parse(
+        &self,
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, Vec<ConfigError>> {
+        Config::parse_bound(text, env, &self.bound)
     }
 }
 

@@ -197,6 +197,20 @@ async fn a_broken_config_changes_nothing_and_the_next_good_one_applies() {
     assert_eq!(tool_names(&client).await.len(), 4);
     assert!(answers(&client, "get_menu").await);
 
+    // A misspelt key in a section no endpoint serves: `check` refuses it (it reads the whole
+    // file against the schema), and so does a reload.
+    std::fs::write(
+        &path,
+        format!(
+            "{good}\n[apps.spare]\nkind = \"sql\"\nurl = \"spare.db\"\nstatment_timeout = \"5s\"\n"
+        ),
+    )
+    .unwrap();
+    let (applied, said) = reload(&server);
+    assert!(!applied, "{said}");
+    assert!(said.contains("statment_timeout"), "{said}");
+    assert_eq!(tool_names(&client).await.len(), 4);
+
     std::fs::write(
         &path,
         good.replace(r#"tools = ["coffee.*"]"#, r#"tools = ["coffee.get_menu"]"#),

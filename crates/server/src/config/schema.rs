@@ -201,27 +201,43 @@ fn with_kind(settings: &mut Value, kind: &str) {
 /// its key path: `concierge check` reports these too, so that it and an editor reading the schema
 /// never disagree — also about a section no endpoint serves, which `check` does not build.
 pub fn problems(text: &str, schema: &Value) -> Vec<ConfigError> {
-    let Ok(document) = toml::from_str::<toml::Value>(text) else {
-        return Vec::new(); // a syntax error is reported by the config's own reading
-    };
-    let Ok(validator) = jsonschema::draft7::new(schema) else {
-        return vec![ConfigError::new("", "the config schema does not compile")];
-    };
-    let document = json_of(document);
-    validator
-        .iter_errors(&document)
-        .map(|error| {
-            let at: Vec<String> = error
-                .instance_path()
-                .into_iter()
-                .map(|segment| match segment {
-                    jsonschema::paths::LocationSegment::Property(key) => key.to_string(),
-                    jsonschema::paths::LocationSegment::Index(index) => format!("[{index}]"),
-                })
-                .collect();
-            ConfigError::new(at.join(".").replace(".[", "["), error.to_string())
-        })
-        .collect()
+    match Compiled::new(schema) {
+        Some(compiled) => compiled.problems(text),
+        None => vec![ConfigError::new("", "the config schema does not compile")],
+    }
+}
+
+/// The config schema compiled once, for a process that reads its config again and again (a
+/// reload checks the file against it exactly as `concierge check` does).
+pub struct Compiled(jsonschema::Validator);
+
+impl Compiled {
+    /// `None` when `schema` is no draft-7 schema (a bug of the binary, not of a config).
+    pub fn new(schema: &Value) -> Option<Self> {
+        jsonschema::draft7::new(schema).ok().map(Self)
+    }
+
+    /// What the schema finds wrong with a config's text; see [`problems`].
+    pub fn problems(&self, text: &str) -> Vec<ConfigError> {
+        let Ok(document) = toml::from_str::<toml::Value>(text) else {
+            return Vec::new(); // a syntax error is reported by the config's own reading
+        };
+        let document = json_of(document);
+        self.0
+            .iter_errors(&document)
+            .map(|error| {
+                let at: Vec<String> = error
+                    .instance_path()
+                    .into_iter()
+                    .map(|segment| match segment {
+                        jsonschema::paths::LocationSegment::Property(key) => key.to_string(),
+                        jsonschema::paths::LocationSegment::Index(index) => format!("[{index}]"),
+                    })
+                    .collect();
+                ConfigError::new(at.join(".").replace(".[", "["), error.to_string())
+            })
+            .collect()
+    }
 }
 
 /// A TOML document as JSON Schema reads it (an editor's view too): a date is its text.

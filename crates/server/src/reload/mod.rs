@@ -61,6 +61,8 @@ pub struct Deployment {
     /// Where each attempt's outcome is written for `concierge reload` (set with the pid file).
     pub(crate) status_file: std::sync::OnceLock<std::path::PathBuf>,
     one_at_a_time: tokio::sync::Mutex<()>,
+    /// The config schema of this binary's kinds, compiled at the first reload.
+    schema: std::sync::OnceLock<Option<crate::config::schema::Compiled>>,
     /// The server's stop: every endpoint's sessions end with it.
     stop: CancellationToken,
 }
@@ -85,6 +87,7 @@ impl Deployment {
             }),
             status_file: std::sync::OnceLock::new(),
             one_at_a_time: tokio::sync::Mutex::new(()),
+            schema: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
         });
         deployment.mount();
@@ -233,8 +236,20 @@ impl Deployment {
             )]);
         };
         let env = self.env.clone();
-        let mut config = source.reread(&*env)?;
+        let text = source.text()?;
+        let mut config = source.parse(&text, &*env)?;
         let previous = self.current();
+        // What `concierge check` reads against the schema (also sections no endpoint serves),
+        // a reload does too: the two never disagree about a file.
+        let schema = self
+            .schema
+            .get_or_init(|| crate::config::schema::Compiled::new(&previous.apps.config_schema()));
+        if let Some(schema) = schema {
+            let problems = schema.problems(&text);
+            if !problems.is_empty() {
+                return Err(problems);
+            }
+        }
         let needs_restart = pin(&mut config, &previous.config);
         // Built on a thread of its own: compiling hundreds of schemas is CPU work that would
         // otherwise hold a worker the calls under way need; the scheduler shares the cores.
