@@ -127,8 +127,10 @@ def wrk(server, tool, args, connections, seconds, session=None, pin=False, args_
     requests, duration, p50, p99, socket_errors, non2xx = map(int, match.groups()[:6])
     tool_errors = int(match.group(7) or 0)
     longest = re.search(r"max_us=(\d+)", out)
+    p999 = re.search(r"p999_us=(\d+)", out)
     return {
         "max_ms": int(longest.group(1)) / 1000 if longest else None,
+        "p999_ms": int(p999.group(1)) / 1000 if p999 else None,
         "rps": requests / (duration / 1e6),
         "p50_ms": p50 / 1000,
         "p99_ms": p99 / 1000,

@@ -63,8 +63,8 @@ done = function(summary, latency, requests)
   for _, thread in ipairs(threads) do
     tool_errors = tool_errors + thread:get("bad")
   end
-  io.write(string.format("BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d socket_errors=%d non2xx=%d tool_errors=%d max_us=%d\n",
+  io.write(string.format("BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d socket_errors=%d non2xx=%d tool_errors=%d max_us=%d p999_us=%d\n",
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.errors.status, tool_errors, latency.max))
+    summary.errors.status, tool_errors, latency.max, latency:percentile(99.9)))
 end

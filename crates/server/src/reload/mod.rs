@@ -61,6 +61,8 @@ pub struct Deployment {
     /// Where each attempt's outcome is written for `concierge reload` (set with the pid file).
     pub(crate) status_file: std::sync::OnceLock<std::path::PathBuf>,
     one_at_a_time: tokio::sync::Mutex<()>,
+    /// The config and the files it names as the last reload (or the start) found them.
+    found: Mutex<triggers::Stamps>,
     /// The config schema of this binary's kinds, compiled at the first reload.
     schema: std::sync::OnceLock<Option<crate::config::schema::Compiled>>,
     /// The server's stop: every endpoint's sessions end with it.
@@ -87,6 +89,7 @@ impl Deployment {
             }),
             status_file: std::sync::OnceLock::new(),
             one_at_a_time: tokio::sync::Mutex::new(()),
+            found: Mutex::default(),
             schema: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
         });
@@ -112,6 +115,16 @@ impl Deployment {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Remembers the files as a reload (or the start) found them.
+    fn found(&self, stamps: triggers::Stamps) {
+        *self.found.lock().unwrap_or_else(|p| p.into_inner()) = stamps;
+    }
+
+    /// The files as the last reload (or the start) found them.
+    fn last_found(&self) -> triggers::Stamps {
+        self.found.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Where the config is read from, when it can be reloaded.
@@ -160,17 +173,29 @@ impl Deployment {
             },
             config_status: Some(status),
         };
-        self.routes
-            .store(Arc::new(crate::serve::app(&platform, &self.stop, ops)));
-        self.metrics_routes
-            .store(Arc::new(crate::serve::metrics_router(&platform)));
+        let routes = Arc::new(crate::serve::app(&platform, &self.stop, ops));
+        let metrics = Arc::new(crate::serve::metrics_router(&platform));
+        drop_off_worker((self.routes.swap(routes), self.metrics_routes.swap(metrics)));
     }
 
     /// Reads the config again and, when it is right, serves it; `why` names the trigger for the
     /// log. One reload at a time: a second waits for the first.
     pub async fn reload(self: &Arc<Self>, why: &str) -> Result<Status, Status> {
         let _one = self.one_at_a_time.lock().await;
+        // The files as they are before they are read: a change made while the reload runs
+        // differs from these, and the watcher reloads again.
+        let before = self
+            .source
+            .as_ref()
+            .map(|source| triggers::stamps(&source.path, self));
         let outcome = self.reload_once(why).await;
+        if let (Some(mut found), Some(source)) = (before, &self.source) {
+            // Files the new config names for the first time, as they are now.
+            for (file, stamp) in triggers::stamps(&source.path, self) {
+                found.entry(file).or_insert(stamp);
+            }
+            self.found(found);
+        }
         if let Some(path) = self.status_file.get() {
             triggers::write_status(path, outcome.as_ref().unwrap_or_else(|s| s));
         }
@@ -229,39 +254,36 @@ impl Deployment {
     async fn attempt(
         self: &Arc<Self>,
     ) -> Result<(Vec<String>, crate::platform::Retired), Vec<ConfigError>> {
-        let Some(source) = &self.source else {
-            return Err(vec![ConfigError::new(
-                "",
-                "this server was not started from a config file",
-            )]);
-        };
         let env = self.env.clone();
-        let text = source.text()?;
-        let mut config = source.parse(&text, &*env)?;
         let previous = self.current();
-        // What `concierge check` reads against the schema (also sections no endpoint serves),
-        // a reload does too: the two never disagree about a file.
-        let schema = self
-            .schema
-            .get_or_init(|| crate::config::schema::Compiled::new(&previous.apps.config_schema()));
-        if let Some(schema) = schema {
-            let problems = schema.problems(&text);
-            if !problems.is_empty() {
-                return Err(problems);
-            }
-        }
-        let needs_restart = pin(&mut config, &previous.config);
-        // Built on a thread of its own: compiling hundreds of schemas is CPU work that would
+        // Read, checked against the schema and built on a thread of its own: parsing and
+        // validating a large file and compiling hundreds of schemas is CPU work that would
         // otherwise hold a worker the calls under way need; the scheduler shares the cores.
         let runtime = tokio::runtime::Handle::current();
         let building = previous.clone();
-        let mut next = tokio::task::spawn_blocking(move || {
-            runtime.block_on(Platform::build_next(
+        let me = self.clone();
+        let (mut next, needs_restart) = tokio::task::spawn_blocking(move || {
+            let text = source_of(&me)?.text()?;
+            // What `concierge check` reads against the schema (also sections no endpoint
+            // serves), a reload does too: the two never disagree about a file.
+            let schema = me.schema.get_or_init(|| {
+                crate::config::schema::Compiled::new(&building.apps.config_schema())
+            });
+            if let Some(schema) = schema {
+                let problems = schema.problems(&text);
+                if !problems.is_empty() {
+                    return Err(problems);
+                }
+            }
+            let mut config = source_of(&me)?.parse(&text, &*env)?;
+            let needs_restart = pin(&mut config, &building.config);
+            let next = runtime.block_on(Platform::build_next(
                 config,
                 building.apps.clone(),
                 &*env,
                 Some(&building),
-            ))
+            ))?;
+            Ok((next, needs_restart))
         })
         .await
         .map_err(|_| {
@@ -284,10 +306,30 @@ impl Deployment {
         }
         previous.running.abort_jobs();
         next.start_tool_updates().await;
-        self.current.store(Arc::new(next));
+        let replaced = self.current.swap(Arc::new(next));
         self.mount();
+        // The last handles on the old platform (a SQL instance of hundreds of statements, an
+        // index) may be these: freeing them is work for a spare thread, not for a worker.
+        drop_off_worker((replaced, previous));
         Ok((needs_restart, retired))
     }
+}
+
+/// Drops `value` on the blocking pool (outside a runtime, here).
+fn drop_off_worker<T: Send + 'static>(value: T) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(move || drop(value))),
+        Err(_) => drop(value),
+    }
+}
+
+fn source_of(deployment: &Deployment) -> Result<&Source, Vec<ConfigError>> {
+    deployment.source.as_ref().ok_or_else(|| {
+        vec![ConfigError::new(
+            "",
+            "this server was not started from a config file",
+        )]
+    })
 }
 
 /// `concierge check`'s verdict on a platform a reload built: its warnings are problems, and the

@@ -101,8 +101,11 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&partial, path)
 }
 
+/// Each file a reload reads, with its length and when it was written (`None`: not there).
+pub(super) type Stamps = BTreeMap<PathBuf, Option<(u64, SystemTime)>>;
+
 /// The files a reload reads: the config and the files it names, each with when it was written.
-fn stamps(config: &Path, deployment: &Deployment) -> BTreeMap<PathBuf, Option<(u64, SystemTime)>> {
+pub(super) fn stamps(config: &Path, deployment: &Deployment) -> Stamps {
     let mut files = vec![config.to_path_buf()];
     files.extend(deployment.current().running.watched_files());
     files
@@ -118,7 +121,8 @@ fn stamps(config: &Path, deployment: &Deployment) -> BTreeMap<PathBuf, Option<(u
 }
 
 /// Watches the folders of the config and of the files it names; after a change settles, asks
-/// for a reload when one of those files is not as it was.
+/// for a reload when one of those files is not as the last reload found it — a file written
+/// and then signalled (a deploy tool's way) is reloaded once, by the signal.
 async fn watch(
     deployment: Arc<Deployment>,
     config: PathBuf,
@@ -134,11 +138,11 @@ async fn watch(
             return;
         }
     };
-    let mut seen = stamps(&config, &deployment);
+    deployment.found(stamps(&config, &deployment));
     let mut watched = Vec::new();
     loop {
         // Folders, not files: a file replaced by a rename (editors, Kubernetes) is seen too.
-        let folders: std::collections::BTreeSet<PathBuf> = seen
+        let folders: std::collections::BTreeSet<PathBuf> = stamps(&config, &deployment)
             .keys()
             .filter_map(|f| f.parent().map(Path::to_path_buf))
             .collect();
@@ -156,11 +160,7 @@ async fn watch(
         }
         // Settled: nothing more for a moment.
         while let Ok(Some(())) = tokio::time::timeout(SETTLE, heard.recv()).await {}
-        let now = stamps(&config, &deployment);
-        if now != seen {
-            // What the reload will read; a change made while it runs is an event of its own,
-            // compared with this.
-            seen = now;
+        if stamps(&config, &deployment) != deployment.last_found() {
             let _ = tell.send("file change").await;
         }
     }
