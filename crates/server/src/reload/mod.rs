@@ -94,7 +94,28 @@ impl Deployment {
             stop: CancellationToken::new(),
         });
         deployment.mount();
+        // The schema compiled ahead, on a spare thread: the first reload takes no longer than
+        // the next.
+        if deployment.source.is_some()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let me = Arc::downgrade(&deployment);
+            drop(runtime.spawn_blocking(move || {
+                if let Some(me) = me.upgrade() {
+                    me.schema();
+                }
+            }));
+        }
         deployment
+    }
+
+    /// The config schema of this binary's kinds, compiled once.
+    fn schema(&self) -> Option<&crate::config::schema::Compiled> {
+        self.schema
+            .get_or_init(|| {
+                crate::config::schema::Compiled::new(&self.current().apps.config_schema())
+            })
+            .as_ref()
     }
 
     /// The platform serving now.
@@ -266,10 +287,7 @@ impl Deployment {
             let text = source_of(&me)?.text()?;
             // What `concierge check` reads against the schema (also sections no endpoint
             // serves), a reload does too: the two never disagree about a file.
-            let schema = me.schema.get_or_init(|| {
-                crate::config::schema::Compiled::new(&building.apps.config_schema())
-            });
-            if let Some(schema) = schema {
+            if let Some(schema) = me.schema() {
                 let problems = schema.problems(&text);
                 if !problems.is_empty() {
                     return Err(problems);
