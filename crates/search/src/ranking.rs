@@ -5,7 +5,10 @@
 //!   prefix, its stem, a synonym the lexicon names, or, for a compound no document holds, its
 //!   two halves ("Stornogebühr" → `storno…` and `gebühr…`). Where a word stands counts: the
 //!   title above the breadcrumb above the body's headings and lists above its prose, whose
-//!   boilerplate sentences are not matched.
+//!   boilerplate sentences are not matched — but a compound said almost only in boilerplate
+//!   reaches the documents whose own text holds one of its halves.
+//! - **Two words said as one**: neighbouring words the documents hold as one compound ("Ski
+//!   ausleihen" → `skiverleih`) lift the documents that say it.
 //! - **Type words** ("Hotels", "Reise", "Skigebiet") do not have to match; they lift documents of
 //!   their kind.
 //! - **A question that is a title** ("Österreich", "Über uns") puts that document first.
@@ -39,6 +42,8 @@ const SYNONYM_SHARE: Score = 0.6;
 const SPLIT_SHARE: Score = 0.5;
 /// How much a type word lifts its kind, and a question that is a document's title that document.
 const KIND_LIFT: Score = 6.0;
+/// What two words of the question said as one compound add where a document says it.
+const JOINED_SHARE: Score = 1.0;
 /// What a type word that need not match adds where it does.
 const OPTIONAL_SHARE: Score = 0.3;
 const TITLE_LIFT: Score = 4.0;
@@ -49,6 +54,9 @@ const NAME_LIFT: Score = 2.0;
 const MAX_NAME_WORDS: usize = 5;
 /// A word this long is looked for as two halves too, even where documents hold it whole.
 const LONG_COMPOUND: usize = 12;
+/// A word the boilerplate holds in this many times as many documents as anything else does is
+/// "mostly boilerplate".
+const BOILERPLATE_MOSTLY: u64 = 4;
 /// A compound's halves are words of at least this many letters.
 const MIN_HALF: usize = 4;
 
@@ -58,6 +66,8 @@ const MIN_HALF: usize = 4;
 struct Forms {
     each: Vec<(String, bool, Score)>,
     halves: Option<(String, String)>,
+    /// The word whole is said far more often in boilerplate than anywhere else.
+    mostly_boilerplate: bool,
 }
 
 /// What a question found.
@@ -125,13 +135,20 @@ impl TextIndex {
                 continue;
             };
             for (reach, fields) in reaches.iter().enumerate() {
-                let clause = self.word_query(&forms, fields);
+                let clause = self.word_query(&forms, fields, reach == 0);
                 if plain || only_types {
                     required[reach].push(clause);
                 } else if word.context {
                     optional[reach]
                         .push(Box::new(BoostQuery::new(clause, OPTIONAL_SHARE)) as Box<dyn Query>);
                 }
+            }
+        }
+        for joined in self.joined(&searcher, &question.words)? {
+            for (reach, fields) in reaches.iter().enumerate() {
+                let mut said = Vec::new();
+                self.push_form(&mut said, fields, &joined, false, JOINED_SHARE);
+                optional[reach].push(Box::new(BooleanQuery::new(said)));
             }
         }
         if required[0].is_empty() || limit == 0 {
@@ -243,15 +260,57 @@ impl TextIndex {
         // the Silvester trips whose texts speak of a Feier), each a word some document holds.
         if !known || plain.chars().count() >= LONG_COMPOUND {
             forms.halves = self.split(searcher, plain)?;
+            if forms.halves.is_some() {
+                let in_field = |field| searcher.doc_freq(&Term::from_field_text(field, plain));
+                let mut own = 0;
+                for (field, _) in self.own_fields() {
+                    own += in_field(field)?;
+                }
+                forms.mostly_boilerplate =
+                    in_field(self.fields.boilerplate)? > BOILERPLATE_MOSTLY * own;
+            }
         }
         Ok((known || forms.halves.is_some()).then_some(forms))
     }
 
-    /// A word's `forms` in `fields`.
-    fn word_query(&self, forms: &Forms, fields: &[(Field, Score)]) -> Box<dyn Query> {
+    /// A word's `forms` in `fields`; `own` when those are what documents say of themselves.
+    fn word_query(&self, forms: &Forms, fields: &[(Field, Score)], own: bool) -> Box<dyn Query> {
         let mut alternatives: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (form, prefix, share) in &forms.each {
             self.push_form(&mut alternatives, fields, form, *prefix, *share);
+        }
+        if own
+            && forms.mostly_boilerplate
+            && let Some((left, right)) = &forms.halves
+        {
+            // A compound only the boilerplate says, in a document whose own text holds one of
+            // its halves: the standard sentence "die Silvesterfeier … ist inklusive" is about the
+            // document titled "Silvester-Skireise", not about every page that repeats it.
+            let mut said = Vec::new();
+            for (form, prefix, _) in &forms.each {
+                self.push_form(
+                    &mut said,
+                    &[(self.fields.boilerplate, BOILERPLATE_BOOST)],
+                    form,
+                    *prefix,
+                    1.0,
+                );
+            }
+            let mut half = Vec::new();
+            for form in [left, right] {
+                self.push_form(&mut half, fields, form, true, 1.0);
+            }
+            let both: Vec<(Occur, Box<dyn Query>)> = vec![
+                (Occur::Must, Box::new(BooleanQuery::new(said))),
+                (Occur::Must, Box::new(BooleanQuery::new(half))),
+            ];
+            alternatives.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(BooleanQuery::new(both)),
+                    SPLIT_SHARE,
+                )),
+            ));
         }
         if let Some((left, right)) = &forms.halves {
             let halves = BooleanQuery::new(
@@ -345,6 +404,36 @@ impl TextIndex {
             }
         }
         Ok(false)
+    }
+
+    /// Two neighbouring words of the question that the documents hold as one compound, in
+    /// either order and with either's synonyms: "Ski ausleihen" is `skiverleih`, "Anreise mit
+    /// dem Bus" `busanreise`. A document that says the compound says what was asked in one word.
+    fn joined(&self, searcher: &Searcher, words: &[ContentWord]) -> tantivy::Result<Vec<String>> {
+        let forms = |word: &ContentWord| -> Vec<String> {
+            let mut forms = word.term.forms.clone();
+            forms.extend(word.synonyms.iter().flatten().cloned());
+            forms.sort();
+            forms.dedup();
+            forms
+        };
+        let mut joined = Vec::new();
+        for pair in words.windows(2) {
+            for (first, second) in [(&pair[0], &pair[1]), (&pair[1], &pair[0])] {
+                for left in &first.term.forms {
+                    for right in forms(second) {
+                        let word = format!("{left}{right}");
+                        if left.chars().count() >= 2
+                            && !joined.contains(&word)
+                            && self.holds(searcher, &word, false)?
+                        {
+                            joined.push(word);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(joined)
     }
 
     /// The two halves of a compound, each a word the documents hold (the left one as a word's

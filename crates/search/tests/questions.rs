@@ -6,6 +6,9 @@ use concierge_search::{Found, IndexDoc, Lexicon, Question, TextIndex};
 
 const BOILERPLATE: &str = "Bei schlechtem Wetter lohnt sich ein Besuch im Hallenbad oder in der Sauna, \
     und schneesicher sind die Pisten dank Beschneiung fast überall.";
+/// A second standard sentence, about one kind of trip, on every page as the real site has it.
+const NEW_YEAR: &str =
+    "Die Silvesterfeier mit Buffet und Feuerwerk ist bei der Silvester-Skireise inklusive.";
 
 fn doc(key: &str, kind: &str, title: &str, crumb: &str, body: &str) -> IndexDoc {
     let weight = match kind {
@@ -131,6 +134,37 @@ fn site() -> TextIndex {
             "Hunde sind in vielen Häusern willkommen, bitte bei der Buchung angeben.",
         ),
         doc(
+            "silvester-trip",
+            "product",
+            "Silvester-Skireise Wengen – Sportclub Lederer",
+            "Skireisen > Schweiz > Wengen",
+            &format!("## Leistungen\n\n- 6-Tage-Skipass inklusive\n\n{NEW_YEAR}"),
+        ),
+        doc(
+            "opening-trip",
+            "product",
+            "Saisonopening Ischgl – Sportclub Lederer",
+            "Skireisen > Österreich > Ischgl",
+            &format!(
+                "## Leistungen\n\n- 6-Tage-Skipass inklusive\n\nRund um Silvester ist es voller; \
+                 die Feier zur Saisoneröffnung ist ein Fest. {NEW_YEAR}"
+            ),
+        ),
+        doc(
+            "apres-ski",
+            "concept",
+            "Après-Ski",
+            "Wissen > Après-Ski",
+            "Nach dem Skitag geht es zum Après-Ski. Wer etwas ausleihen will, fragt an der Bar.",
+        ),
+        doc(
+            "skiverleih",
+            "page",
+            "Skiverleih vor Ort",
+            "Reiseinfos > Skiverleih vor Ort",
+            "Ski und Schuhe gibt es im Verleih am Ort, zum Vorzugspreis.",
+        ),
+        doc(
             "fruehstueck",
             "concept",
             "Was bedeutet Frühstück?",
@@ -144,7 +178,9 @@ fn site() -> TextIndex {
             "page",
             &format!("Skikurs Glossar {n}"),
             "Hilfe > Glossar",
-            &format!("Eintrag {n} des Glossars. {BOILERPLATE} Kurtaxe und Stornierung erklärt."),
+            &format!(
+                "Eintrag {n} des Glossars. {BOILERPLATE} Kurtaxe und Stornierung erklärt. {NEW_YEAR}"
+            ),
         ));
     }
     TextIndex::build(docs).expect("index")
@@ -159,6 +195,8 @@ fn lexicon() -> Lexicon {
         .synonyms(&["einpacken", "Packliste", "Gepäck"])
         .unwrap()
         .synonyms(&["schneesicher", "Schneesicherheit", "Gletscher"])
+        .unwrap()
+        .synonyms(&["leihen", "ausleihen", "Verleih", "Skiverleih"])
         .unwrap()
 }
 
@@ -240,6 +278,32 @@ fn compounds_reach_the_pages_of_their_halves() {
     assert_eq!(keys(&found)[0], "storno", "{:?}", keys(&found));
     let found = ask(&site(), "Skipasspreise");
     assert_eq!(keys(&found)[0], "skipass", "{:?}", keys(&found));
+}
+
+#[test]
+fn a_compound_said_only_in_boilerplate_reaches_the_page_about_its_half() {
+    // Every page repeats that the Silvesterfeier is included; the trip titled Silvester is
+    // the one it is about — not a trip whose own text speaks of Silvester and of a Feier.
+    let found = ask(&site(), "Ist die Silvesterfeier inklusive?");
+    assert_eq!(
+        keys(&found).first(),
+        Some(&"silvester-trip"),
+        "{:?}",
+        keys(&found)
+    );
+}
+
+#[test]
+fn two_words_the_site_says_as_one_compound_reach_the_page_that_does() {
+    // "Ski" + a synonym of "ausleihen" is the Skiverleih: its page, not Après-Ski's, whose
+    // title holds "Ski" whole.
+    let found = ask(&site(), "Wo kann ich Ski ausleihen?");
+    assert_eq!(
+        keys(&found).first(),
+        Some(&"skiverleih"),
+        "{:?}",
+        keys(&found)
+    );
 }
 
 #[test]

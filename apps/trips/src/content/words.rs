@@ -106,7 +106,10 @@ const SYNONYMS: &[&[&str]] = &[
     &["Verpflegung", "Halbpension", "Vollpension", "Frühstück"],
     &["Familie", "Familien", "Kinder"],
     &["Auto", "PKW", "Eigenanreise"],
-    &["Zug", "Bahn", "Bahnanreise"],
+    // Who comes by train comes on their own: the operator's word for it is Eigenanreise.
+    &["Zug", "Bahn", "Bahnanreise", "Eigenanreise"],
+    // The ways of getting there are what a question about getting there is answered by.
+    &["Anreise", "Busanreise", "Bahnanreise", "Eigenanreise"],
 ];
 
 /// The default words, then `extra` groups from the config; an entry of several words is
