@@ -11,9 +11,6 @@ use std::pin::Pin;
 use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
 
 // The book's generated reference pages, written and compared by a test.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
