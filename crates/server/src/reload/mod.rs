@@ -93,7 +93,7 @@ impl Deployment {
             schema: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
         });
-        deployment.mount();
+        drop(deployment.mount());
         // The schema compiled ahead, on a spare thread: the first reload takes no longer than
         // the next.
         if deployment.source.is_some()
@@ -153,8 +153,9 @@ impl Deployment {
         self.source.as_ref()
     }
 
-    /// Builds the routes of the current platform and serves them from now on.
-    fn mount(self: &Arc<Self>) {
+    /// Builds the routes of the current platform and serves them from now on; returns the
+    /// routes they replace.
+    fn mount(self: &Arc<Self>) -> (Routed, Routed) {
         let platform = self.current();
         let me = Arc::downgrade(self);
         let status: crate::health::ConfigStatus = {
@@ -196,7 +197,7 @@ impl Deployment {
         };
         let routes = Arc::new(crate::serve::app(&platform, &self.stop, ops));
         let metrics = Arc::new(crate::serve::metrics_router(&platform));
-        drop_off_worker((self.routes.swap(routes), self.metrics_routes.swap(metrics)));
+        (self.routes.swap(routes), self.metrics_routes.swap(metrics))
     }
 
     /// Reads the config again and, when it is right, serves it; `why` names the trigger for the
@@ -271,45 +272,45 @@ impl Deployment {
         }
     }
 
-    /// Read, pin, build, check; then succeed the running platform and swap the routes.
+    /// Read, pin, build, check; then succeed the running platform and swap the routes — all of
+    /// it on a thread of its own: parsing and validating a large file, compiling hundreds of
+    /// schemas and freeing the replaced platform is CPU work that would otherwise hold a worker
+    /// the calls under way need (the scheduler shares the cores). One blocking task a reload, so
+    /// reloads add no threads to the blocking pool.
     async fn attempt(
         self: &Arc<Self>,
     ) -> Result<(Vec<String>, crate::platform::Retired), Vec<ConfigError>> {
-        let env = self.env.clone();
-        let previous = self.current();
-        // Read, checked against the schema and built on a thread of its own: parsing and
-        // validating a large file and compiling hundreds of schemas is CPU work that would
-        // otherwise hold a worker the calls under way need; the scheduler shares the cores.
         let runtime = tokio::runtime::Handle::current();
-        let building = previous.clone();
         let me = self.clone();
-        let (mut next, needs_restart) = tokio::task::spawn_blocking(move || {
-            let text = source_of(&me)?.text()?;
-            // What `concierge check` reads against the schema (also sections no endpoint
-            // serves), a reload does too: the two never disagree about a file.
-            if let Some(schema) = me.schema() {
-                let problems = schema.problems(&text);
-                if !problems.is_empty() {
-                    return Err(problems);
-                }
+        tokio::task::spawn_blocking(move || runtime.block_on(me.attempt_beside_the_calls()))
+            .await
+            .map_err(|_| {
+                vec![ConfigError::new(
+                    "",
+                    "building the new config failed; the log says why",
+                )]
+            })?
+    }
+
+    async fn attempt_beside_the_calls(
+        self: &Arc<Self>,
+    ) -> Result<(Vec<String>, crate::platform::Retired), Vec<ConfigError>> {
+        let source = source_of(self)?;
+        let previous = self.current();
+        let text = source.text()?;
+        // What `concierge check` reads against the schema (also sections no endpoint serves), a
+        // reload does too: the two never disagree about a file.
+        if let Some(schema) = self.schema() {
+            let problems = schema.problems(&text);
+            if !problems.is_empty() {
+                return Err(problems);
             }
-            let mut config = source_of(&me)?.parse(&text, &*env)?;
-            let needs_restart = pin(&mut config, &building.config);
-            let next = runtime.block_on(Platform::build_next(
-                config,
-                building.apps.clone(),
-                &*env,
-                Some(&building),
-            ))?;
-            Ok((next, needs_restart))
-        })
-        .await
-        .map_err(|_| {
-            vec![ConfigError::new(
-                "",
-                "building the new config failed; the log says why",
-            )]
-        })??;
+        }
+        let mut config = source.parse(&text, &*self.env)?;
+        let needs_restart = pin(&mut config, &previous.config);
+        let mut next =
+            Platform::build_next(config, previous.apps.clone(), &*self.env, Some(&previous))
+                .await?;
         if let Err(problems) = check(&next, &previous).await {
             // What the rejected platform started of its own (a live check connects an
             // upstream) ends with it.
@@ -324,22 +325,16 @@ impl Deployment {
         }
         previous.running.abort_jobs();
         next.start_tool_updates().await;
-        let replaced = self.current.swap(Arc::new(next));
-        self.mount();
-        // The last handles on the old platform (a SQL instance of hundreds of statements, an
-        // index) may be these: freeing them is work for a spare thread, not for a worker.
-        drop_off_worker((replaced, previous));
+        self.current.store(Arc::new(next));
+        // The last handles on the old platform and its routes (a SQL instance of hundreds of
+        // statements, an index) may be these, freed here on returning.
+        let _replaced = self.mount();
         Ok((needs_restart, retired))
     }
 }
 
-/// Drops `value` on the blocking pool (outside a runtime, here).
-fn drop_off_worker<T: Send + 'static>(value: T) {
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => drop(runtime.spawn_blocking(move || drop(value))),
-        Err(_) => drop(value),
-    }
-}
+/// A set of routes as served.
+type Routed = Arc<Router>;
 
 fn source_of(deployment: &Deployment) -> Result<&Source, Vec<ConfigError>> {
     deployment.source.as_ref().ok_or_else(|| {

@@ -139,6 +139,7 @@ async fn watch(
         }
     };
     deployment.found(stamps(&config, &deployment));
+    let mut asked = None;
     let mut watched = Vec::new();
     loop {
         // Folders, not files: a file replaced by a rename (editors, Kubernetes) is seen too.
@@ -160,7 +161,11 @@ async fn watch(
         }
         // Settled: nothing more for a moment.
         while let Ok(Some(())) = tokio::time::timeout(SETTLE, heard.recv()).await {}
-        if stamps(&config, &deployment) != deployment.last_found() {
+        // Asked once per state of the files: a reload slower than the settling time has not
+        // said what it found yet, and asking again would build the same config twice.
+        let now = stamps(&config, &deployment);
+        if now != deployment.last_found() && asked.as_ref() != Some(&now) {
+            asked = Some(now);
             let _ = tell.send("file change").await;
         }
     }
