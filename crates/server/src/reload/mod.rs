@@ -63,7 +63,7 @@ pub struct Deployment {
     one_at_a_time: tokio::sync::Mutex<()>,
     /// The config and the files it names as the last reload (or the start) found them.
     found: Mutex<triggers::Stamps>,
-    /// The config schema of this binary's kinds, compiled at the first reload.
+    /// The config schema of this binary's kinds, compiled once (ahead, on a spare thread).
     schema: std::sync::OnceLock<Option<crate::config::schema::Compiled>>,
     /// The server's stop: every endpoint's sessions end with it.
     stop: CancellationToken,
