@@ -8,7 +8,8 @@ every 0.5 s (the endpoint's instructions alternate, so every reload applies a ch
 listening clients). The trigger is the signal, not `concierge reload`: a process starting on
 the two cores would slow the calls by itself; the command's wall time is measured apart,
 unloaded. Reported: each reload's own time (the server's `took_ms`: file read, schema, build,
-check, swap), and the calls' p99, p99.9 and slowest call in both runs. Server on core 0, wrk on core 1. Called by `bench/run.sh --reload`;
+check, swap), and the calls' p99, p99.9 and slowest call in both runs. Server on core 0, wrk
+on core 1. Called by `bench/run.sh --reload`;
 writes bench/results/<date>-reload.md.
 """
 
@@ -118,8 +119,8 @@ def run(binary, name, text, state, seconds, toggle, repeat):
             def reload_again_and_again():
                 # SIGHUP: the trigger alone, without a process of our own starting on the cores
                 # the calls use. Writing the file also wakes the server's watcher, which finds
-                # the file as the signal's reload read it and reloads once more (a second, equal
-                # change): both are counted.
+                # the file as the signal's reload read it and does not reload again; every
+                # reload the server makes is counted all the same.
                 flip = False
                 while not stop.is_set():
                     flip = not flip

@@ -420,8 +420,9 @@ impl TextIndex {
         let mut joined = Vec::new();
         for pair in words.windows(2) {
             for (first, second) in [(&pair[0], &pair[1]), (&pair[1], &pair[0])] {
+                let rights = forms(second);
                 for left in &first.term.forms {
-                    for right in forms(second) {
+                    for right in &rights {
                         let word = format!("{left}{right}");
                         if left.chars().count() >= 2
                             && !joined.contains(&word)

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
+use concierge_server::config::schema::Compiled;
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -15,21 +16,21 @@ fn root() -> PathBuf {
 }
 
 /// The schema as the binary prints it.
-fn schema() -> Value {
+fn schema() -> Compiled {
     let output = Command::new(BIN)
         .args(["config", "schema"])
         .output()
         .unwrap();
     assert!(output.status.success());
     let schema: Value = serde_json::from_slice(&output.stdout).expect("a JSON schema");
-    jsonschema::draft7::new(&schema).expect("a valid draft 7 schema");
-    schema
+    Compiled::new(&schema).expect("a valid draft 7 schema")
 }
 
 /// What the schema says of a config's text (a date as its text, as an editor reads it): its
 /// problems, one per line.
-fn schema_problems(schema: &Value, text: &str) -> Vec<String> {
-    concierge_server::config::schema::problems(text, schema)
+fn schema_problems(schema: &Compiled, text: &str) -> Vec<String> {
+    schema
+        .problems(text)
         .iter()
         .map(ToString::to_string)
         .collect()

@@ -93,7 +93,7 @@ impl Deployment {
             schema: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
         });
-        drop(deployment.mount());
+        deployment.mount();
         // The schema compiled ahead, on a spare thread: the first reload takes no longer than
         // the next.
         if deployment.source.is_some()
@@ -153,9 +153,8 @@ impl Deployment {
         self.source.as_ref()
     }
 
-    /// Builds the routes of the current platform and serves them from now on; returns the
-    /// routes they replace.
-    fn mount(self: &Arc<Self>) -> (Routed, Routed) {
+    /// Builds the routes of the current platform and serves them from now on.
+    fn mount(self: &Arc<Self>) {
         let platform = self.current();
         let me = Arc::downgrade(self);
         let status: crate::health::ConfigStatus = {
@@ -195,9 +194,10 @@ impl Deployment {
             },
             config_status: Some(status),
         };
-        let routes = Arc::new(crate::serve::app(&platform, &self.stop, ops));
-        let metrics = Arc::new(crate::serve::metrics_router(&platform));
-        (self.routes.swap(routes), self.metrics_routes.swap(metrics))
+        self.routes
+            .store(Arc::new(crate::serve::app(&platform, &self.stop, ops)));
+        self.metrics_routes
+            .store(Arc::new(crate::serve::metrics_router(&platform)));
     }
 
     /// Reads the config again and, when it is right, serves it; `why` names the trigger for the
@@ -295,7 +295,12 @@ impl Deployment {
     async fn attempt_beside_the_calls(
         self: &Arc<Self>,
     ) -> Result<(Vec<String>, crate::platform::Retired), Vec<ConfigError>> {
-        let source = source_of(self)?;
+        let Some(source) = &self.source else {
+            return Err(vec![ConfigError::new(
+                "",
+                "this server was not started from a config file",
+            )]);
+        };
         let previous = self.current();
         let text = source.text()?;
         // What `concierge check` reads against the schema (also sections no endpoint serves), a
@@ -325,24 +330,12 @@ impl Deployment {
         }
         previous.running.abort_jobs();
         next.start_tool_updates().await;
-        self.current.store(Arc::new(next));
         // The last handles on the old platform and its routes (a SQL instance of hundreds of
-        // statements, an index) may be these, freed here on returning.
-        let _replaced = self.mount();
+        // statements, an index) may be these, freed on this thread as they are replaced.
+        self.current.store(Arc::new(next));
+        self.mount();
         Ok((needs_restart, retired))
     }
-}
-
-/// A set of routes as served.
-type Routed = Arc<Router>;
-
-fn source_of(deployment: &Deployment) -> Result<&Source, Vec<ConfigError>> {
-    deployment.source.as_ref().ok_or_else(|| {
-        vec![ConfigError::new(
-            "",
-            "this server was not started from a config file",
-        )]
-    })
 }
 
 /// `concierge check`'s verdict on a platform a reload built: its warnings are problems, and the

@@ -143,7 +143,8 @@ async fn watch(
     let mut watched = Vec::new();
     loop {
         // Folders, not files: a file replaced by a rename (editors, Kubernetes) is seen too.
-        let folders: std::collections::BTreeSet<PathBuf> = stamps(&config, &deployment)
+        let folders: std::collections::BTreeSet<PathBuf> = deployment
+            .last_found()
             .keys()
             .filter_map(|f| f.parent().map(Path::to_path_buf))
             .collect();
