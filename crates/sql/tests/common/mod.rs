@@ -68,6 +68,53 @@ impl Loaded {
         }
     }
 
+    /// Ends every other session on the test's database, as a restart or a failover does:
+    /// the connections a pool keeps warm are gone without a word.
+    pub async fn end_other_sessions(&self) {
+        match self.engine {
+            "postgres" => {
+                self.number(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                )
+                .await;
+            }
+            "mariadb" => {
+                // One connection lists and kills, so it never meets itself; a session that
+                // ended between the list and its KILL answers "unknown thread" (1094), which
+                // is what was asked for.
+                let mut connection = sqlx::MySqlConnection::connect(&self.url).await.unwrap();
+                loop {
+                    let ids: Vec<i64> = sqlx::query_scalar(
+                        "SELECT CAST(id AS SIGNED) FROM information_schema.processlist \
+                         WHERE db = DATABASE() AND id <> CONNECTION_ID()",
+                    )
+                    .fetch_all(&mut connection)
+                    .await
+                    .unwrap();
+                    if ids.is_empty() {
+                        break;
+                    }
+                    for id in ids {
+                        let kill = format!("KILL {id}");
+                        match sqlx::raw_sql(sqlx::AssertSqlSafe(kill))
+                            .execute(&mut connection)
+                            .await
+                        {
+                            Ok(_) => {}
+                            Err(sqlx::Error::Database(e))
+                                if e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                                    .is_some_and(|e| e.number() == 1094) => {}
+                            Err(e) => panic!("KILL {id}: {e}"),
+                        }
+                    }
+                }
+                connection.close().await.unwrap();
+            }
+            other => panic!("{other} has no server whose sessions end"),
+        }
+    }
+
     /// The number `query` answers on the engine's server, asked behind the tools' back.
     pub async fn number(&self, query: &str) -> i64 {
         match self.engine {
