@@ -53,6 +53,11 @@ impl Drop for RouteGuard {
     }
 }
 
+/// What concierge declares it can do as a client: nothing the upstream could ask of it.
+pub fn declared() -> ClientCapabilities {
+    ClientCapabilities::default()
+}
+
 /// The client side of one connection.
 #[derive(Clone)]
 pub struct Client {
@@ -68,7 +73,7 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         // An `initialize` speaks the last revision that has one; discovery names its own.
         let mut config = ClientConfig::new(
-            ClientCapabilities::default(),
+            declared(),
             Implementation::new("concierge", env!("CARGO_PKG_VERSION")),
         );
         config.protocol_version = rmcp::model::ProtocolVersion::V_2025_11_25;

@@ -20,6 +20,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use crate::client::{Client, ProgressRoutes};
+use crate::direct::Direct;
 use crate::legacy_sse::LegacySse;
 use crate::settings::{ClientCredentials, McpSettings, Protocol};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
@@ -54,6 +55,9 @@ pub enum Link {
     Starting,
     Up {
         peer: Peer<RoleClient>,
+        /// Where calls go without the rmcp connection: for a 2026-07-28 server over plain
+        /// Streamable HTTP only.
+        direct: Option<Arc<Direct>>,
         /// The upstream's tools that are on the allowlist, by the upstream's name.
         tools: Arc<BTreeMap<String, Listed>>,
     },
@@ -136,8 +140,12 @@ impl Upstream {
                 Ok(service) => {
                     tracing::info!(upstream = %self.label, "MCP server connected");
                     let peer = service.peer().clone();
+                    let direct = match &*self.link.borrow() {
+                        Link::Up { direct, .. } => direct.clone(),
+                        _ => None,
+                    };
                     // Ends with the connection, also when the instance is retired meanwhile.
-                    let refresh = AbortOnDrop(tokio::spawn(self.clone().follow_list(peer)));
+                    let refresh = AbortOnDrop(tokio::spawn(self.clone().follow_list(peer, direct)));
                     let ended = service.waiting().await;
                     drop(refresh);
                     let reason = match ended {
@@ -176,6 +184,7 @@ impl Upstream {
             tools_changed: self.tools_changed.clone(),
         };
         let wait = self.settings.start_timeout;
+        let mut direct = None;
         let service = match (&self.settings.command, &self.settings.url) {
             (Some(command), _) => {
                 let transport = self.spawn(command)?;
@@ -202,11 +211,24 @@ impl Upstream {
             (None, Some(url)) => match &self.settings.oauth {
                 None => {
                     let transport = self.http(url, self.http_client()?)?;
-                    tokio::time::timeout(
+                    let service = tokio::time::timeout(
                         wait,
                         client.serve_with_lifecycle(transport, lifecycle(self.settings.protocol)),
                     )
-                    .await
+                    .await;
+                    if let Ok(Ok(service)) = &service
+                        && let Some(info) = service.peer().peer_info()
+                    {
+                        direct = Direct::for_version(
+                            self.http_client()?,
+                            url,
+                            self.headers()?,
+                            &info.protocol_version,
+                            message_bound(&self.settings),
+                        )
+                        .map(Arc::new);
+                    }
+                    service
                 }
                 Some(credentials) => {
                     let authorized = tokio::time::timeout(wait, authorize(url, credentials))
@@ -231,18 +253,18 @@ impl Upstream {
         let tools = tokio::time::timeout(wait, self.list(service.peer()))
             .await
             .map_err(|_| format!("no tool list within {wait:?}"))??;
-        self.publish(service.peer().clone(), tools);
+        self.publish(service.peer().clone(), direct, tools);
         Ok(service)
     }
 
     /// Reads the list again whenever the upstream says it changed.
-    async fn follow_list(self: Arc<Self>, peer: Peer<RoleClient>) {
+    async fn follow_list(self: Arc<Self>, peer: Peer<RoleClient>, direct: Option<Arc<Direct>>) {
         loop {
             self.tools_changed.notified().await;
             match tokio::time::timeout(self.settings.start_timeout, self.list(&peer)).await {
                 Ok(Ok(tools)) => {
                     tracing::info!(upstream = %self.label, "MCP server's tools changed");
-                    self.publish(peer.clone(), tools);
+                    self.publish(peer.clone(), direct.clone(), tools);
                 }
                 Ok(Err(reason)) => {
                     tracing::warn!(upstream = %self.label, %reason, "tool list not read again");
@@ -254,7 +276,12 @@ impl Upstream {
         }
     }
 
-    fn publish(&self, peer: Peer<RoleClient>, tools: BTreeMap<String, Listed>) {
+    fn publish(
+        &self,
+        peer: Peer<RoleClient>,
+        direct: Option<Arc<Direct>>,
+        tools: BTreeMap<String, Listed>,
+    ) {
         for wanted in &self.settings.tools {
             if !tools.contains_key(wanted) {
                 tracing::error!(upstream = %self.label, tool = %wanted, "a listed tool is not offered by the MCP server");
@@ -262,6 +289,7 @@ impl Upstream {
         }
         self.link.send_replace(Link::Up {
             peer,
+            direct,
             tools: Arc::new(tools),
         });
     }

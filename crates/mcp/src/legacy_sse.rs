@@ -50,12 +50,7 @@ impl LegacySse {
                 response.status().as_u16()
             ));
         }
-        let bounded = BoundedEvents {
-            inner: response.bytes_stream(),
-            since_event: 0,
-            last: 0,
-            max: max_event_bytes,
-        };
+        let bounded = BoundedEvents::new(response.bytes_stream(), max_event_bytes);
         let mut events = SseStream::from_bytes_stream(bounded);
         let endpoint = loop {
             match events.next().await {
@@ -149,7 +144,7 @@ impl rmcp::transport::Transport<RoleClient> for LegacySse {
 
 /// The response body with a bound on one event: the bytes since the last blank line (an
 /// event's end) may not exceed `max`. Over it, the stream fails and the connection ends.
-struct BoundedEvents<S> {
+pub(crate) struct BoundedEvents<S> {
     inner: S,
     since_event: usize,
     /// The previous byte, to see `\n\n`, `\r\r` and `\r\n\r\n` across chunk edges.
@@ -193,6 +188,15 @@ where
 }
 
 impl<S> BoundedEvents<S> {
+    pub(crate) fn new(inner: S, max: usize) -> Self {
+        Self {
+            inner,
+            since_event: 0,
+            last: 0,
+            max,
+        }
+    }
+
     fn line_was_empty(&self) -> bool {
         self.last == b'\n' || self.last == b'\r'
     }

@@ -10,6 +10,7 @@
 //!
 //! - `settings.rs`: the section, and what is wrong with it before anything starts
 //! - `connection.rs`: the upstream kept connected, its tool list, its child process
+//! - `direct.rs`: a call to a 2026-07-28 server over HTTP, sent and read in the caller's task
 //! - `legacy_sse.rs`: the legacy HTTP+SSE transport (2024-11-05), which rmcp no longer has
 //! - `client.rs`: what concierge declares as a client, and what it hears unasked
 //! - `tool.rs`: one tool as served here, and its calls
@@ -22,6 +23,7 @@
 
 mod client;
 mod connection;
+mod direct;
 mod legacy_sse;
 pub mod probe;
 pub mod settings;

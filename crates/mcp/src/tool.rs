@@ -16,6 +16,7 @@ use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Map, Value, json};
 
 use crate::connection::{Link, Upstream};
+use crate::direct::{Direct, Failure, too_large};
 use crate::settings::{Hint, ToolOverride, annotation_of};
 
 /// Where a call's `_meta` carries who is calling, for an upstream with `forward_identity`.
@@ -29,6 +30,8 @@ pub struct FederatedTool {
     edit: ToolOverride,
     /// Made from the upstream's listing; `false` for the stand-in served before one was read.
     listed: bool,
+    /// Whether its calls may skip the rmcp connection when the upstream allows ([`Direct`]).
+    direct: bool,
     upstream: Arc<Upstream>,
 }
 
@@ -101,6 +104,7 @@ impl FederatedTool {
             upstream_name: upstream_name.to_string(),
             edit,
             listed: listing.is_some(),
+            direct: listing.is_some_and(|l| Direct::takes(upstream_name, &l.input_schema)),
             upstream: upstream.clone(),
         }
     }
@@ -126,20 +130,25 @@ impl FederatedTool {
         for (name, value) in &self.edit.fixed {
             arguments.insert(name.clone(), value.clone());
         }
-        let peer = self.peer().await?;
-        self.forward(peer, arguments, &context).await
+        let (peer, direct) = self.peer().await?;
+        self.forward(peer, direct, arguments, &context).await
     }
 
-    /// The connection to call over; starts a `lazy` upstream.
-    async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+    /// The connection to call over, and the direct way when there is one for this tool;
+    /// starts a `lazy` upstream.
+    async fn peer(&self) -> Result<(Peer<RoleClient>, Option<Arc<Direct>>), ToolError> {
         self.upstream.start();
         match self
             .upstream
             .settled(self.upstream.settings.start_timeout)
             .await
         {
-            Link::Up { peer, tools } if self.listed && tools.contains_key(&self.upstream_name) => {
-                Ok(peer)
+            Link::Up {
+                peer,
+                direct,
+                tools,
+            } if self.listed && tools.contains_key(&self.upstream_name) => {
+                Ok((peer, direct.filter(|_| self.direct)))
             }
             // Up, but this tool's listing is being read again: the list swaps in a moment.
             Link::Up { .. } => Err(unavailable(
@@ -157,6 +166,7 @@ impl FederatedTool {
     async fn forward(
         &self,
         peer: Peer<RoleClient>,
+        direct: Option<Arc<Direct>>,
         arguments: Map<String, Value>,
         context: &CallContext,
     ) -> Result<Value, ToolError> {
@@ -176,6 +186,25 @@ impl FederatedTool {
                 Value::String(identity.for_audience(&audience)),
             );
         }
+        let arguments = match direct {
+            Some(direct) => {
+                match self
+                    .forward_directly(peer.clone(), &direct, arguments, &meta, context)
+                    .await
+                {
+                    Ok(answer) => {
+                        observed.finish(Some(answer.1));
+                        return Ok(mcp_result(answer.0));
+                    }
+                    Err(Unsent(arguments)) => arguments,
+                    Err(Answered(error)) => {
+                        observed.finish(None);
+                        return Err(error);
+                    }
+                }
+            }
+            None => arguments,
+        };
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new(self.upstream_name.clone()).with_arguments(arguments),
         ));
@@ -204,14 +233,7 @@ impl FederatedTool {
         let result = match answer {
             Err(_) => {
                 observed.finish(None);
-                return Err(unavailable(
-                    "upstream_timeout",
-                    &format!(
-                        "The server behind this tool did not answer within {} s; the call was \
-                         cancelled there. It may have acted: check before calling again.",
-                        upstream.settings.call_timeout.as_secs()
-                    ),
-                ));
+                return Err(timed_out(upstream.settings.call_timeout));
             }
             Ok(Err(_)) | Ok(Ok(Err(rmcp::service::ServiceError::TransportClosed))) => {
                 abandoned.peer = None;
@@ -246,17 +268,67 @@ impl FederatedTool {
             .map_err(|error| ToolError::internal("upstream_answer_unusable", error.to_string()))?;
         let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
         if size > upstream.settings.max_result_bytes {
-            return Err(ToolError::rejected(
-                "upstream_result_too_large",
-                format!(
-                    "The result is {size} bytes, more than the {} this server may answer; ask \
-                     for less (a narrower path, a smaller range).",
-                    upstream.settings.max_result_bytes
-                ),
-            ));
+            return Err(too_large(Some(size), upstream.settings.max_result_bytes));
         }
         Ok(mcp_result(value))
     }
+
+    /// The call as one POST read in this task ([`Direct`]), within the call timeout; the
+    /// upstream is told to stop when the caller goes first. Answers the arguments back when
+    /// nothing was sent, for the rmcp connection to carry.
+    async fn forward_directly(
+        &self,
+        peer: Peer<RoleClient>,
+        direct: &Direct,
+        arguments: Map<String, Value>,
+        meta: &RequestMetaObject,
+        context: &CallContext,
+    ) -> Result<(Value, u16), DirectFailure> {
+        let settings = &self.upstream.settings;
+        let id = direct.request_id();
+        let mut abandoned = Abandoned {
+            peer: Some(peer),
+            id: RequestId::String(id.clone().into()),
+        };
+        let call = direct.call(
+            &id,
+            &self.upstream_name,
+            &arguments,
+            &meta.0,
+            context.progress.as_ref(),
+            settings.max_result_bytes,
+        );
+        let answer = match tokio::time::timeout(settings.call_timeout, call).await {
+            Ok(answer) => answer,
+            Err(_) => return Err(Answered(timed_out(settings.call_timeout))),
+        };
+        abandoned.peer = None;
+        match answer {
+            Ok(answer) => Ok(answer),
+            Err(Failure::NotSent) => Err(Unsent(arguments)),
+            Err(Failure::Answered(error)) => Err(Answered(error)),
+        }
+    }
+}
+
+/// How a direct call ended when it did not answer.
+enum DirectFailure {
+    /// Nothing was sent: the arguments, for the rmcp connection to carry.
+    Unsent(Map<String, Value>),
+    Answered(ToolError),
+}
+use DirectFailure::{Answered, Unsent};
+
+/// The answer when the upstream did not answer within `timeout` (the call is cancelled there).
+fn timed_out(timeout: std::time::Duration) -> ToolError {
+    unavailable(
+        "upstream_timeout",
+        &format!(
+            "The server behind this tool did not answer within {} s; the call was cancelled \
+             there. It may have acted: check before calling again.",
+            timeout.as_secs()
+        ),
+    )
 }
 
 impl Tool for FederatedTool {
@@ -299,7 +371,7 @@ fn annotations(listing: Option<&Listed>, edit: &ToolOverride) -> Annotations {
 }
 
 /// A readable error the caller may retry.
-fn unavailable(code: &'static str, message: &str) -> ToolError {
+pub(crate) fn unavailable(code: &'static str, message: &str) -> ToolError {
     ToolError::rejected(code, message).with_envelope(json!({"error": {
         "code": code,
         "message": message,
@@ -314,6 +386,11 @@ fn refused_upstream(error: rmcp::service::ServiceError) -> ToolError {
         rmcp::service::ServiceError::McpError(data) => data.message.chars().take(500).collect(),
         _ => "the server behind this tool refused the call".to_string(),
     };
+    refused(message)
+}
+
+/// The upstream refused the call; `message` is the caller's to read.
+pub(crate) fn refused(message: String) -> ToolError {
     ToolError::rejected("upstream_refused", message)
 }
 

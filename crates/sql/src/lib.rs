@@ -58,12 +58,20 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
         .await
         .is_ok_and(|answered| answered.is_ok())
     {
-        for tool in &mut tools {
-            if let Some(first) = tool.rendered_for_check().first()
-                && let Ok(Ok(columns)) =
-                    tokio::time::timeout(DESCRIBE_WAIT, database.describe(first)).await
-            {
-                tool.describe_rows(&columns);
+        // Each tool's first statement, all on one connection.
+        let (described, firsts): (Vec<usize>, Vec<_>) = tools
+            .iter()
+            .enumerate()
+            .filter_map(|(at, tool)| Some((at, tool.rendered_for_check().into_iter().next()?)))
+            .unzip();
+        let answers =
+            tokio::time::timeout(DESCRIBE_WAIT, database.describe_all(&firsts, DESCRIBE_WAIT))
+                .await;
+        if let Ok(Ok(answers)) = answers {
+            for (at, answer) in described.into_iter().zip(answers) {
+                if let Ok(columns) = answer {
+                    tools[at].describe_rows(&columns);
+                }
             }
         }
     }
@@ -101,27 +109,49 @@ async fn live_check(database: &Database, tools: &[Arc<SqlTool>], read_only: bool
             .push(format!("the database does not answer: {error}"));
         return report;
     }
-    for tool in tools {
-        for statement in tool.rendered_for_check() {
-            match database.describe(&statement).await {
-                Ok(columns) if !columns.is_empty() => {
-                    let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
-                    report.notes.push(format!(
-                        "tool `{}` returns {}",
-                        tool.name(),
-                        names.join(", ")
-                    ));
-                }
-                Ok(_) => {}
-                Err(error) => {
-                    let problem = format!(
-                        "tool `{}`: the database cannot prepare its statement: {error}",
-                        tool.name()
-                    );
-                    // One line for a problem every fragment choice shares.
-                    if !report.problems.contains(&problem) {
-                        report.problems.push(problem);
-                    }
+    // Every statement of every tool, on one connection.
+    let (owners, statements): (Vec<&Arc<SqlTool>>, Vec<_>) = tools
+        .iter()
+        .flat_map(|tool| {
+            tool.rendered_for_check()
+                .into_iter()
+                .map(move |s| (tool, s))
+        })
+        .unzip();
+    let answers = match database.describe_all(&statements, DESCRIBE_WAIT).await {
+        Ok(answers) => answers,
+        Err(error) => {
+            report
+                .problems
+                .push(format!("the database does not answer: {error}"));
+            return report;
+        }
+    };
+    if answers.len() < statements.len() {
+        report.problems.push(format!(
+            "the database did not describe a statement within {} s",
+            DESCRIBE_WAIT.as_secs()
+        ));
+    }
+    for (tool, answer) in owners.into_iter().zip(answers) {
+        match answer {
+            Ok(columns) if !columns.is_empty() => {
+                let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
+                report.notes.push(format!(
+                    "tool `{}` returns {}",
+                    tool.name(),
+                    names.join(", ")
+                ));
+            }
+            Ok(_) => {}
+            Err(error) => {
+                let problem = format!(
+                    "tool `{}`: the database cannot prepare its statement: {error}",
+                    tool.name()
+                );
+                // One line for a problem every fragment choice shares.
+                if !report.problems.contains(&problem) {
+                    report.problems.push(problem);
                 }
             }
         }

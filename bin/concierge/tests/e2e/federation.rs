@@ -640,7 +640,7 @@ fn own_upstream(dir: &Path, url: &str, extra: &str) -> String {
         &format!(
             r#"url = "{url}"
 headers = {{ Authorization = "Bearer upstream-secret" }}
-tools = ["wait", "whoami", "huge", "chatty"]
+tools = ["wait", "whoami", "huge", "chatty", "steps"]
 {extra}"#
         ),
     )
@@ -731,6 +731,61 @@ async fn the_upstream_sees_concierges_credentials_and_hears_a_cancel() {
     plain.cancel().await.ok();
 }
 
+/// A call to a 2026-07-28 server goes out as a POST of concierge's own (the id the upstream sees
+/// is concierge's, not one of the rmcp connection's numbers), with the progress the upstream
+/// reports on the call's stream passed on and the result unchanged; at 2025-11-25 the same
+/// call goes over the session, with the same answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_to_a_2026_server_goes_directly_with_its_progress() {
+    for (protocol, direct) in [("2026-07-28", true), ("2025-11-25", false)] {
+        let (url, seen) = test_upstream(0).await;
+        let server = Server::start(
+            |dir| own_upstream(dir, &url, &format!("protocol = \"{protocol}\"")),
+            &[("APP_MCP_TOKENS", TOKEN)],
+        );
+        let (client, heard) = connect_hearing(&server.url("/files/mcp"), "secret-token").await;
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+            CallToolRequestParams::new("steps").with_arguments(serde_json::Map::new()),
+        ));
+        // rmcp's client sends a progress token with every request.
+        let handle = client
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        let answer = handle.await_response().await.expect("the call answers");
+        let ServerResult::CallToolResult(done) = answer else {
+            panic!("{protocol}: a tool result: {answer:?}")
+        };
+        assert_eq!(text(&done), "three steps", "{protocol}");
+        // Reports that come faster than a client is sent them merge (the latest goes next),
+        // and the last leaves the upstream together with the result: some reach the client.
+        // (rmcp's client runs each notification's handler as a task of its own, so reports
+        // this close together may be heard in any order.)
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while heard.progress.lock().unwrap().is_empty() && Instant::now() < deadline {
+            tokio::task::yield_now().await;
+        }
+        let progress = heard.progress.lock().unwrap().clone();
+        assert!(
+            !progress.is_empty() && progress.iter().all(|p| [1.0, 2.0, 3.0].contains(p)),
+            "{protocol}: {progress:?}"
+        );
+        let id = seen
+            .last_id
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the call arrived");
+        let concierges = id.as_str().is_some_and(|i| i.starts_with("concierge-"));
+        assert_eq!(
+            concierges, direct,
+            "{protocol}: the upstream saw the id {id}"
+        );
+        client.cancel().await.ok();
+    }
+}
+
 /// An HTTP upstream that forgot concierge's session (it restarted) answers 404; concierge
 /// starts a new session and the call goes through, as the spec says. (Sessions are the
 /// 2025-11-25 era's: at 2026-07-28 there are none to forget.)
@@ -773,7 +828,7 @@ async fn what_an_upstream_sends_is_bounded() {
     let client = connect(&server.url("/files/mcp"), "secret-token").await;
     let mut names = tool_names(&client).await;
     names.sort();
-    assert_eq!(names, ["chatty", "huge", "wait", "whoami"]);
+    assert_eq!(names, ["chatty", "huge", "steps", "wait", "whoami"]);
     let big = call(&client, "huge", json!({"bytes": 100_000})).await;
     assert_eq!(big.is_error, Some(true));
     assert!(text(&big).contains("upstream_result_too_large"), "{big:?}");

@@ -495,10 +495,7 @@ async fn metrics_on_the_main_listener_need_their_token_and_logs_can_be_json() {
     );
 
     // Every log line is one JSON object.
-    let mut server = server;
-    let _ = server.child.kill();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(server.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let stderr = server.kill_and_read_log();
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(!lines.is_empty());
     let mut objects = Vec::new();

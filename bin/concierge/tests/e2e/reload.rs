@@ -480,7 +480,11 @@ auth = {{ kind = "tokens", file = "mcp-tokens" }}
         if answer.is_error != Some(true) {
             break;
         }
-        assert!(Instant::now() < deadline, "{answer:?}");
+        assert!(
+            Instant::now() < deadline,
+            "{answer:?}\nthe server's log:\n{}",
+            server.log_tail()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 

@@ -181,19 +181,36 @@ impl Database {
         result.map_err(|e| e.to_string())
     }
 
-    /// Prepares a statement without running it: a misspelt column is reported before anything
-    /// is served. Returns the result's columns, by name and JSON Schema.
-    pub async fn describe(&self, statement: &Rendered) -> Result<Vec<(String, Value)>, String> {
+    /// Prepares statements without running them, one after the other on one connection: a
+    /// misspelt column is reported before anything is served. Answers each statement's
+    /// columns, by name and JSON Schema, or what the database said of it; the first statement
+    /// that takes longer than `each` ends the list there (the database is not answering).
+    pub async fn describe_all(
+        &self,
+        statements: &[Rendered],
+        each: Duration,
+    ) -> Result<Vec<Result<Columns, String>>, String> {
         match self {
-            Database::Postgres(warm, _) => described(warm, statement).await,
-            Database::MySql(warm, _) => described(warm, statement).await,
+            Database::Postgres(warm, _) => described(warm, statements, each).await,
+            Database::MySql(warm, _) => described(warm, statements, each).await,
             Database::Sqlite(pool, _) => {
                 let mut connection = pool.acquire().await.map_err(|e| e.to_string())?;
-                describe::<sqlx::Sqlite>(&mut connection, statement).await
+                let mut answers = Vec::with_capacity(statements.len());
+                for statement in statements {
+                    let described = describe::<sqlx::Sqlite>(&mut connection, statement);
+                    match tokio::time::timeout(each, described).await {
+                        Ok(answer) => answers.push(answer),
+                        Err(_) => break,
+                    }
+                }
+                Ok(answers)
             }
         }
     }
 }
+
+/// A result's columns, by name and JSON Schema.
+pub type Columns = Vec<(String, Value)>;
 
 impl Database {
     /// Whether the instance's role could change data although the instance is read-only (the
@@ -424,15 +441,23 @@ enum AfterRun {
 /// [`describe`] on a warm connection.
 async fn described<DB: Driver>(
     warm: &Warm<DB>,
-    statement: &Rendered,
-) -> Result<Vec<(String, Value)>, String>
+    statements: &[Rendered],
+    each: Duration,
+) -> Result<Vec<Result<Columns, String>>, String>
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
 {
     let (mut connection, _) = warm.take(true).await.map_err(|e| e.to_string())?;
-    let columns = describe::<DB>(&mut connection, statement).await?;
+    let mut answers = Vec::with_capacity(statements.len());
+    for statement in statements {
+        match tokio::time::timeout(each, describe::<DB>(&mut connection, statement)).await {
+            Ok(answer) => answers.push(answer),
+            // A connection left mid-statement is not given back.
+            Err(_) => return Ok(answers),
+        }
+    }
     warm.give_back(connection);
-    Ok(columns)
+    Ok(answers)
 }
 
 /// Whether a PostgreSQL or MariaDB instance answers, for `/health`.

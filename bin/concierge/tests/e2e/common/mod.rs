@@ -131,12 +131,19 @@ pub fn count_outcome(events: &[Value], outcome: &str) -> usize {
 }
 
 /// A running server process; killed when dropped.
+/// How much of a server's log a test keeps (the latest half of it after a cut).
+const LOG_TAIL_BYTES: usize = 1024 * 1024;
+
 pub struct Server {
     pub child: Child,
     pub base: String,
     pub dir: tempfile::TempDir,
     /// What `serve` printed when it started.
     pub banner: String,
+    /// The end of what it has logged since (drained, so a full pipe never stalls it), whole
+    /// lines only, and the thread that drains it.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+    draining: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
@@ -280,12 +287,49 @@ impl Server {
             let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr);
             panic!("server did not start: {first:?} {stderr}");
         };
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let stderr = child.stderr.take().expect("stderr");
+        let tail = log.clone();
+        let draining = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { return };
+                let mut tail = tail.lock().unwrap();
+                tail.push_str(&line);
+                tail.push('\n');
+                if tail.len() > LOG_TAIL_BYTES {
+                    // The older half goes, up to a line's end.
+                    let from = tail.len() - LOG_TAIL_BYTES / 2;
+                    let cut = tail.as_bytes()[from..]
+                        .iter()
+                        .position(|b| *b == b'\n')
+                        .map_or(tail.len(), |at| from + at + 1);
+                    tail.drain(..cut);
+                }
+            }
+        });
         Self {
             child,
             base: addr.to_string(),
             dir,
             banner,
+            log,
+            draining: Some(draining),
         }
+    }
+
+    /// The end of what the server has logged, for a failing test's message.
+    pub fn log_tail(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Kills the server and answers the end of its log, to its last line.
+    pub fn kill_and_read_log(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(draining) = self.draining.take() {
+            let _ = draining.join();
+        }
+        self.log_tail()
     }
 
     /// The URL a banner line names (`metrics`, `health`, …).

@@ -27,6 +27,8 @@ pub struct Seen {
     pub cancelled: AtomicUsize,
     /// The `Authorization` header and `_meta` of the last `whoami`.
     pub whoami: Mutex<Option<(Option<String>, Value)>>,
+    /// The JSON-RPC id of the last `tools/call`.
+    pub last_id: Mutex<Option<Value>>,
     /// The server's sessions, to forget them (what a restarted server does).
     pub sessions: std::sync::OnceLock<Arc<LocalSessionManager>>,
 }
@@ -60,7 +62,7 @@ impl ServerHandler for TestUpstream {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools: Vec<Tool> = ["wait", "whoami", "huge", "chatty"]
+        let mut tools: Vec<Tool> = ["wait", "whoami", "huge", "chatty", "steps"]
             .into_iter()
             .map(tool)
             .collect();
@@ -75,6 +77,7 @@ impl ServerHandler for TestUpstream {
     ) -> Result<CallToolResponse, ErrorData> {
         let text =
             |text: String| Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        *self.seen.last_id.lock().unwrap() = serde_json::to_value(&context.id).ok();
         match request.name.as_ref() {
             "wait" => {
                 self.seen.waiting.fetch_add(1, Ordering::SeqCst);
@@ -120,6 +123,16 @@ impl ServerHandler for TestUpstream {
                     }
                     tokio::task::yield_now().await;
                 }
+            }
+            "steps" => {
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=3 {
+                        let report = ProgressNotificationParam::new(token.clone(), f64::from(step))
+                            .with_total(3.0);
+                        let _ = context.peer.notify_progress(report).await;
+                    }
+                }
+                text("three steps".into())
             }
             _ => text("filler".into()),
         }
