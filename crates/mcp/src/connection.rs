@@ -210,7 +210,9 @@ impl Upstream {
             }
             (None, Some(url)) => match &self.settings.oauth {
                 None => {
-                    let transport = self.http(url, self.http_client()?)?;
+                    // One pool for both ways a call goes.
+                    let http = self.http_client()?;
+                    let transport = self.http(url, http.clone())?;
                     let service = tokio::time::timeout(
                         wait,
                         client.serve_with_lifecycle(transport, lifecycle(self.settings.protocol)),
@@ -220,7 +222,7 @@ impl Upstream {
                         && let Some(info) = service.peer().peer_info()
                     {
                         direct = Direct::for_version(
-                            self.http_client()?,
+                            http,
                             url,
                             self.headers()?,
                             &info.protocol_version,
