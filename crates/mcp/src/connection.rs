@@ -29,6 +29,8 @@ use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsC
 pub const MAX_LISTED_TOOLS: usize = 10_000;
 /// Pages of a tool list read at most: an upstream that pages without end is cut off.
 const MAX_LIST_PAGES: usize = 100;
+/// Connections to an HTTP upstream kept open for the next calls, at most.
+const IDLE_CONNECTIONS: usize = 32;
 /// The longest wait between two attempts to reach a server that is down.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A connection that lasted this long starts the backoff again from its first step.
@@ -366,6 +368,8 @@ impl Upstream {
     fn http_client(&self) -> Result<reqwest::Client, String> {
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            // A burst of calls opens as many connections; afterwards only this many wait.
+            .pool_max_idle_per_host(IDLE_CONNECTIONS)
             .build()
             .map_err(|error| format!("cannot make an HTTP client: {error}"))
     }

@@ -159,9 +159,8 @@ impl Direct {
             && name.bytes().all(|b| (0x21..=0x7e).contains(&b))
             && !name.starts_with("=?");
         plain
-            && !Value::Object(input_schema.clone())
-                .to_string()
-                .contains("x-mcp-header")
+            && serde_json::to_string(input_schema)
+                .is_ok_and(|schema| !schema.contains("x-mcp-header"))
     }
 
     /// A fresh request id, never one the rmcp connection uses (its ids are numbers).

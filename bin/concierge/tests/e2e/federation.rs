@@ -355,6 +355,24 @@ fn everything(folder: &Path, mode: &str) -> (Process, u16) {
     (process, port)
 }
 
+/// A call of `name` under way, its answer still to come. (rmcp's client sends a progress token
+/// with every request.)
+async fn started(
+    peer: &rmcp::service::Peer<RoleClient>,
+    name: &str,
+    arguments: Value,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object")
+    };
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        CallToolRequestParams::new(name.to_string()).with_arguments(arguments),
+    ));
+    peer.send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap()
+}
+
 /// The everything server's long operation in four steps: it completes, and at least three of
 /// its reports reach the client, in order (the last leaves the upstream together with the
 /// result, and a report that arrives after its call has ended has nowhere to go).
@@ -362,20 +380,12 @@ async fn a_long_operation_reports_progress(
     client: &RunningService<RoleClient, Heard>,
     heard: &Heard,
 ) {
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
-        CallToolRequestParams::new("trigger-long-running-operation").with_arguments(
-            json!({"duration": 0.4, "steps": 4})
-                .as_object()
-                .unwrap()
-                .clone(),
-        ),
-    ));
-    // rmcp's client sends a progress token with every request.
-    let handle = client
-        .peer()
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
+    let handle = started(
+        client.peer(),
+        "trigger-long-running-operation",
+        json!({"duration": 0.4, "steps": 4}),
+    )
+    .await;
     let answer = handle.await_response().await.expect("the call answers");
     let ServerResult::CallToolResult(done) = answer else {
         panic!("a tool result: {answer:?}")
@@ -691,14 +701,7 @@ async fn the_upstream_sees_concierges_credentials_and_hears_a_cancel() {
         "{metrics}"
     );
 
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
-        CallToolRequestParams::new("wait").with_arguments(serde_json::Map::new()),
-    ));
-    let handle = client
-        .peer()
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
+    let handle = started(client.peer(), "wait", json!({})).await;
     // Once the call is under way upstream, the client cancels it.
     let deadline = Instant::now() + Duration::from_secs(10);
     while seen.waiting.load(std::sync::atomic::Ordering::SeqCst) == 0 {
@@ -744,15 +747,7 @@ async fn a_call_to_a_2026_server_goes_directly_with_its_progress() {
             &[("APP_MCP_TOKENS", TOKEN)],
         );
         let (client, heard) = connect_hearing(&server.url("/files/mcp"), "secret-token").await;
-        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
-            CallToolRequestParams::new("steps").with_arguments(serde_json::Map::new()),
-        ));
-        // rmcp's client sends a progress token with every request.
-        let handle = client
-            .peer()
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .unwrap();
+        let handle = started(client.peer(), "steps", json!({})).await;
         let answer = handle.await_response().await.expect("the call answers");
         let ServerResult::CallToolResult(done) = answer else {
             panic!("{protocol}: a tool result: {answer:?}")
