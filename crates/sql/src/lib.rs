@@ -32,8 +32,9 @@ pub use engine::Database;
 pub use settings::{SqlSettings, SqlToolSettings};
 pub use tool::SqlTool;
 
-/// How long start-up waits for a database to describe the tools' rows: a database that is down
-/// must not hold the server back (its tools then declare rows without columns).
+/// How long start-up waits for a database to answer, and then to describe each statement's
+/// rows: a database that is down must not hold the server back (its tools then declare rows
+/// without columns).
 const DESCRIBE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// An instance's section to its tools: every tool checked (a problem names the tool), the
@@ -58,16 +59,14 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
         .await
         .is_ok_and(|answered| answered.is_ok())
     {
-        // Each tool's first statement, all on one connection.
+        // Each tool's first statement, all on one connection, each within the wait (a database
+        // that stops answering ends the list there; the tools after it declare bare rows).
         let (described, firsts): (Vec<usize>, Vec<_>) = tools
             .iter()
             .enumerate()
             .filter_map(|(at, tool)| Some((at, tool.rendered_for_check().into_iter().next()?)))
             .unzip();
-        let answers =
-            tokio::time::timeout(DESCRIBE_WAIT, database.describe_all(&firsts, DESCRIBE_WAIT))
-                .await;
-        if let Ok(Ok(answers)) = answers {
+        if let Ok(answers) = database.describe_all(&firsts, DESCRIBE_WAIT).await {
             for (at, answer) in described.into_iter().zip(answers) {
                 if let Ok(columns) = answer {
                     tools[at].describe_rows(&columns);

@@ -184,7 +184,8 @@ impl Database {
     /// Prepares statements without running them, one after the other on one connection: a
     /// misspelt column is reported before anything is served. Answers each statement's
     /// columns, by name and JSON Schema, or what the database said of it; the first statement
-    /// that takes longer than `each` ends the list there (the database is not answering).
+    /// that takes longer than `each` ends the list there (the database is not answering); no
+    /// connection within `each` is an error.
     pub async fn describe_all(
         &self,
         statements: &[Rendered],
@@ -194,7 +195,10 @@ impl Database {
             Database::Postgres(warm, _) => described(warm, statements, each).await,
             Database::MySql(warm, _) => described(warm, statements, each).await,
             Database::Sqlite(pool, _) => {
-                let mut connection = pool.acquire().await.map_err(|e| e.to_string())?;
+                let mut connection = tokio::time::timeout(each, pool.acquire())
+                    .await
+                    .map_err(|_| "no connection within the wait".to_string())?
+                    .map_err(|e| e.to_string())?;
                 let mut answers = Vec::with_capacity(statements.len());
                 for statement in statements {
                     let described = describe::<sqlx::Sqlite>(&mut connection, statement);
@@ -447,7 +451,10 @@ async fn described<DB: Driver>(
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
 {
-    let (mut connection, _) = warm.take(true).await.map_err(|e| e.to_string())?;
+    let (mut connection, _) = tokio::time::timeout(each, warm.take(true))
+        .await
+        .map_err(|_| "no connection within the wait".to_string())?
+        .map_err(|e| e.to_string())?;
     let mut answers = Vec::with_capacity(statements.len());
     for statement in statements {
         match tokio::time::timeout(each, describe::<DB>(&mut connection, statement)).await {
