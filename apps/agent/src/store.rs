@@ -62,7 +62,12 @@ impl HistoryStore {
         conversation: &str,
         messages: &[Message],
     ) -> Result<(), HistoryError> {
-        let mut tx = self.pool.begin().await?;
+        // IMMEDIATE: a deferred transaction that read first and then writes is refused at once
+        // ("database is locked", no busy wait) when another chat's turn committed meanwhile.
+        let mut tx = self
+            .pool
+            .begin_with(sqlx::AssertSqlSafe("BEGIN IMMEDIATE"))
+            .await?;
         let next: i64 =
             sqlx::query("SELECT COALESCE(MAX(seq), 0) + 1 FROM message WHERE conversation = ?")
                 .bind(conversation)
