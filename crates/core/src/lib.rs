@@ -59,7 +59,7 @@ pub use error::{ErrorKind, ToolError};
 pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
-pub use schema::{or_platform_answers, schema_for, strip_custom_formats};
+pub use schema::{mirrors_headers, or_platform_answers, schema_for, strip_custom_formats};
 pub use tool::{
     Annotations, BoxFuture, FollowUp, MCP_RESULT, Tool, ToolFuture, ToolOutput, ToolSpec,
     WriteSafety, mcp_result, typed_tool, with_spec,

@@ -25,6 +25,12 @@ pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
     object
 }
 
+/// Whether an input schema mirrors an argument into a request header (an `x-mcp-header`
+/// annotation, 2026-07-28): such headers are written and checked by rmcp, on both sides.
+pub fn mirrors_headers(input_schema: &Map<String, Value>) -> bool {
+    serde_json::to_string(input_schema).is_ok_and(|schema| schema.contains("\"x-mcp-header\""))
+}
+
 /// A write tool's output schema: its own answer, or one of the platform's in its place (the
 /// confirmation preview, a dry run's report), which share none of its required fields.
 pub fn or_platform_answers(schema: &Map<String, Value>) -> Map<String, Value> {

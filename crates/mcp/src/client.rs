@@ -69,6 +69,16 @@ pub struct Client {
 /// The longest progress message passed on; an upstream's longer text is cut.
 const PROGRESS_MESSAGE_CHARS: usize = 500;
 
+/// An upstream's progress report handed to the caller within bounds: a report that is not a
+/// finite number is dropped, a total that is not is left out, a long message is cut.
+pub fn pass_on(progress: &Progress, done: f64, total: Option<f64>, message: Option<&str>) {
+    if !done.is_finite() {
+        return;
+    }
+    let message = message.map(|m| m.chars().take(PROGRESS_MESSAGE_CHARS).collect());
+    progress.report(done, total.filter(|t| t.is_finite()), message);
+}
+
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         // An `initialize` speaks the last revision that has one; discovery names its own.
@@ -85,16 +95,12 @@ impl ClientHandler for Client {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(progress) = self.progress.get(&params.progress_token)
-            && params.progress.is_finite()
-        {
-            let message = params
-                .message
-                .map(|m| m.chars().take(PROGRESS_MESSAGE_CHARS).collect());
-            progress.report(
+        if let Some(progress) = self.progress.get(&params.progress_token) {
+            pass_on(
+                &progress,
                 params.progress,
-                params.total.filter(|t| t.is_finite()),
-                message,
+                params.total,
+                params.message.as_deref(),
             );
         }
     }

@@ -27,9 +27,6 @@ use sse_stream::SseStream;
 use crate::legacy_sse::BoundedEvents;
 use crate::tool::{refused, unavailable};
 
-/// The longest progress message passed on; an upstream's longer text is cut.
-const PROGRESS_MESSAGE_CHARS: usize = 500;
-
 /// Where a 2026-07-28 upstream's calls go, and what each one carries.
 pub struct Direct {
     client: reqwest::Client,
@@ -158,9 +155,7 @@ impl Direct {
         let plain = !name.is_empty()
             && name.bytes().all(|b| (0x21..=0x7e).contains(&b))
             && !name.starts_with("=?");
-        plain
-            && serde_json::to_string(input_schema)
-                .is_ok_and(|schema| !schema.contains("x-mcp-header"))
+        plain && !concierge_core::mirrors_headers(input_schema)
     }
 
     /// A fresh request id, never one the rmcp connection uses (its ids are numbers).
@@ -231,7 +226,7 @@ impl Direct {
                 _ if status.is_success() => return Err(Failure::Answered(unusable())),
                 _ if status.is_server_error() => return Err(Failure::Answered(gone())),
                 _ => {
-                    return Err(Failure::Answered(refused(format!(
+                    return Err(Failure::Answered(refused(&format!(
                         "the server behind this tool refused the call (HTTP {})",
                         status.as_u16()
                     ))));
@@ -311,9 +306,7 @@ impl Direct {
 fn answer_of(message: Message<'_>) -> Result<Box<RawValue>, Failure> {
     match (message.result, message.error) {
         (Some(result), _) => Ok(result.to_owned()),
-        (None, Some(error)) => Err(Failure::Answered(refused(
-            error.message.chars().take(500).collect(),
-        ))),
+        (None, Some(error)) => Err(Failure::Answered(refused(&error.message))),
         (None, None) => Err(Failure::Answered(unusable())),
     }
 }
@@ -323,22 +316,12 @@ fn report(progress: &Progress, params: &Value, token: &str) {
     if params.get("progressToken").and_then(Value::as_str) != Some(token) {
         return;
     }
-    let Some(done) = params
-        .get("progress")
-        .and_then(Value::as_f64)
-        .filter(|p| p.is_finite())
-    else {
+    let Some(done) = params.get("progress").and_then(Value::as_f64) else {
         return;
     };
-    let total = params
-        .get("total")
-        .and_then(Value::as_f64)
-        .filter(|t| t.is_finite());
-    let message = params
-        .get("message")
-        .and_then(Value::as_str)
-        .map(|m| m.chars().take(PROGRESS_MESSAGE_CHARS).collect());
-    progress.report(done, total, message);
+    let total = params.get("total").and_then(Value::as_f64);
+    let message = params.get("message").and_then(Value::as_str);
+    crate::client::pass_on(progress, done, total, message);
 }
 
 fn gone() -> ToolError {

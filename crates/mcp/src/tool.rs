@@ -382,16 +382,18 @@ pub(crate) fn unavailable(code: &'static str, message: &str) -> ToolError {
 /// The upstream refused the call as a protocol error (unknown tool, invalid params): its own
 /// message, cut short, is the caller's to read.
 fn refused_upstream(error: rmcp::service::ServiceError) -> ToolError {
-    let message = match &error {
-        rmcp::service::ServiceError::McpError(data) => data.message.chars().take(500).collect(),
-        _ => "the server behind this tool refused the call".to_string(),
-    };
-    refused(message)
+    match &error {
+        rmcp::service::ServiceError::McpError(data) => refused(&data.message),
+        _ => refused("the server behind this tool refused the call"),
+    }
 }
 
-/// The upstream refused the call; `message` is the caller's to read.
-pub(crate) fn refused(message: String) -> ToolError {
-    ToolError::rejected("upstream_refused", message)
+/// The upstream refused the call; its `message`, cut short, is the caller's to read.
+pub(crate) fn refused(message: &str) -> ToolError {
+    ToolError::rejected(
+        "upstream_refused",
+        message.chars().take(500).collect::<String>(),
+    )
 }
 
 /// A call the upstream is told to stop when its future is dropped before the answer.

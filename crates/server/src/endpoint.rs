@@ -67,9 +67,7 @@ impl MountedTool {
         let passed_output = (spec.passes_through && spec.output_schema.len() > 1)
             .then(|| output_validator(spec))
             .transpose()?;
-        let mirrors_headers = Value::Object(spec.input_schema.clone())
-            .to_string()
-            .contains("\"x-mcp-header\"");
+        let mirrors_headers = concierge_core::mirrors_headers(&spec.input_schema);
         Ok(Self {
             tool,
             messages,
