@@ -88,10 +88,12 @@ impl MountedTool {
     }
 }
 
-/// The tool's output schema, compiled to check results against.
+/// The tool's output schema, compiled to check results against — in the dialect its `$schema`
+/// names (2020-12 when it names none), as a client compiles it: a schema no client could
+/// compile (an unknown `$schema`) is refused here, at mounting, not published.
 fn output_validator(spec: &ToolSpec) -> Result<jsonschema::Validator, String> {
     let schema = Value::Object(spec.output_schema.clone());
-    jsonschema::draft202012::new(&schema)
+    jsonschema::validator_for(&schema)
         .map_err(|e| format!("tool `{}` has an invalid output schema: {e}", spec.name))
 }
 
