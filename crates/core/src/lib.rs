@@ -62,5 +62,5 @@ pub use messages::Messages;
 pub use schema::{mirrors_headers, or_platform_answers, schema_for, strip_custom_formats};
 pub use tool::{
     Annotations, BoxFuture, FollowUp, MCP_RESULT, Tool, ToolFuture, ToolOutput, ToolSpec,
-    WriteSafety, mcp_result, typed_tool, with_spec,
+    WriteSafety, mcp_result, plain_tool_result, typed_tool, with_spec,
 };

@@ -202,6 +202,39 @@ pub fn mcp_result(result: Value) -> Value {
     Value::Object(marked)
 }
 
+/// Whether `result` is a `CallToolResult` of the everyday shape — text blocks, an object
+/// `structuredContent`, a boolean `isError`, an object `_meta`, `resultType` "complete" — which
+/// rmcp's type and every SDK read as it is. Checked in place, without building anything: a
+/// federated answer of this shape is handed on as the value it is, where reading it into the
+/// typed result and writing it back cost a third of a forwarded call. `false` says only "not
+/// this shape"; such a result goes through the typed reading, which decides.
+pub fn plain_tool_result(result: &Map<String, Value>) -> bool {
+    let mut known = false;
+    for (key, value) in result {
+        let fits = match key.as_str() {
+            "content" => value.as_array().is_some_and(|blocks| {
+                blocks.iter().all(|block| {
+                    block.as_object().is_some_and(|block| {
+                        block.len() == 2
+                            && block.get("type").and_then(Value::as_str) == Some("text")
+                            && block.get("text").is_some_and(Value::is_string)
+                    })
+                })
+            }),
+            "structuredContent" => value.is_object(),
+            "isError" => value.is_boolean(),
+            "_meta" => value.is_object(),
+            "resultType" => value.as_str() == Some("complete"),
+            _ => false,
+        };
+        if !fits {
+            return false;
+        }
+        known |= key != "_meta" && key != "resultType";
+    }
+    known
+}
+
 /// The future a [`Tool`] call returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

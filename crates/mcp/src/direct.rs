@@ -86,19 +86,60 @@ impl Serialize for Meta<'_> {
     }
 }
 
-/// One JSON-RPC message from the upstream, read only as far as a call needs it.
+/// One JSON-RPC message from the upstream, read only as far as a call needs it: its result as
+/// a value (`R`), or unread (a raw value) when only its size is to be known.
 #[derive(Deserialize)]
-struct Message<'a> {
+struct Message<R> {
     #[serde(default)]
     id: Option<Value>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
+    #[serde(default = "none")]
+    result: Option<R>,
     #[serde(default)]
     error: Option<RpcError>,
     #[serde(default)]
     method: Option<String>,
     #[serde(default)]
     params: Option<Value>,
+    /// The size of a result over `max_result_bytes`, which is then not read.
+    #[serde(skip)]
+    oversized: Option<usize>,
+}
+
+fn none<R>() -> Option<R> {
+    None
+}
+
+impl Message<Value> {
+    /// Reads `data` in one pass; one over `max_result_bytes` is read twice, its result left
+    /// raw first, so a result over the bound is measured on the upstream's own bytes and never
+    /// built.
+    /// Text, not bytes: an event's data already is, and a body is checked once as a whole
+    /// rather than string by string.
+    fn read(data: &str, max_result_bytes: usize) -> Option<Self> {
+        if data.len() <= max_result_bytes {
+            return serde_json::from_str(data).ok();
+        }
+        let raw = serde_json::from_str::<Message<Box<RawValue>>>(data).ok()?;
+        let (result, oversized) = match raw.result {
+            Some(result) if result.get().len() > max_result_bytes => {
+                (None, Some(result.get().len()))
+            }
+            Some(result) => (Some(serde_json::from_str(result.get()).ok()?), None),
+            None => (None, None),
+        };
+        Some(Message {
+            id: raw.id,
+            result,
+            error: raw.error,
+            method: raw.method,
+            params: raw.params,
+            oversized,
+        })
+    }
+
+    fn answers(&self, id: &str) -> bool {
+        self.id.as_ref().and_then(Value::as_str) == Some(id)
+    }
 }
 
 #[derive(Deserialize)]
@@ -215,14 +256,15 @@ impl Direct {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let result = if event_stream && status.is_success() {
-            self.read_events(response, id, progress).await?
+            self.read_events(response, id, progress, max_result_bytes)
+                .await?
         } else {
             let body = self.read_body(response).await?;
-            let message = serde_json::from_slice::<Message>(&body).ok();
+            let message = std::str::from_utf8(&body)
+                .ok()
+                .and_then(|body| Message::read(body, max_result_bytes));
             match message {
-                Some(message) if message.id.as_ref().and_then(Value::as_str) == Some(id) => {
-                    answer_of(message)?
-                }
+                Some(message) if message.answers(id) => answer_of(message, max_result_bytes)?,
                 _ if status.is_success() => return Err(Failure::Answered(unusable())),
                 _ if status.is_server_error() => return Err(Failure::Answered(gone())),
                 _ => {
@@ -233,16 +275,7 @@ impl Direct {
                 }
             }
         };
-        if result.get().len() > max_result_bytes {
-            return Err(Failure::Answered(too_large(
-                Some(result.get().len()),
-                max_result_bytes,
-            )));
-        }
-        let result = serde_json::from_str::<CallToolResult>(result.get())
-            .map_err(|_| Failure::Answered(unusable()))?;
-        let value = serde_json::to_value(&result).map_err(|_| Failure::Answered(unusable()))?;
-        Ok((value, status.as_u16()))
+        Ok((usable(result)?, status.as_u16()))
     }
 
     /// A JSON body, read whole within the message bound.
@@ -271,7 +304,8 @@ impl Direct {
         response: reqwest::Response,
         id: &str,
         progress: Option<&Progress>,
-    ) -> Result<Box<RawValue>, Failure> {
+        max_result_bytes: usize,
+    ) -> Result<Value, Failure> {
         let mut events = SseStream::from_bytes_stream(BoundedEvents::new(
             response.bytes_stream(),
             self.message_bound,
@@ -285,11 +319,11 @@ impl Direct {
                 continue;
             }
             let Some(data) = event.data else { continue };
-            let Ok(message) = serde_json::from_str::<Message>(&data) else {
+            let Some(message) = Message::read(&data, max_result_bytes) else {
                 continue;
             };
-            if message.id.as_ref().and_then(Value::as_str) == Some(id) {
-                return answer_of(message);
+            if message.answers(id) {
+                return answer_of(message, max_result_bytes);
             }
             if message.method.as_deref() == Some("notifications/progress")
                 && let (Some(progress), Some(params)) = (progress, &message.params)
@@ -303,12 +337,29 @@ impl Direct {
 }
 
 /// The result of the answer to our request, or its error as the caller reads it.
-fn answer_of(message: Message<'_>) -> Result<Box<RawValue>, Failure> {
+fn answer_of(message: Message<Value>, max_result_bytes: usize) -> Result<Value, Failure> {
+    if let Some(size) = message.oversized {
+        return Err(Failure::Answered(too_large(Some(size), max_result_bytes)));
+    }
     match (message.result, message.error) {
-        (Some(result), _) => Ok(result.to_owned()),
+        (Some(result), _) => Ok(result),
         (None, Some(error)) => Err(Failure::Answered(refused(&error.message))),
         (None, None) => Err(Failure::Answered(unusable())),
     }
+}
+
+/// A result a client can read: one of the everyday shape as the upstream wrote it, any other
+/// as rmcp's type reads and writes it (what the rmcp way answers too).
+fn usable(result: Value) -> Result<Value, Failure> {
+    if let Value::Object(fields) = &result
+        && concierge_core::plain_tool_result(fields)
+    {
+        return Ok(result);
+    }
+    CallToolResult::deserialize(&result)
+        .ok()
+        .and_then(|typed| serde_json::to_value(typed).ok())
+        .ok_or(Failure::Answered(unusable()))
 }
 
 /// The upstream's progress on our token, passed on within the platform's bounds.
@@ -350,4 +401,101 @@ pub fn too_large(size: Option<usize>, bound: usize) -> ToolError {
              less (a narrower path, a smaller range)."
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answer(body: &Value, max: usize) -> Result<Value, Failure> {
+        let message = Message::read(&body.to_string(), max).expect("a message");
+        assert!(message.answers("concierge-1"));
+        answer_of(message, max).and_then(usable)
+    }
+
+    fn code(failure: Failure) -> &'static str {
+        match failure {
+            Failure::Answered(error) => error.code,
+            Failure::NotSent => "not sent",
+        }
+    }
+
+    #[test]
+    fn an_everyday_result_is_handed_on_as_written() {
+        let result = json!({"content": [{"type": "text", "text": "Латте"}],
+                            "structuredContent": {"items": [1]}, "isError": false,
+                            "resultType": "complete", "_meta": {"k": 1}});
+        let body = json!({"jsonrpc": "2.0", "id": "concierge-1", "result": result});
+        assert_eq!(answer(&body, 1 << 20).ok(), Some(result));
+    }
+
+    #[test]
+    fn any_other_result_is_read_as_rmcp_reads_it() {
+        let image =
+            json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]});
+        let body = json!({"jsonrpc": "2.0", "id": "concierge-1", "result": image});
+        let read = answer(&body, 1 << 20)
+            .ok()
+            .expect("an image block is a result");
+        assert_eq!(read["content"][0]["mimeType"], "image/png");
+        for broken in [
+            json!({"content": [{"type": "text"}]}),
+            json!({"content": "text"}),
+            json!({"resultType": "input_required", "content": []}),
+            json!({"_meta": {}}),
+            json!([1]),
+        ] {
+            let body = json!({"jsonrpc": "2.0", "id": "concierge-1", "result": broken});
+            let failure = answer(&body, 1 << 20).expect_err("refused");
+            assert_eq!(code(failure), "upstream_answer_unusable", "{broken}");
+        }
+    }
+
+    #[test]
+    fn the_shape_handed_on_as_written_is_one_rmcp_reads() {
+        for result in [
+            json!({"content": []}),
+            json!({"isError": true}),
+            json!({"structuredContent": {}, "_meta": {"a": [1]}}),
+            json!({"content": [{"type": "text", "text": ""}], "resultType": "complete"}),
+        ] {
+            let fields = result.as_object().expect("an object");
+            assert!(concierge_core::plain_tool_result(fields), "{result}");
+            assert!(CallToolResult::deserialize(&result).is_ok(), "{result}");
+        }
+        for other in [
+            json!({"_meta": {}}),
+            json!({"content": [{"type": "text", "text": "a", "annotations": {}}]}),
+            json!({"content": [], "extra": 1}),
+            json!({"structuredContent": [1]}),
+        ] {
+            let fields = other.as_object().expect("an object");
+            assert!(!concierge_core::plain_tool_result(fields), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_result_over_the_bound_is_measured_not_read() {
+        let text = "x".repeat(600);
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        let size = result.to_string().len();
+        let body = json!({"jsonrpc": "2.0", "id": "concierge-1", "result": result});
+        match answer(&body, 500) {
+            Err(Failure::Answered(error)) => {
+                assert_eq!(error.code, "upstream_result_too_large");
+                assert!(
+                    error.message.contains(&format!("{size} bytes")),
+                    "{}",
+                    error.message
+                );
+            }
+            _ => panic!("a result over the bound is refused"),
+        }
+        // A message over the bound whose result is within it (a long error text beside it).
+        let small = json!({"content": []});
+        let body = json!({"jsonrpc": "2.0", "id": "concierge-1", "result": small,
+                          "error": {"message": text}});
+        assert_eq!(answer(&body, 500).ok(), Some(small));
+    }
 }

@@ -650,7 +650,7 @@ fn own_upstream(dir: &Path, url: &str, extra: &str) -> String {
         &format!(
             r#"url = "{url}"
 headers = {{ Authorization = "Bearer upstream-secret" }}
-tools = ["wait", "whoami", "huge", "chatty", "steps"]
+tools = ["wait", "whoami", "huge", "chatty", "steps", "report"]
 {extra}"#
         ),
     )
@@ -781,6 +781,94 @@ async fn a_call_to_a_2026_server_goes_directly_with_its_progress() {
     }
 }
 
+/// A stateless endpoint answers a plain call itself and hands a federated result on as the
+/// upstream wrote it; the answer is the one rmcp writes for the same call (one with a progress
+/// token goes through rmcp), in both eras of the client: `resultType` at 2026-07-28 only.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stateless_endpoint_hands_a_result_on_as_rmcp_would() {
+    let (url, _seen) = test_upstream(0).await;
+    let server = Server::start(
+        |dir| {
+            own_upstream(dir, &url, "protocol = \"2026-07-28\"")
+                + r#"
+[[endpoint]]
+path = "/plain/mcp"
+tools = ["files.*"]
+auth = { kind = "tokens", env = "APP_MCP_TOKENS" }
+audit = "files"
+session = "stateless"
+"#
+        },
+        &[("APP_MCP_TOKENS", TOKEN)],
+    );
+    let http = reqwest::Client::new();
+    let ask = |modern: bool, progress: bool| {
+        let mut meta = serde_json::Map::new();
+        if modern {
+            meta.insert(
+                "io.modelcontextprotocol/protocolVersion".into(),
+                json!("2026-07-28"),
+            );
+            meta.insert(
+                "io.modelcontextprotocol/clientCapabilities".into(),
+                json!({}),
+            );
+        }
+        if progress {
+            meta.insert("progressToken".into(), json!("p"));
+        }
+        let mut params = json!({"name": "report", "arguments": {}});
+        if !meta.is_empty() {
+            params["_meta"] = Value::Object(meta);
+        }
+        let version = if modern { "2026-07-28" } else { "2025-11-25" };
+        let request = http
+            .post(server.url("/plain/mcp"))
+            .bearer_auth("secret-token")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", version)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "report")
+            .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}));
+        async move {
+            let response = request.send().await.expect("answered");
+            let json = response
+                .headers()
+                .get("content-type")
+                .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+            let body = response.text().await.expect("a body");
+            let message = crate::common::RawAnswer {
+                status: 200,
+                headers: Default::default(),
+                body,
+            }
+            .message();
+            (json, message)
+        }
+    };
+    for modern in [false, true] {
+        let (json, plain) = ask(modern, false).await;
+        assert!(json, "a plain call is answered as one JSON body");
+        let (_, through_rmcp) = ask(modern, true).await;
+        assert_eq!(plain, through_rmcp, "modern: {modern}");
+        let result = &plain["result"];
+        assert_eq!(
+            result["content"],
+            json!([{"type": "text", "text": "Латте: 2"}])
+        );
+        assert_eq!(
+            result["structuredContent"],
+            json!({"items": 2, "name": "Латте"})
+        );
+        assert_eq!(result["isError"], json!(false));
+        assert_eq!(
+            result.get("resultType"),
+            modern.then(|| json!("complete")).as_ref(),
+            "{plain}"
+        );
+    }
+}
+
 /// An HTTP upstream that forgot concierge's session (it restarted) answers 404; concierge
 /// starts a new session and the call goes through, as the spec says. (Sessions are the
 /// 2025-11-25 era's: at 2026-07-28 there are none to forget.)
@@ -823,7 +911,10 @@ async fn what_an_upstream_sends_is_bounded() {
     let client = connect(&server.url("/files/mcp"), "secret-token").await;
     let mut names = tool_names(&client).await;
     names.sort();
-    assert_eq!(names, ["chatty", "huge", "steps", "wait", "whoami"]);
+    assert_eq!(
+        names,
+        ["chatty", "huge", "report", "steps", "wait", "whoami"]
+    );
     let big = call(&client, "huge", json!({"bytes": 100_000})).await;
     assert_eq!(big.is_error, Some(true));
     assert!(text(&big).contains("upstream_result_too_large"), "{big:?}");

@@ -62,7 +62,7 @@ impl ServerHandler for TestUpstream {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools: Vec<Tool> = ["wait", "whoami", "huge", "chatty", "steps"]
+        let mut tools: Vec<Tool> = ["wait", "whoami", "huge", "chatty", "steps", "report"]
             .into_iter()
             .map(tool)
             .collect();
@@ -133,6 +133,11 @@ impl ServerHandler for TestUpstream {
                     }
                 }
                 text("three steps".into())
+            }
+            "report" => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text("Латте: 2")]);
+                result.structured_content = Some(serde_json::json!({"items": 2, "name": "Латте"}));
+                Ok(result.into())
             }
             _ => text("filler".into()),
         }
