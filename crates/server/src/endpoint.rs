@@ -107,7 +107,8 @@ pub struct ToolAnswer {
     pub structured: Option<Value>,
     pub is_error: bool,
     /// Another MCP server's answer, handed on whole (`content` blocks, `structuredContent`,
-    /// `isError`, `_meta`) in place of the text: see [`concierge_core::mcp_result`].
+    /// `isError`, `_meta`) in place of the text: see [`concierge_core::mcp_result`]. Its
+    /// `text` is then this value's JSON, without `resultType`.
     pub passed: Option<Value>,
 }
 
@@ -726,6 +727,9 @@ impl Endpoint {
             );
             return tool_failed(mounted, error, record);
         }
+        // Held without its era's discriminator: whoever writes the answer adds `resultType` for
+        // a peer of 2026-07-28, and `text` stays the JSON of exactly what is handed on.
+        result.remove("resultType");
         let text = serde_json::to_string(&result).unwrap_or_default();
         let output = Value::Object(result);
         record.outcome(

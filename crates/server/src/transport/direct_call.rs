@@ -33,11 +33,11 @@ use rmcp::model::{
     CallToolResponse, ErrorData, JsonObject, ProtocolVersion, RequestId, ServerJsonRpcMessage,
     ServerResult, TASKS_EXTENSION_ID,
 };
+use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use crate::endpoint::{CallAnswer, Endpoint};
 use crate::pipeline::RequestRecord;
@@ -287,8 +287,7 @@ pub async fn answer(
         let call = endpoint.call_in_rounds(&name, arguments, caller, rpc_id, &rounds, record);
         Box::pin(call).await
     };
-    let mut answer = answer;
-    if let Some(body) = handed_on(&mut answer, &id, modern) {
+    if let Some(body) = handed_on(&answer, &id, modern) {
         return json_response(body);
     }
     let message = match crate::transport::handler::reply_of(answer) {
@@ -331,37 +330,35 @@ fn json_response(body: Vec<u8>) -> http::Response<axum::body::Body> {
 }
 
 /// Another MCP server's answer of the everyday shape ([`concierge_core::plain_tool_result`]),
-/// written from its value as rmcp writes its own type for a peer of this revision:
-/// `resultType` "complete" at 2026-07-28, none before. Reading it into rmcp's type only to
-/// write it out again cost a sixth of a forwarded call; any other shape still goes that way.
-fn handed_on(answer: &mut CallAnswer, id: &RequestId, modern: bool) -> Option<Vec<u8>> {
+/// written as rmcp writes its own type for a peer of this revision — `resultType` "complete" at
+/// 2026-07-28, none before — from the answer's JSON text, which is that result's (see
+/// [`crate::endpoint::ToolAnswer::passed`]). Reading it into rmcp's type and writing it out
+/// again cost a sixth of a forwarded call; any other shape still goes that way.
+fn handed_on(answer: &CallAnswer, id: &RequestId, modern: bool) -> Option<Vec<u8>> {
     let CallAnswer::Result(crate::endpoint::ToolAnswer {
         passed: Some(Value::Object(result)),
+        text,
         ..
     }) = answer
     else {
         return None;
     };
-    if !concierge_core::plain_tool_result(result) {
+    // A plain result has a field, so its text is `{"…":…}`.
+    let fields = text.strip_prefix('{')?;
+    if !concierge_core::plain_tool_result(result) || result.contains_key("resultType") {
         return None;
     }
+    let id = serde_json::to_string(id).ok()?;
+    let mut body = Vec::with_capacity(text.len() + id.len() + 64);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    body.extend_from_slice(id.as_bytes());
+    body.extend_from_slice(br#","result":{"#);
     if modern {
-        result.insert("resultType".into(), Value::from("complete"));
-    } else {
-        result.remove("resultType");
+        body.extend_from_slice(br#""resultType":"complete","#);
     }
-    #[derive(Serialize)]
-    struct Reply<'a> {
-        jsonrpc: &'static str,
-        id: &'a RequestId,
-        result: &'a Map<String, Value>,
-    }
-    serde_json::to_vec(&Reply {
-        jsonrpc: "2.0",
-        id,
-        result,
-    })
-    .ok()
+    body.extend_from_slice(fields.as_bytes());
+    body.push(b'}');
+    Some(body)
 }
 
 /// `Accept` names both media types a Streamable HTTP client must accept, plainly: a weight,
