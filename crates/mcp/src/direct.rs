@@ -113,6 +113,7 @@ impl Message<Value> {
     /// Reads `data` in one pass; one over `max_result_bytes` is read twice, its result left
     /// raw first, so a result over the bound is measured on the upstream's own bytes and never
     /// built.
+    ///
     /// Text, not bytes: an event's data already is, and a body is checked once as a whole
     /// rather than string by string.
     fn read(data: &str, max_result_bytes: usize) -> Option<Self> {
