@@ -867,6 +867,36 @@ session = "stateless"
             "{plain}"
         );
     }
+    // A stateless answer's stream ends with its result, so a report still held back when the
+    // upstream answered is written ahead of it: the last one (3) is the event before the result.
+    for _ in 0..5 {
+        let body = http
+            .post(server.url("/plain/mcp"))
+            .bearer_auth("secret-token")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                "params": {"name": "steps", "arguments": {}, "_meta": {"progressToken": "s"}}}))
+            .send()
+            .await
+            .expect("answered")
+            .text()
+            .await
+            .expect("a body");
+        let events: Vec<Value> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect();
+        let [.., last_report, result] = events.as_slice() else {
+            panic!("reports and a result: {body}")
+        };
+        assert_eq!(last_report["params"]["progress"], json!(3.0), "{body}");
+        assert_eq!(
+            result["result"]["content"][0]["text"], "three steps",
+            "{body}"
+        );
+    }
 }
 
 /// An HTTP upstream that forgot concierge's session (it restarted) answers 404; concierge

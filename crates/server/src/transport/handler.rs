@@ -150,7 +150,11 @@ pub(crate) fn reply_of(answer: CallAnswer) -> Result<CallToolResponse, ErrorData
 
 /// What the client said about this call's rounds (MRTR): whether it can be asked through a
 /// form (a 2026-07-28 request declaring form elicitation), and a retry's answers and state.
-fn rounds_of(request: &mut CallToolRequestParams, context: &RequestContext<RoleServer>) -> Rounds {
+fn rounds_of(
+    request: &mut CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+    progress: Option<concierge_core::Progress>,
+) -> Rounds {
     let modern = context
         .meta
         .protocol_version()
@@ -161,7 +165,7 @@ fn rounds_of(request: &mut CallToolRequestParams, context: &RequestContext<RoleS
             .and_then(|c| c.elicitation)
             .is_some_and(|e| Rounds::elicits_forms(e.form.is_some(), e.url.is_some()));
     Rounds {
-        progress: progress_of(context),
+        progress,
         can_elicit,
         request_state: request.request_state.take(),
         input_responses: request
@@ -177,24 +181,74 @@ fn rounds_of(request: &mut CallToolRequestParams, context: &RequestContext<RoleS
 const PROGRESS_BURST: f64 = 8.0;
 const PROGRESS_PER_SECOND: f64 = 20.0;
 
-/// The request's progress, sent to the client with its own token in the order reported, within
-/// [`PROGRESS_BURST`] and [`PROGRESS_PER_SECOND`]; none when it asked for none. The sender starts
-/// with the first report: most tools report none, and rmcp's clients send a token with every call.
-fn progress_of(context: &RequestContext<RoleServer>) -> Option<concierge_core::Progress> {
-    let token = context.meta.get_progress_token()?;
-    let peer = context.peer.clone();
-    let sender: std::sync::Mutex<Option<tokio::sync::watch::Sender<Report>>> = Default::default();
-    Some(concierge_core::Progress::new(
-        move |progress, total, message| {
-            let mut sender = sender.lock().unwrap_or_else(|p| p.into_inner());
-            let sender = sender.get_or_insert_with(|| {
-                let (sender, reports) = tokio::sync::watch::channel(None);
-                tokio::spawn(send_progress(reports, peer.clone(), token.clone()));
-                sender
-            });
-            sender.send_replace(Some((progress, total, message)));
-        },
-    ))
+/// How long a call's answer waits for its last progress report to be written ahead of it.
+/// The pacing holds a report back at most 1/[`PROGRESS_PER_SECOND`] s; a client that does not
+/// read its stream gets its answer without the report.
+const PROGRESS_FLUSH: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// A call's progress reports on their way to the client, sent with its own token in the order
+/// reported, within [`PROGRESS_BURST`] and [`PROGRESS_PER_SECOND`]. The sender starts with the
+/// first report: most tools report none, and rmcp's clients send a token with every call.
+#[derive(Clone, Default)]
+struct ProgressFeed(Arc<std::sync::Mutex<Feed>>);
+
+#[derive(Default)]
+enum Feed {
+    #[default]
+    Quiet,
+    Sending(
+        tokio::sync::watch::Sender<Report>,
+        tokio::task::JoinHandle<()>,
+    ),
+    /// The call has answered: a report now would reach the client after the result, which
+    /// the protocol forbids, so it is dropped.
+    Ended,
+}
+
+impl ProgressFeed {
+    /// The request's feed and the [`Progress`](concierge_core::Progress) a tool reports to;
+    /// none when the client asked for none.
+    fn of(context: &RequestContext<RoleServer>) -> Option<(Self, concierge_core::Progress)> {
+        let token = context.meta.get_progress_token()?;
+        let peer = context.peer.clone();
+        let feed = Self::default();
+        let state = feed.0.clone();
+        let progress = concierge_core::Progress::new(move |progress, total, message| {
+            let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+            let report = Some((progress, total, message));
+            match &mut *state {
+                Feed::Quiet => {
+                    let (sender, reports) = tokio::sync::watch::channel(None);
+                    sender.send_replace(report);
+                    let task = tokio::spawn(send_progress(reports, peer.clone(), token.clone()));
+                    *state = Feed::Sending(sender, task);
+                }
+                Feed::Sending(sender, _) => {
+                    sender.send_replace(report);
+                }
+                Feed::Ended => {}
+            }
+        });
+        Some((feed, progress))
+    }
+
+    /// Ends the feed as the call answers: a report still held back (the latest) is written
+    /// before the answer, within [`PROGRESS_FLUSH`]; none goes after it.
+    async fn end(&self) {
+        let state = std::mem::replace(
+            &mut *self.0.lock().unwrap_or_else(|p| p.into_inner()),
+            Feed::Ended,
+        );
+        if let Feed::Sending(sender, mut task) = state {
+            drop(sender);
+            if tokio::time::timeout(PROGRESS_FLUSH, &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
+    }
 }
 
 /// One progress report: how far, of how much, a message.
@@ -476,7 +530,12 @@ impl ServerHandler for EndpointHandler {
         // Boxed: the call's state machine (pipeline, writes, the tool's own future) is many
         // kilobytes, and rmcp spawns a task per request whose future would hold it inline —
         // tokio then copies it on every spawn and poll setup (measured: most of a call's memcpy).
-        let rounds = rounds_of(&mut request, &context);
+        let feed = ProgressFeed::of(&context);
+        let rounds = rounds_of(
+            &mut request,
+            &context,
+            feed.as_ref().map(|(_, progress)| progress.clone()),
+        );
         let call = Box::pin(self.endpoint.call_in_rounds(
             &request.name,
             request.arguments,
@@ -494,10 +553,17 @@ impl ServerHandler for EndpointHandler {
             spec.annotations.read_only || (spec.passes_through && spec.write.is_none())
         });
         let answer = tokio::select! {
-            answer = call => answer,
-            () = context.ct.cancelled(), if reads => {
-                return Err(ErrorData::internal_error("the client cancelled the call", None));
-            }
+            answer = call => Some(answer),
+            () = context.ct.cancelled(), if reads => None,
+        };
+        if let Some((feed, _)) = &feed {
+            feed.end().await;
+        }
+        let Some(answer) = answer else {
+            return Err(ErrorData::internal_error(
+                "the client cancelled the call",
+                None,
+            ));
         };
         match answer {
             // A write that started a background job, for a client that follows tasks.
