@@ -202,15 +202,18 @@ pub fn mcp_result(result: Value) -> Value {
     Value::Object(marked)
 }
 
-/// Whether `result` is a `CallToolResult` of the everyday shape — text blocks, an object
-/// `structuredContent`, a boolean `isError`, an object `_meta`, `resultType` "complete" — which
-/// rmcp's type and every SDK read as it is. Checked in place, without building anything: a
+/// Whether `result` is a `CallToolResult` of the everyday shape — `content` of text blocks, an
+/// object `structuredContent`, a boolean `isError`, an object `_meta`, `resultType` "complete" —
+/// which rmcp's type and every SDK read as it is. `content` is required by both revisions'
+/// schemas: a result without it takes the typed reading, which writes it (empty). Checked in place, without building anything: a
 /// federated answer of this shape is handed on as the value it is, where reading it into the
 /// typed result and writing it back twice cost a sixth of a forwarded call's instructions.
 /// `false` says only "not this shape"; such a result goes through the typed reading, which
 /// decides.
 pub fn plain_tool_result(result: &Map<String, Value>) -> bool {
-    let mut known = false;
+    if !result.contains_key("content") {
+        return false;
+    }
     for (key, value) in result {
         let fits = match key.as_str() {
             "content" => value.as_array().is_some_and(|blocks| {
@@ -231,9 +234,8 @@ pub fn plain_tool_result(result: &Map<String, Value>) -> bool {
         if !fits {
             return false;
         }
-        known |= key != "_meta" && key != "resultType";
     }
-    known
+    true
 }
 
 /// The future a [`Tool`] call returns.

@@ -457,8 +457,8 @@ mod tests {
     fn the_shape_handed_on_as_written_is_one_rmcp_reads() {
         for result in [
             json!({"content": []}),
-            json!({"isError": true}),
-            json!({"structuredContent": {}, "_meta": {"a": [1]}}),
+            json!({"content": [], "isError": true}),
+            json!({"content": [], "structuredContent": {}, "_meta": {"a": [1]}}),
             json!({"content": [{"type": "text", "text": ""}], "resultType": "complete"}),
         ] {
             let fields = result.as_object().expect("an object");
@@ -473,6 +473,19 @@ mod tests {
         ] {
             let fields = other.as_object().expect("an object");
             assert!(!concierge_core::plain_tool_result(fields), "{other}");
+        }
+        // Both revisions' schemas require `content`: a result without it is read the typed
+        // way, which writes it.
+        for bare in [
+            json!({"isError": true}),
+            json!({"structuredContent": {"a": 1}}),
+        ] {
+            assert!(!concierge_core::plain_tool_result(
+                bare.as_object().expect("an object")
+            ));
+            let body = json!({"jsonrpc": "2.0", "id": "concierge-1", "result": bare});
+            let read = answer(&body, 1 << 20).ok().expect("a result");
+            assert_eq!(read["content"], json!([]), "{bare}");
         }
     }
 

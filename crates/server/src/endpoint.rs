@@ -653,7 +653,11 @@ impl Endpoint {
         record: &RequestRecord,
     ) -> CallAnswer {
         let spec = mounted.spec();
-        if let Some(passed) = passed_through(&mut output) {
+        // Only another MCP server's tool hands a result on: any other tool's output that
+        // happens to carry the marker (a REST API's JSON body) is data like the rest.
+        if spec.passes_through
+            && let Some(passed) = passed_through(&mut output)
+        {
             return self.hand_on(mounted, passed, write_code, record);
         }
         strip_nulls(&mut output);
@@ -981,6 +985,23 @@ mod tests {
         endpoint
             .call("fixed", None, Caller::client("test"), json!(1), &record)
             .await
+    }
+
+    /// The marker of a handed-on result means something only from another MCP server's tool:
+    /// a REST API that answers it is data, held to the tool's output schema like any other.
+    #[tokio::test]
+    async fn only_a_federated_tool_hands_a_result_on() {
+        let marked =
+            json!({"$mcpResult": {"isError": true}, "idempotentReplay": true, "results": []});
+        let CallAnswer::Result(answer) = call(Fixed::mounted(Ok(marked))).await else {
+            panic!("a result")
+        };
+        assert!(
+            answer.passed.is_none() && !answer.is_error,
+            "{}",
+            answer.text
+        );
+        assert!(answer.text.contains("$mcpResult"), "{}", answer.text);
     }
 
     #[tokio::test]
