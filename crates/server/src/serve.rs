@@ -188,13 +188,10 @@ fn endpoint_router(platform: &Platform, built: &BuiltEndpoint, stop: Cancellatio
                     origin.to_str().is_ok_and(|o| browser.origin_allowed(o))
                 }))
                 .allow_methods([http::Method::GET, http::Method::POST, http::Method::DELETE])
-                .allow_headers([
-                    http::header::AUTHORIZATION,
-                    http::header::CONTENT_TYPE,
-                    http::HeaderName::from_static("mcp-session-id"),
-                    http::HeaderName::from_static("mcp-protocol-version"),
-                    http::HeaderName::from_static("last-event-id"),
-                ])
+                // The headers a client of either revision sends: 2026-07-28 adds `Mcp-Method`,
+                // `Mcp-Name` and a tool's own `Mcp-Param-*`, whose names no list can hold — so
+                // the preflight's are mirrored (origins are already held to the allowed ones).
+                .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
                 .expose_headers([
                     http::header::WWW_AUTHENTICATE,
                     http::HeaderName::from_static("mcp-session-id"),

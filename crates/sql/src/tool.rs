@@ -137,7 +137,10 @@ impl SqlTool {
             .entry("additionalProperties")
             .or_insert(Value::Bool(false));
         let properties = match schema.entry("properties").or_insert_with(|| json!({})) {
-            Value::Object(properties) => properties.clone(),
+            Value::Object(properties) => {
+                properties.values_mut().for_each(bound_parameter);
+                properties.clone()
+            }
             _ => return Err("input_schema.properties must be a table".into()),
         };
         let required: Vec<&str> = schema
@@ -561,6 +564,33 @@ impl Tool for SqlTool {
                 .map_err(tool_error)?;
             Ok(answer(outcome, &context, self.write.is_some()))
         })
+    }
+}
+
+/// The most items a list parameter takes unless its schema says otherwise: each is a bound
+/// value, and the engines cap those (SQLite at 32,766 a statement, MariaDB at 65,535).
+const MAX_LIST_ITEMS: u64 = 10_000;
+
+/// Bounds a parameter's schema by what a database binds, where the config did not: an integer
+/// within a 64-bit one (a larger one would fail as the database's error, or drop out of a
+/// PostgreSQL array — and `NOT IN` would then match every row), a list within
+/// [`MAX_LIST_ITEMS`]. The schema check then refuses such a value readably, naming the field.
+fn bound_parameter(parameter: &mut Value) {
+    let Value::Object(parameter) = parameter else {
+        return;
+    };
+    match parameter.get("type").and_then(Value::as_str) {
+        Some("integer") => {
+            parameter.entry("minimum").or_insert(json!(i64::MIN));
+            parameter.entry("maximum").or_insert(json!(i64::MAX));
+        }
+        Some("array") => {
+            parameter.entry("maxItems").or_insert(json!(MAX_LIST_ITEMS));
+            if let Some(items) = parameter.get_mut("items") {
+                bound_parameter(items);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -776,7 +776,7 @@ async fn browser_preflights_are_answered_before_authentication() {
         .header("access-control-request-method", "POST")
         .header(
             "access-control-request-headers",
-            "authorization, content-type, mcp-protocol-version",
+            "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region",
         )
         .send()
         .await
@@ -786,10 +786,16 @@ async fn browser_preflights_are_answered_before_authentication() {
         .to_str()
         .unwrap()
         .to_lowercase();
-    assert!(
-        allowed.contains("authorization") && allowed.contains("mcp-protocol-version"),
-        "{allowed}"
-    );
+    // A 2026-07-28 browser client sends `Mcp-Method`, `Mcp-Name` and a tool's `Mcp-Param-*`.
+    for header in [
+        "authorization",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "mcp-param-region",
+    ] {
+        assert!(allowed.contains(header), "{header}: {allowed}");
+    }
     let challenge = http()
         .post(d.server.url("/coffee/mcp"))
         .header("origin", "http://localhost:6274")

@@ -30,8 +30,8 @@ use concierge_core::Caller;
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use rmcp::model::{
-    CallToolResponse, ErrorData, JsonObject, ProtocolVersion, RequestId, ServerJsonRpcMessage,
-    ServerResult, TASKS_EXTENSION_ID,
+    CallToolResponse, ClientCapabilities, ErrorData, JsonObject, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
@@ -89,6 +89,12 @@ fn object<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     deserializer.deserialize_map(Object(std::marker::PhantomData))
 }
 
+fn some_object<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    object(deserializer).map(Some)
+}
+
 impl PlainCall {
     /// What framing would have read from the body: a `tools/call` of this tool, no trace in
     /// `_meta` (a plain call's `_meta` has none).
@@ -108,8 +114,8 @@ struct PlainParams<'a> {
     name: String,
     #[serde(default)]
     arguments: Option<JsonObject>,
-    /// Present exactly in a 2026-07-28 call.
-    #[serde(borrow, default, rename = "_meta")]
+    /// Present exactly in a 2026-07-28 call; an object, as rmcp reads it.
+    #[serde(borrow, default, rename = "_meta", deserialize_with = "some_object")]
     meta: Option<ModernMeta<'a>>,
 }
 
@@ -120,66 +126,12 @@ struct ModernMeta<'a> {
     /// Borrowed from the body: compared, never kept.
     #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
     protocol_version: &'a RawValue,
+    /// Read whole, as rmcp reads them: capabilities it cannot read make rmcp refuse the call
+    /// (`-32602`), and so the call goes there.
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: Capabilities,
+    client_capabilities: ClientCapabilities,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
     _client_info: Option<IgnoredAny>,
-}
-
-/// Of the client's capabilities, what this path needs to know: whether it declared the Tasks
-/// extension (then rmcp answers) and how it can be asked (MRTR). The rest is not read.
-#[derive(Deserialize)]
-struct Capabilities {
-    #[serde(default)]
-    elicitation: Option<Elicitation>,
-    #[serde(default)]
-    extensions: Option<Extensions>,
-}
-
-#[derive(Deserialize)]
-struct Elicitation {
-    #[serde(default)]
-    form: Option<IgnoredAny>,
-    #[serde(default)]
-    url: Option<IgnoredAny>,
-}
-
-/// The declared extensions: only whether the Tasks extension is among them.
-struct Extensions {
-    tasks: bool,
-}
-
-impl<'de> Deserialize<'de> for Extensions {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Names;
-        impl<'de> Visitor<'de> for Names {
-            type Value = Extensions;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object of extensions")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Extensions, M::Error> {
-                let mut tasks = false;
-                while let Some(name) = map.next_key::<Cow<'de, str>>()? {
-                    tasks |= name == TASKS_EXTENSION_ID;
-                    map.next_value::<IgnoredAny>()?;
-                }
-                Ok(Extensions { tasks })
-            }
-        }
-        deserializer.deserialize_map(Names)
-    }
-}
-
-impl Capabilities {
-    fn tasks(&self) -> bool {
-        self.extensions.as_ref().is_some_and(|e| e.tasks)
-    }
-
-    fn can_elicit(&self) -> bool {
-        self.elicitation
-            .as_ref()
-            .is_some_and(|e| Rounds::elicits_forms(e.form.is_some(), e.url.is_some()))
-    }
 }
 
 /// The call in `body`, when this module may answer it: the headers are ones rmcp would accept
@@ -194,7 +146,13 @@ pub fn plain_call(headers: &HeaderMap, body: &[u8], endpoint: &Endpoint) -> Opti
         _ => return None,
     };
     // UTF-8 checked once here, so the parse need not check each string again.
-    let call = serde_json::from_str::<Envelope>(framing::readable(body)?)
+    let text = framing::readable(body)?;
+    // One message, an object: serde would fill the envelope from an array too, which rmcp
+    // refuses (`-32600`).
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let call = serde_json::from_str::<Envelope>(text)
         .ok()
         .filter(|call| call.jsonrpc == "2.0" && call.method == "tools/call")?;
     let Envelope { id, params, .. } = call;
@@ -207,7 +165,7 @@ pub fn plain_call(headers: &HeaderMap, body: &[u8], endpoint: &Endpoint) -> Opti
                 .strip_prefix('"')
                 .and_then(|v| v.strip_suffix('"'))
                 == Some(MODERN)
-                && !meta.client_capabilities.tasks()
+                && !meta.client_capabilities.supports_tasks()
                 && one(headers, "mcp-method") == Ok(Some("tools/call"))
                 && one(headers, "mcp-name") == Ok(Some(params.name.as_str()))
                 && !headers
@@ -219,7 +177,9 @@ pub fn plain_call(headers: &HeaderMap, body: &[u8], endpoint: &Endpoint) -> Opti
             if !plain {
                 return None;
             }
-            Some(meta.client_capabilities.can_elicit())
+            let can_elicit = (meta.client_capabilities.elicitation.as_ref())
+                .is_some_and(|e| Rounds::elicits_forms(e.form.is_some(), e.url.is_some()));
+            Some(can_elicit)
         }
         _ => return None,
     };
@@ -267,13 +227,14 @@ pub async fn answer(
         ..Rounds::default()
     };
     let modern = modern.is_some();
-    let writes = endpoint
+    let runs_on = endpoint
         .tool(&name)
-        .is_some_and(|tool| !tool.spec().annotations.read_only);
-    let answer = if writes {
+        .is_some_and(|tool| !crate::transport::handler::stops_with_its_client(tool.spec()));
+    let answer = if runs_on {
         // rmcp runs a handler in a task of its own, so a client that hangs up mid-call does
         // not stop it; a write keeps that promise here too (its claim and its result must
-        // land together). A read is simply dropped with the connection.
+        // land together). A call that stops with its client (a read, another server's tool
+        // without write safety) is simply dropped with the connection.
         let (endpoint, record) = (endpoint.clone(), record.clone());
         let running = tokio::spawn(async move {
             let call = endpoint.call_in_rounds(&name, arguments, caller, rpc_id, &rounds, &record);
@@ -439,6 +400,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[]}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["t",{}]}"#,
+            // An array is no message rmcp takes (`-32600`), though serde fills a struct from one.
+            r#"["2.0",1,"tools/call",{"name":"t"}]"#,
+            r#" ["2.0",1,"tools/call",{"name":"t"}]"#,
         ] {
             assert!(
                 plain_call(&headers(PLAIN), body.as_bytes(), &endpoint()).is_none(),
@@ -515,6 +479,11 @@ mod tests {
             MODERN_CALL.replace(r#""arguments":{}"#, r#""arguments":{},"requestState":"x""#),
             MODERN_CALL.replace(r#""arguments":{}"#, r#""arguments":{},"inputResponses":{}"#),
             CALL.to_string(),
+            // Capabilities rmcp cannot read make it refuse the call (`-32602`).
+            MODERN_CALL.replace(r#"{"elicitation":{}}"#, r#"{"elicitation":{"form":true}}"#),
+            MODERN_CALL.replace(r#"{"elicitation":{}}"#, r#"{"elicitation":[]}"#),
+            MODERN_CALL.replace(r#"{"elicitation":{}}"#, r#"{"roots":5}"#),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","_meta":["2026-07-28",{}]}}"#.to_string(),
         ] {
             assert!(
                 plain_call(&modern_headers(), body.as_bytes(), &endpoint()).is_none(),

@@ -148,6 +148,13 @@ pub(crate) fn reply_of(answer: CallAnswer) -> Result<CallToolResponse, ErrorData
     }
 }
 
+/// Whether a call of this tool ends when its client goes (cancels, or hangs up on the direct
+/// path): a read, or another server's tool without the platform's write safety (the upstream is
+/// told to stop). A write of our own runs on: its claim and its result must land together.
+pub(crate) fn stops_with_its_client(spec: &concierge_core::ToolSpec) -> bool {
+    spec.annotations.read_only || (spec.passes_through && spec.write.is_none())
+}
+
 /// What the client said about this call's rounds (MRTR): whether it can be asked through a
 /// form (a 2026-07-28 request declaring form elicitation), and a retry's answers and state.
 fn rounds_of(
@@ -548,10 +555,8 @@ impl ServerHandler for EndpointHandler {
         // whatever it waits on (an upstream MCP server is told to stop too); the record says
         // `cancelled`. Only a read, or another server's tool without the platform's write
         // safety: a write of our own runs on, its claim and its result must land together.
-        let reads = self.endpoint.tool(&request.name).is_some_and(|tool| {
-            let spec = tool.spec();
-            spec.annotations.read_only || (spec.passes_through && spec.write.is_none())
-        });
+        let reads = (self.endpoint.tool(&request.name))
+            .is_some_and(|tool| stops_with_its_client(tool.spec()));
         let answer = tokio::select! {
             answer = call => Some(answer),
             () = context.ct.cancelled(), if reads => None,
