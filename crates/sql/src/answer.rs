@@ -80,6 +80,7 @@ pub(crate) fn tool_error(failure: Failure) -> ToolError {
         Failure::Reference(detail) => refused("reference_missing", NO_SUCH_RECORD, detail),
         Failure::Constraint(detail) => refused("constraint_failed", AGAINST_THE_RULES, detail),
         Failure::ReadOnly(detail) => refused("read_only", READ_ONLY, detail),
+        Failure::BadValue(detail) => refused("invalid_value", NOT_TAKEN, detail),
         Failure::TooManyRows { affected, allowed } => ToolError::rejected(
             "too_many_rows",
             format!(
@@ -100,6 +101,7 @@ const ALREADY_EXISTS: &str = "a record with this value already exists; nothing w
 const NO_SUCH_RECORD: &str = "the change refers to a record that does not exist, or removes one that others still refer to; nothing was changed";
 const AGAINST_THE_RULES: &str =
     "a value is missing or not allowed by the database's rules; nothing was changed";
+const NOT_TAKEN: &str = "a value is not one the database can take here (its form, length or range); check the arguments; nothing was changed";
 const READ_ONLY: &str =
     "this tool may only read, and the database refused a change; nothing was changed";
 

@@ -35,8 +35,17 @@ fn tools(loaded: &Loaded) -> String {
         "",
         "DELETE FROM orders WHERE id = :id AND customer = :customer RETURNING id, status",
     );
+    let label = r#"
+[[apps.shop.tool]]
+name = "order_label"
+description = "Label one order."
+write = true
+sql = "UPDATE orders SET status = :status WHERE id = :id AND customer = :customer"
+bind = { customer = "client" }
+input_schema = { properties = { id = { type = "integer" }, status = { type = "string" } }, required = ["id", "status"] }
+"#;
     format!(
-        r#"{cancel}{pay}{remove}
+        r#"{cancel}{pay}{remove}{label}
 [[apps.shop.tool]]
 name = "order_list"
 description = "Orders of this customer."
@@ -379,4 +388,34 @@ async fn reading(loaded: &Loaded, statement: &str) -> Instance {
     }
     .deploy()
     .await
+}
+
+/// A value the database cannot take where the statement puts it (a status longer than its
+/// `VARCHAR(20)`) is the caller's to fix: a refusal that says so, not an internal error, and
+/// without the database's text (which names the column). SQLite does not hold a `VARCHAR` to
+/// its length: there the label is simply written.
+#[tokio::test]
+async fn a_value_the_database_cannot_take_is_refused_as_the_callers() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        if at == "sqlite" {
+            continue;
+        }
+        let (deployment, _writes) = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        let long = "x".repeat(30);
+        let arguments = json!({"id": 2, "status": long, "idempotency_key": "l1"});
+        let answer = acme.call("order_label", arguments).await;
+        assert_eq!(error_code(&answer), "invalid_value", "{at}: {answer}");
+        let text = answer["content"][0]["text"].as_str().unwrap();
+        assert!(
+            !text.contains("status") && !text.contains("orders"),
+            "{at}: {text}"
+        );
+        assert_eq!(
+            status_of(&acme.call("order_list", json!({})).await, 2),
+            "paid",
+            "{at}"
+        );
+    }
 }

@@ -121,7 +121,9 @@ impl Driver for MySql {
             Some(1792) => Failure::ReadOnly(text),
             Some(1062) => Failure::Conflict(text),
             Some(1451 | 1452) => Failure::Reference(text),
-            Some(1048 | 4025 | 3819) => Failure::Constraint(text),
+            Some(1048 | 1364 | 4025 | 3819) => Failure::Constraint(text),
+            // An incorrect or truncated value, data too long, a value out of range.
+            Some(1264 | 1292 | 1366 | 1406 | 1411) => Failure::BadValue(text),
             Some(1040 | 1053 | 2002 | 2006 | 2013) => Failure::Unavailable(text),
             _ => Failure::Other(text),
         }

@@ -172,10 +172,15 @@ impl Driver for Sqlite {
             }
             _ => {}
         }
+        // A STRICT table's column refused a value of another type (SQLITE_CONSTRAINT_DATATYPE).
+        if code == 3091 {
+            return Failure::BadValue(text);
+        }
         // The primary result code is the low byte of the extended one.
         match code & 0xff {
             9 => Failure::Timeout,
             8 => Failure::ReadOnly(text),
+            20 => Failure::BadValue(text),
             5 | 6 => Failure::Unavailable(text),
             _ => Failure::Other(text),
         }
