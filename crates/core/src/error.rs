@@ -28,6 +28,9 @@ pub struct ToolError {
     pub envelope: Option<Box<serde_json::Value>>,
 }
 
+/// The code of [`ToolError::outcome_unknown`].
+pub const OUTCOME_UNKNOWN: &str = "outcome_unknown";
+
 impl ToolError {
     /// A wrong argument: `field` is its path as the model wrote it (`items[0].qty`).
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
@@ -73,6 +76,13 @@ impl ToolError {
             detail: Some(detail.into()),
             envelope: None,
         }
+    }
+
+    /// A write whose outcome is not known: the backend may have made it (a commit whose answer
+    /// never came). The platform keeps its idempotency key spent, so the same key never runs
+    /// the write again and answers this again; `message` tells the model to look first.
+    pub fn outcome_unknown(message: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::internal(OUTCOME_UNKNOWN, detail).with_message(message)
     }
 
     /// Answers with the app's own error document instead of the platform's shape.

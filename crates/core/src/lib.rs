@@ -55,7 +55,7 @@ pub use audit::{
 };
 pub use caller::{CallContext, Caller, IdentityAssertion, Progress, preview_digest};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
-pub use error::{ErrorKind, ToolError};
+pub use error::{ErrorKind, OUTCOME_UNKNOWN, ToolError};
 pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;

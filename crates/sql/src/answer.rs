@@ -92,6 +92,10 @@ pub(crate) fn tool_error(failure: Failure) -> ToolError {
             "the data changed since the preview: this change would now affect other rows than the ones confirmed; nothing was changed, ask for a new preview",
         ),
         Failure::Column(detail) => ToolError::internal("unsupported_column", detail),
+        Failure::OutcomeUnknown(detail) => ToolError::outcome_unknown(
+            "the database did not confirm the change: it may or may not have been made; look before trying again (this idempotency_key now answers this again)",
+            detail,
+        ),
         Failure::Other(detail) => ToolError::internal("database_error", detail),
     }
 }

@@ -391,10 +391,15 @@ impl Writes {
                 fingerprint: stored,
                 result,
             } => {
-                if stored == fingerprint {
-                    Ok((result, true))
-                } else {
+                if stored != fingerprint {
                     Err(refused(reused(says)))
+                } else if let Some(message) = result.get(UNKNOWN_MARK) {
+                    Err(refused(ToolError::outcome_unknown(
+                        message.as_str().unwrap_or_default(),
+                        "a replay of a write whose outcome is unknown",
+                    )))
+                } else {
+                    Ok((result, true))
                 }
             }
             Claim::Running {
@@ -425,6 +430,15 @@ impl Writes {
                         }
                         Ok((result, false))
                     }
+                    // The write may have happened: the key stays spent, and its replay
+                    // answers the same, so this key never runs it a second time.
+                    Err(error) if error.code == concierge_core::OUTCOME_UNKNOWN => {
+                        let mark = json!({UNKNOWN_MARK: error.message});
+                        if let Err(store_error) = self.store.complete(record, &mark).await {
+                            tracing::error!(error = %store_error, "idempotency: cannot record a write of unknown outcome");
+                        }
+                        Err(refused(error))
+                    }
                     Err(error) => {
                         if let Err(store_error) = self.store.release(record).await {
                             tracing::error!(error = %store_error, "idempotency: cannot free a key");
@@ -436,6 +450,10 @@ impl Writes {
         }
     }
 }
+
+/// What a key's record holds for a write whose outcome is unknown (beside the message its
+/// replay answers); no tool's result is an object with this key.
+const UNKNOWN_MARK: &str = "$outcomeUnknown";
 
 /// A new write secret: what the first process on a store offers, and every later one reads back.
 fn fresh_secret() -> [u8; 32] {
@@ -637,6 +655,58 @@ mod tests {
         assert_eq!(
             writes.unseal(&token, "binding").await,
             Ok(Err(Refused::Expired))
+        );
+    }
+
+    /// A write tool whose backend never confirmed its commit, counting its runs.
+    struct Unconfirmed {
+        spec: concierge_core::ToolSpec,
+        runs: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Tool for Unconfirmed {
+        fn spec(&self) -> &concierge_core::ToolSpec {
+            &self.spec
+        }
+
+        fn call(&self, _: Value, _: CallContext) -> concierge_core::ToolFuture<'_> {
+            self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async {
+                Err(ToolError::outcome_unknown(
+                    "look before trying again",
+                    "commit: connection reset",
+                ))
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_of_unknown_outcome_keeps_its_key_spent() {
+        let (writes, _clock, _dir) = writes_on_a_manual_clock().await;
+        let tool = Unconfirmed {
+            spec: concierge_core::ToolSpec::new(
+                "t",
+                "t",
+                Default::default(),
+                Default::default(),
+                concierge_core::Annotations::additive_write(),
+            ),
+            runs: Default::default(),
+        };
+        let context = || CallContext::new(concierge_core::Caller::client("c"), "trace");
+        let says = &concierge_core::messages::ENGLISH;
+        for _ in 0..3 {
+            let (error, _) = writes
+                .execute("r1", "f1", &tool, json!({}), context(), says, None)
+                .await
+                .expect_err("unknown");
+            assert_eq!(error.code, concierge_core::OUTCOME_UNKNOWN);
+            assert_eq!(error.message, "look before trying again");
+        }
+        assert_eq!(
+            tool.runs.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the same key never runs the write again"
         );
     }
 

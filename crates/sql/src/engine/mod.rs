@@ -90,6 +90,9 @@ pub enum Failure {
     Stale,
     /// A column of a type this kind cannot pass on faithfully.
     Column(String),
+    /// A write's commit was sent and its answer never came (the connection broke, or the
+    /// database stopped answering): it may have been made.
+    OutcomeUnknown(String),
     Other(String),
 }
 
@@ -156,6 +159,8 @@ impl Database {
         // The database cancels a statement at the timeout; should it not answer at all (a
         // network that swallows packets), the call still ends.
         let grace = bounds.timeout + Duration::from_secs(2);
+        // A write that would commit and got no answer at all may have committed.
+        let commits = matches!(mode, Mode::Write { dry_run: false, .. });
         let running = async {
             match self {
                 Database::Postgres(pool, read_only) => {
@@ -171,7 +176,13 @@ impl Database {
         };
         tokio::time::timeout(grace, running)
             .await
-            .unwrap_or(Err(Failure::Timeout))
+            .unwrap_or_else(|_| {
+                Err(if commits {
+                    Failure::OutcomeUnknown("no answer within the statement's grace".into())
+                } else {
+                    Failure::Timeout
+                })
+            })
     }
 
     /// Whether the database answers, for `/health`.
@@ -607,7 +618,14 @@ where
             if dry_run {
                 tx.rollback().await.map_err(failure_of::<DB>)?;
             } else {
-                tx.commit().await.map_err(failure_of::<DB>)?;
+                // A commit the database refused (a deferred constraint, a serialization
+                // failure) rolled back; one whose answer never came may have been made.
+                tx.commit()
+                    .await
+                    .map_err(|error| match failure_of::<DB>(error) {
+                        Failure::Unavailable(detail) => Failure::OutcomeUnknown(detail),
+                        refused => refused,
+                    })?;
             }
         }
     }
