@@ -68,6 +68,11 @@ pub struct SqlTool {
     database: Arc<Database>,
     bounds: Bounds,
     write: Option<Mode>,
+    /// A confirmed write runs only as the change previewed, its rows compared — except an
+    /// insert's with `RETURNING`: its rows are new, with values the database makes anew on every
+    /// run (a sequence the preview's rollback does not give back, a time), so no run would ever
+    /// match; what it inserts is the confirmed arguments', and `max_affected_rows` bounds it.
+    compares_rows: bool,
     /// The config declared the output schema: it wins over what the database describes.
     declared_output: bool,
 }
@@ -333,6 +338,7 @@ impl SqlTool {
                 max_affected: tool.max_affected_rows,
                 returns_rows,
             }),
+            compares_rows: !(effect == Effect::Inserts && returns_rows),
             declared_output: tool.output_schema.is_some(),
         })
     }
@@ -554,7 +560,9 @@ impl Tool for SqlTool {
                     )
             };
             let confirmed: Option<&crate::engine::Confirmed<'_>> = match (&previewed, mode) {
-                (Some(_), Mode::Write { dry_run: false, .. }) => Some(&same_change),
+                (Some(_), Mode::Write { dry_run: false, .. }) if self.compares_rows => {
+                    Some(&same_change)
+                }
                 _ => None,
             };
             let outcome = self

@@ -35,6 +35,23 @@ fn tools(loaded: &Loaded) -> String {
         "",
         "DELETE FROM orders WHERE id = :id AND customer = :customer RETURNING id, status",
     );
+    // A value the database makes anew on every run, as a sequence's next id is.
+    let luck = if loaded.engine == "mariadb" {
+        "RAND()"
+    } else {
+        "random()"
+    };
+    let add = format!(
+        r#"
+[[apps.shop.tool]]
+name = "counter_add"
+description = "Add a counter."
+write = true
+confirm = true
+sql = "INSERT INTO counters (id, n) VALUES (:id, 0) RETURNING id, {luck} AS luck"
+input_schema = {{ properties = {{ id = {{ type = "integer" }} }}, required = ["id"] }}
+"#
+    );
     let label = r#"
 [[apps.shop.tool]]
 name = "order_label"
@@ -45,7 +62,7 @@ bind = { customer = "client" }
 input_schema = { properties = { id = { type = "integer" }, status = { type = "string" } }, required = ["id", "status"] }
 "#;
     format!(
-        r#"{cancel}{pay}{remove}{label}
+        r#"{cancel}{pay}{remove}{label}{add}
 [[apps.shop.tool]]
 name = "order_list"
 description = "Orders of this customer."
@@ -184,6 +201,32 @@ async fn a_confirmation_of_a_preview_the_data_has_since_outgrown_is_refused_as_s
             error_code(&refused),
             "confirm_token_invalid",
             "{at}: {refused}"
+        );
+    }
+}
+
+/// A confirmed insert that returns what the database made for it (an id from a sequence, a
+/// time) commits: its preview's rows cannot be the run's, and the insert is the confirmed
+/// arguments' all the same.
+#[tokio::test]
+async fn a_confirmed_insert_returning_what_the_database_made_commits() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        let (deployment, _writes) = deploy(&loaded).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        let preview = acme
+            .call("counter_add", json!({"id": 7, "idempotency_key": "a1"}))
+            .await;
+        let token = preview["structuredContent"]["confirmToken"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{at}: {preview}"))
+            .to_string();
+        let arguments = json!({"id": 7, "idempotency_key": "a1", "confirm_token": token});
+        let done = acme.call("counter_add", arguments).await;
+        assert_eq!(done["isError"], false, "{at}: {done}");
+        assert_eq!(
+            done["structuredContent"]["rows"][0]["id"], 7,
+            "{at}: {done}"
         );
     }
 }
