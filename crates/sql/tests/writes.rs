@@ -462,3 +462,26 @@ async fn a_value_the_database_cannot_take_is_refused_as_the_callers() {
         );
     }
 }
+
+/// PostgreSQL's endless dates and times are answered as it spells them, and a date of the usual
+/// kind as ever: chrono's arithmetic, which panics past its range, is not asked.
+#[tokio::test]
+async fn postgres_infinite_dates_are_answered_as_it_spells_them() {
+    for loaded in engines().await {
+        if loaded.engine != "postgres" {
+            continue;
+        }
+        let statement = "SELECT 'infinity'::date AS d, '-infinity'::timestamp AS t, \
+            'infinity'::timestamptz AS z, DATE '2026-12-07' AS today, \
+            TIMESTAMP '2026-12-07 10:30:00.25' AS at";
+        let deployment = reading(&loaded, statement).await;
+        let acme = Customer::new(&deployment.router, "acme");
+        let answer = acme.call("number_next", json!({})).await;
+        assert_eq!(
+            answer["structuredContent"]["rows"][0],
+            json!({"d": "infinity", "t": "-infinity", "z": "infinity",
+                   "today": "2026-12-07", "at": "2026-12-07T10:30:00.250Z"}),
+            "{answer}"
+        );
+    }
+}

@@ -94,9 +94,8 @@ impl Driver for Postgres {
             }
             "UUID" => text(row.try_get::<sqlx::types::Uuid, _>(index).map_err(get)?),
             "JSON" | "JSONB" => row.try_get::<Json<Value>, _>(index).map_err(get)?.0,
-            "TIMESTAMPTZ" => utc(row.try_get(index).map_err(get)?),
-            "TIMESTAMP" => naive_utc(row.try_get(index).map_err(get)?),
-            "DATE" => text(row.try_get::<chrono::NaiveDate, _>(index).map_err(get)?),
+            "TIMESTAMPTZ" | "TIMESTAMP" | "DATE" => moment(&raw, info.name())
+                .ok_or_else(|| format!("column {index} ({}): not a binary value", info.name()))?,
             "TIME" => text(row.try_get::<chrono::NaiveTime, _>(index).map_err(get)?),
             "BYTEA" => base64(&row.try_get::<Vec<u8>, _>(index).map_err(get)?),
             "INT2[]" | "INT4[]" | "INT8[]" => Value::from(
@@ -159,6 +158,40 @@ impl Driver for Postgres {
             _ => Failure::Other(text),
         }
     }
+}
+
+/// A date or timestamp as PostgreSQL sends it (days, or microseconds, since 2000-01-01), read
+/// without chrono's `+`, which panics past its range: PostgreSQL's `infinity` and `-infinity`
+/// are written as it spells them, a year beyond chrono's as `out of range`.
+fn moment(raw: &PgValueRef<'_>, type_name: &str) -> Option<Value> {
+    let bytes = raw.as_bytes().ok()?;
+    let epoch = chrono::NaiveDate::from_ymd_opt(2000, 1, 1)?;
+    let endless =
+        |positive: bool| Value::String(if positive { "infinity" } else { "-infinity" }.into());
+    let beyond = || Value::String("out of range".into());
+    if type_name == "DATE" {
+        let days = i32::from_be_bytes(bytes.try_into().ok()?);
+        if days == i32::MAX || days == i32::MIN {
+            return Some(endless(days > 0));
+        }
+        return Some(
+            epoch
+                .checked_add_signed(chrono::TimeDelta::days(days.into()))
+                .map_or_else(beyond, |date| text(date)),
+        );
+    }
+    let micros = i64::from_be_bytes(bytes.try_into().ok()?);
+    if micros == i64::MAX || micros == i64::MIN {
+        return Some(endless(micros > 0));
+    }
+    let at = epoch
+        .and_hms_opt(0, 0, 0)?
+        .checked_add_signed(chrono::TimeDelta::microseconds(micros));
+    Some(match at {
+        None => beyond(),
+        Some(at) if type_name == "TIMESTAMPTZ" => utc(at.and_utc()),
+        Some(at) => naive_utc(at),
+    })
 }
 
 /// The type a value is prepared with, as the call binds it.
