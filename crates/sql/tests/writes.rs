@@ -485,3 +485,27 @@ async fn postgres_infinite_dates_are_answered_as_it_spells_them() {
         );
     }
 }
+
+/// MariaDB's `YEAR` and `BIT` columns are answered as the integers its schema says.
+#[tokio::test]
+async fn mariadb_years_and_bits_are_integers() {
+    for loaded in engines().await {
+        if loaded.engine != "mariadb" {
+            continue;
+        }
+        loaded
+            .execute("CREATE TABLE calendar (y YEAR NOT NULL, flags BIT(10) NOT NULL)")
+            .await;
+        loaded
+            .execute("INSERT INTO calendar (y, flags) VALUES (2026, b'1000000001')")
+            .await;
+        let deployment = reading(&loaded, "SELECT y, flags FROM calendar").await;
+        let acme = Customer::new(&deployment.router, "acme");
+        let answer = acme.call("number_next", json!({})).await;
+        assert_eq!(
+            answer["structuredContent"]["rows"][0],
+            json!({"y": 2026, "flags": 513}),
+            "{answer}"
+        );
+    }
+}

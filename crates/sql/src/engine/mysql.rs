@@ -70,9 +70,12 @@ impl Driver for MySql {
         let get = |e: sqlx::Error| format!("column {index} ({name}): {e}");
         Ok(match name {
             "BOOLEAN" => Value::Bool(row.try_get(index).map_err(get)?),
-            "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" => {
+            "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" => {
                 Value::from(row.try_get::<i64, _>(index).map_err(get)?)
             }
+            // Neither is an `i64` or a `Vec<u8>` to sqlx: a year is a `u16`, bits a `u64`.
+            "YEAR" => Value::from(row.try_get::<u16, _>(index).map_err(get)?),
+            "BIT" => Value::from(row.try_get::<u64, _>(index).map_err(get)?),
             n if n.ends_with("UNSIGNED") => Value::from(row.try_get::<u64, _>(index).map_err(get)?),
             "FLOAT" => float(f64::from(row.try_get::<f32, _>(index).map_err(get)?)),
             "DOUBLE" => float(row.try_get::<f64, _>(index).map_err(get)?),
@@ -88,7 +91,7 @@ impl Driver for MySql {
             "DATE" => text(row.try_get::<chrono::NaiveDate, _>(index).map_err(get)?),
             "TIME" => text(row.try_get::<chrono::NaiveTime, _>(index).map_err(get)?),
             "JSON" => row.try_get::<Json<Value>, _>(index).map_err(get)?.0,
-            "BINARY" | "VARBINARY" | "TINYBLOB" | "BLOB" | "MEDIUMBLOB" | "LONGBLOB" | "BIT" => {
+            "BINARY" | "VARBINARY" | "TINYBLOB" | "BLOB" | "MEDIUMBLOB" | "LONGBLOB" => {
                 base64(&row.try_get::<Vec<u8>, _>(index).map_err(get)?)
             }
             _ => Value::String(row.try_get::<String, _>(index).map_err(get)?),
@@ -98,7 +101,7 @@ impl Driver for MySql {
     fn value_type(name: &str) -> Option<&'static str> {
         Some(match name {
             "BOOLEAN" => "boolean",
-            "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" => "integer",
+            "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" | "BIT" => "integer",
             n if n.ends_with("UNSIGNED") => "integer",
             "FLOAT" | "DOUBLE" => "number",
             "JSON" => return None,

@@ -177,7 +177,7 @@ fn moment(raw: &PgValueRef<'_>, type_name: &str) -> Option<Value> {
         return Some(
             epoch
                 .checked_add_signed(chrono::TimeDelta::days(days.into()))
-                .map_or_else(beyond, |date| text(date)),
+                .map_or_else(beyond, text),
         );
     }
     let micros = i64::from_be_bytes(bytes.try_into().ok()?);
