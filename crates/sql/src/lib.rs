@@ -28,6 +28,7 @@ use std::sync::Arc;
 use concierge_core::{Health, LiveReport, ToolSet};
 
 pub use answer::result_schema;
+use engine::Columns;
 pub use engine::Database;
 pub use settings::{SqlSettings, SqlToolSettings};
 pub use tool::SqlTool;
@@ -59,17 +60,29 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
         .await
         .is_ok_and(|answered| answered.is_ok())
     {
-        // Each tool's first statement, all on one connection, each within the wait (a database
-        // that stops answering ends the list there; the tools after it declare bare rows).
-        let (described, firsts): (Vec<usize>, Vec<_>) = tools
+        // Each tool's statement as every fragment choice renders it, all on one connection,
+        // each within the wait (a database that stops answering ends the list there; the
+        // tools after it declare bare rows).
+        let (owners, statements): (Vec<usize>, Vec<_>) = tools
             .iter()
             .enumerate()
-            .filter_map(|(at, tool)| Some((at, tool.rendered_for_check().into_iter().next()?)))
+            .flat_map(|(at, tool)| tool.rendered_for_check().into_iter().map(move |s| (at, s)))
             .unzip();
-        if let Ok(answers) = database.describe_all(&firsts, DESCRIBE_WAIT).await {
-            for (at, answer) in described.into_iter().zip(answers) {
-                if let Ok(columns) = answer {
-                    tools[at].describe_rows(&columns);
+        if let Ok(answers) = database.describe_all(&statements, DESCRIBE_WAIT).await {
+            let mut described: Vec<Vec<Columns>> = vec![Vec::new(); tools.len()];
+            let mut whole = vec![true; tools.len()];
+            for (at, answer) in owners
+                .iter()
+                .zip(answers.into_iter().map(Some).chain(std::iter::repeat(None)))
+            {
+                match answer {
+                    Some(Ok(columns)) => described[*at].push(columns),
+                    _ => whole[*at] = false,
+                }
+            }
+            for (at, renderings) in described.iter().enumerate() {
+                if whole[at] && !renderings.is_empty() {
+                    tools[at].describe_rows(&agreed(renderings));
                 }
             }
         }
@@ -96,6 +109,21 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
             let (database, tools, read_only) = live.clone();
             Box::pin(async move { live_check(&database, &tools, read_only).await })
         })))
+}
+
+/// A tool's columns as all its renderings describe them: a column whose type one fragment
+/// choice changes (`count(*)` or `avg(price)`) may be either, so it promises nothing (`{}`); a
+/// column only some choices return is one a row may lack, as a NULL one is.
+fn agreed(renderings: &[Columns]) -> Columns {
+    let mut columns: Columns = Vec::new();
+    for (name, schema) in renderings.iter().flatten() {
+        match columns.iter_mut().find(|(known, _)| known == name) {
+            Some((_, known)) if known != schema => *known = serde_json::json!({}),
+            Some(_) => {}
+            None => columns.push((name.clone(), schema.clone())),
+        }
+    }
+    columns
 }
 
 /// `check --live`: every statement (each fragment choice) prepared by the database, and a note

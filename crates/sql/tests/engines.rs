@@ -54,6 +54,14 @@ sql = "SELECT id, NULLIF(status, 'open') AS settled FROM orders WHERE customer =
 bind = { customer = "client" }
 
 [[apps.shop.tool]]
+name = "order_figure"
+description = "A figure of this customer's orders: how many, or their mean total."
+sql = "SELECT {figure} AS figure FROM orders WHERE customer = :customer"
+bind = { customer = "client" }
+fragments.figure = { count = "count(*)", mean = "avg(total)" }
+input_schema.properties = { figure = { type = "string", enum = ["count", "mean"], default = "count" } }
+
+[[apps.shop.tool]]
 name = "order_ids"
 description = "Every order id of this customer."
 sql = "SELECT id FROM orders WHERE customer = :customer ORDER BY id"
@@ -220,6 +228,39 @@ async fn a_read_tools_rows_are_described_by_the_database() {
             // SQLite's values are as stored: any JSON value.
             "sqlite" => assert_eq!(id, &json!({}), "{at}"),
             _ => assert_eq!(id["type"][0], "integer", "{at}: {row}"),
+        }
+    }
+}
+
+/// A column whose type a fragment choice changes (a count, or a decimal mean) promises no type,
+/// and the answer of either choice is valid against the published schema (the tests' build
+/// checks every result against it).
+#[tokio::test]
+async fn a_column_a_fragment_choice_retypes_promises_no_type() {
+    for loaded in engines().await {
+        let at = loaded.engine;
+        let deployment = deploy(&loaded).await;
+        let request = concierge_testkit::mcp_post("/mcp")
+            .header("authorization", "Bearer token-acme")
+            .body(axum::body::Body::from(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
+            ))
+            .unwrap();
+        let (_, _, text) = concierge_testkit::send(&deployment.router, request).await;
+        let listed: Value = serde_json::from_str(&text).expect("JSON");
+        let tool = listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "order_figure")
+            .expect("order_figure")
+            .clone();
+        let row = &tool["outputSchema"]["properties"]["rows"]["items"];
+        assert_eq!(row["properties"]["figure"], json!({}), "{at}: {row}");
+        let acme = Customer::new(&deployment.router, "acme");
+        for figure in ["count", "mean"] {
+            let answer = acme.call("order_figure", json!({"figure": figure})).await;
+            assert_eq!(answer["isError"], false, "{at}: {figure}: {answer}");
         }
     }
 }
