@@ -26,6 +26,9 @@ pub struct Checked {
     /// A write hands rows back (`RETURNING`, the clause, not a word in a string): they are
     /// fetched and counted as the rows it changed.
     pub returns_rows: bool,
+    /// A plain `INSERT … VALUES`: it only adds the rows its values make (no `SELECT` source, no
+    /// conflict clause that would change a row already there, no `REPLACE`).
+    pub adds_values_only: bool,
 }
 
 fn dialect(engine: Engine) -> Box<dyn Dialect> {
@@ -85,9 +88,22 @@ pub fn statement(sql: &str, engine: Engine, write: bool) -> Result<Checked, Stri
         Statement::Delete(delete) => delete.returning.is_some(),
         _ => false,
     };
+    let adds_values_only = match statement {
+        Statement::Insert(insert) => {
+            insert.on.is_none()
+                && insert.or.is_none()
+                && !insert.replace_into
+                && insert.source.as_ref().is_some_and(|source| {
+                    source.with.is_none()
+                        && matches!(*source.body, sqlparser::ast::SetExpr::Values(_))
+                })
+        }
+        _ => false,
+    };
     let checked = Checked {
         effect,
         returns_rows,
+        adds_values_only,
     };
     match (effect, write) {
         (Effect::Reads, true) => Err(
@@ -137,6 +153,32 @@ mod tests {
     use super::*;
 
     const ENGINES: [Engine; 3] = [Engine::Postgres, Engine::MySql, Engine::Sqlite];
+
+    #[test]
+    fn only_a_plain_insert_of_values_only_adds_them() {
+        let adds = |sql: &str, engine| statement(sql, engine, true).unwrap().adds_values_only;
+        for engine in ENGINES {
+            assert!(adds("INSERT INTO t (a) VALUES (1) RETURNING id", engine));
+            assert!(!adds(
+                "INSERT INTO t (a) SELECT a FROM u RETURNING id",
+                engine
+            ));
+            assert!(!adds("UPDATE t SET a = 1 WHERE id = 2", engine));
+        }
+        assert!(!adds(
+            "INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET a = 2 RETURNING id",
+            Engine::Postgres
+        ));
+        assert!(!adds(
+            "INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = 2",
+            Engine::MySql
+        ));
+        assert!(!adds("REPLACE INTO t (a) VALUES (1)", Engine::MySql));
+        assert!(!adds(
+            "INSERT OR REPLACE INTO t (a) VALUES (1)",
+            Engine::Sqlite
+        ));
+    }
 
     #[test]
     fn a_query_reads_and_a_write_writes() {

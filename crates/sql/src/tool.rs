@@ -68,10 +68,11 @@ pub struct SqlTool {
     database: Arc<Database>,
     bounds: Bounds,
     write: Option<Mode>,
-    /// A confirmed write runs only as the change previewed, its rows compared — except an
-    /// insert's with `RETURNING`: its rows are new, with values the database makes anew on every
-    /// run (a sequence the preview's rollback does not give back, a time), so no run would ever
-    /// match; what it inserts is the confirmed arguments', and `max_affected_rows` bounds it.
+    /// A confirmed write runs only as the change previewed, its rows compared — except a plain
+    /// `INSERT … VALUES … RETURNING`: its rows are new, with values the database makes anew on
+    /// every run (a sequence the preview's rollback does not give back, a time), so no run would
+    /// ever match; it adds exactly the confirmed arguments' rows. An upsert or an
+    /// `INSERT … SELECT` is still compared: it can touch rows the preview did not show.
     compares_rows: bool,
     /// The config declared the output schema: it wins over what the database describes.
     declared_output: bool,
@@ -278,11 +279,13 @@ impl SqlTool {
         // Every rendering the fragments allow, through the engine's parser.
         let mut effect = Effect::Reads;
         let mut returns_rows = tool.write;
+        let mut adds_values_only = true;
         for rendered in renderings(engine, &pieces, &parameters, &fragments) {
             let checked = check::statement(&rendered.sql, engine, tool.write)
                 .map_err(|e| format!("sql: {e}"))?;
             effect = checked.effect;
             returns_rows &= checked.returns_rows;
+            adds_values_only &= checked.adds_values_only;
         }
 
         let annotations = if tool.write {
@@ -338,7 +341,7 @@ impl SqlTool {
                 max_affected: tool.max_affected_rows,
                 returns_rows,
             }),
-            compares_rows: !(effect == Effect::Inserts && returns_rows),
+            compares_rows: !(adds_values_only && returns_rows),
             declared_output: tool.output_schema.is_some(),
         })
     }
@@ -587,7 +590,16 @@ fn bound_parameter(parameter: &mut Value) {
     let Value::Object(parameter) = parameter else {
         return;
     };
-    match parameter.get("type").and_then(Value::as_str) {
+    // `["integer", "null"]` is an integer where there is one, as `kind_of` reads it.
+    let kind = match parameter.get("type") {
+        Some(Value::String(kind)) => Some(kind.as_str()),
+        Some(Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|kind| *kind != "null"),
+        _ => None,
+    };
+    match kind {
         Some("integer") => {
             parameter.entry("minimum").or_insert(json!(i64::MIN));
             parameter.entry("maximum").or_insert(json!(i64::MAX));
@@ -605,6 +617,23 @@ fn bound_parameter(parameter: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameters_are_bounded_by_what_a_database_binds() {
+        let mut nullable = json!({"type": ["integer", "null"]});
+        bound_parameter(&mut nullable);
+        assert_eq!(nullable["minimum"], json!(i64::MIN));
+        assert_eq!(nullable["maximum"], json!(i64::MAX));
+        let mut list =
+            json!({"type": ["array", "null"], "items": {"type": "integer", "maximum": 9}});
+        bound_parameter(&mut list);
+        assert_eq!(list["maxItems"], json!(MAX_LIST_ITEMS));
+        assert_eq!(list["items"]["maximum"], 9, "the config's own bound stays");
+        assert_eq!(list["items"]["minimum"], json!(i64::MIN));
+        let mut text = json!({"type": "string"});
+        bound_parameter(&mut text);
+        assert_eq!(text, json!({"type": "string"}));
+    }
 
     #[test]
     fn generic_and_badly_named_tools_are_recognised() {

@@ -237,13 +237,12 @@ impl Writes {
                 fingerprint: stored,
                 result,
             })) => {
-                return if stored == fingerprint {
-                    (
+                return match recorded(&stored, &fingerprint, result, says) {
+                    Ok(result) => (
                         Ok(with_field(result, "idempotentReplay", json!(true))),
                         WriteCode::Replayed,
-                    )
-                } else {
-                    (Err(reused(says)), WriteCode::Executed)
+                    ),
+                    Err(refused) => (Err(refused), WriteCode::Executed),
                 };
             }
             Ok(_) => {}
@@ -390,18 +389,9 @@ impl Writes {
             Claim::Done {
                 fingerprint: stored,
                 result,
-            } => {
-                if stored != fingerprint {
-                    Err(refused(reused(says)))
-                } else if let Some(message) = result.get(UNKNOWN_MARK) {
-                    Err(refused(ToolError::outcome_unknown(
-                        message.as_str().unwrap_or_default(),
-                        "a replay of a write whose outcome is unknown",
-                    )))
-                } else {
-                    Ok((result, true))
-                }
-            }
+            } => recorded(&stored, fingerprint, result, says)
+                .map(|result| (result, true))
+                .map_err(refused),
             Claim::Running {
                 fingerprint: stored,
             } => Err(refused(if stored == fingerprint {
@@ -454,6 +444,26 @@ impl Writes {
 /// What a key's record holds for a write whose outcome is unknown (beside the message its
 /// replay answers); no tool's result is an object with this key.
 const UNKNOWN_MARK: &str = "$outcomeUnknown";
+
+/// What a key's record answers a call with `fingerprint`: its result, replayed; the same
+/// refusal again for a write of unknown outcome; `idempotency_key_reused` for other arguments.
+fn recorded(
+    stored: &str,
+    fingerprint: &str,
+    result: Value,
+    says: &Messages,
+) -> Result<Value, ToolError> {
+    if stored != fingerprint {
+        return Err(reused(says));
+    }
+    match result.get(UNKNOWN_MARK) {
+        Some(message) => Err(ToolError::outcome_unknown(
+            message.as_str().unwrap_or_default(),
+            "a replay of a write whose outcome is unknown",
+        )),
+        None => Ok(result),
+    }
+}
 
 /// A new write secret: what the first process on a store offers, and every later one reads back.
 fn fresh_secret() -> [u8; 32] {
@@ -695,18 +705,39 @@ mod tests {
         };
         let context = || CallContext::new(concierge_core::Caller::client("c"), "trace");
         let says = &concierge_core::messages::ENGLISH;
+        // The first call, its resends (answered from the key's record), and a resend that
+        // races a claim (the record read as the claim finds it).
         for _ in 0..3 {
-            let (error, _) = writes
-                .execute("r1", "f1", &tool, json!({}), context(), says, None)
-                .await
-                .expect_err("unknown");
+            let (answer, _) = writes
+                .run(
+                    "/mcp",
+                    &tool,
+                    WriteSafety::confirmed(false),
+                    json!({"idempotency_key": "k1"}),
+                    context(),
+                    says,
+                    None,
+                    &Rounds::default(),
+                )
+                .await;
+            let error = answer.expect_err("unknown, never a replayed success");
             assert_eq!(error.code, concierge_core::OUTCOME_UNKNOWN);
             assert_eq!(error.message, "look before trying again");
         }
+        let (error, _) = writes
+            .execute("r1", "f1", &tool, json!({}), context(), says, None)
+            .await
+            .expect_err("unknown");
+        assert_eq!(error.code, concierge_core::OUTCOME_UNKNOWN);
+        let (error, _) = writes
+            .execute("r1", "f1", &tool, json!({}), context(), says, None)
+            .await
+            .expect_err("unknown");
+        assert_eq!(error.code, concierge_core::OUTCOME_UNKNOWN);
         assert_eq!(
             tool.runs.load(std::sync::atomic::Ordering::SeqCst),
-            1,
-            "the same key never runs the write again"
+            2,
+            "each key runs the write once"
         );
     }
 

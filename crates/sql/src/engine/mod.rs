@@ -18,6 +18,7 @@ mod postgres;
 mod sqlite;
 mod warm;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::TryStreamExt;
@@ -159,26 +160,27 @@ impl Database {
         // The database cancels a statement at the timeout; should it not answer at all (a
         // network that swallows packets), the call still ends.
         let grace = bounds.timeout + Duration::from_secs(2);
-        // A write that would commit and got no answer at all may have committed.
-        let commits = matches!(mode, Mode::Write { dry_run: false, .. });
+        // Set as a write's commit is sent: past that, no answer means it may have been made.
+        let committing = AtomicBool::new(false);
+        let sent = &committing;
         let running = async {
             match self {
                 Database::Postgres(pool, read_only) => {
-                    pooled(pool, *read_only, statement, mode, bounds, confirmed).await
+                    pooled(pool, *read_only, statement, mode, bounds, confirmed, sent).await
                 }
                 Database::MySql(pool, read_only) => {
-                    pooled(pool, *read_only, statement, mode, bounds, confirmed).await
+                    pooled(pool, *read_only, statement, mode, bounds, confirmed, sent).await
                 }
                 Database::Sqlite(pool, read_only) => {
-                    sqlite::run(pool, *read_only, statement, mode, bounds, confirmed).await
+                    sqlite::run(pool, *read_only, statement, mode, bounds, confirmed, sent).await
                 }
             }
         };
         tokio::time::timeout(grace, running)
             .await
             .unwrap_or_else(|_| {
-                Err(if commits {
-                    Failure::OutcomeUnknown("no answer within the statement's grace".into())
+                Err(if committing.load(Ordering::SeqCst) {
+                    Failure::OutcomeUnknown("the commit's answer did not come in time".into())
                 } else {
                     Failure::Timeout
                 })
@@ -409,6 +411,7 @@ async fn pooled<DB: Driver>(
     mode: Mode,
     bounds: Bounds,
     confirmed: Option<&Confirmed<'_>>,
+    committing: &AtomicBool,
 ) -> Result<Outcome, Failure>
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
@@ -428,6 +431,7 @@ where
             bounds,
             confirmed,
             held_read_only,
+            committing,
         )
         .await;
         match (ran, again.take()) {
@@ -512,6 +516,7 @@ async fn run<DB: Driver>(
     bounds: Bounds,
     confirmed: Option<&Confirmed<'_>>,
     held_read_only: bool,
+    committing: &AtomicBool,
 ) -> Result<(Outcome, AfterRun), Failure>
 where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
@@ -620,12 +625,13 @@ where
             } else {
                 // A commit the database refused (a deferred constraint, a serialization
                 // failure) rolled back; one whose answer never came may have been made.
-                tx.commit()
-                    .await
-                    .map_err(|error| match failure_of::<DB>(error) {
-                        Failure::Unavailable(detail) => Failure::OutcomeUnknown(detail),
-                        refused => refused,
-                    })?;
+                committing.store(true, Ordering::SeqCst);
+                tx.commit().await.map_err(|error| match &error {
+                    sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => {
+                        Failure::OutcomeUnknown(error.to_string())
+                    }
+                    _ => failure_of::<DB>(error),
+                })?;
             }
         }
     }

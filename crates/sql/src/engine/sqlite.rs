@@ -78,6 +78,7 @@ pub(super) async fn run(
     mode: Mode,
     bounds: Bounds,
     confirmed: Option<&super::Confirmed<'_>>,
+    committing: &std::sync::atomic::AtomicBool,
 ) -> Result<Outcome, Failure> {
     let mut connection = Box::pin(pool.acquire())
         .await
@@ -104,6 +105,7 @@ pub(super) async fn run(
         bounds,
         confirmed,
         read_only,
+        committing,
     )
     .await
     .map(|(outcome, _)| outcome);
