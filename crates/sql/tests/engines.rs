@@ -198,26 +198,30 @@ async fn values_are_typed_faithfully() {
     }
 }
 
+/// The tool `name` as `tools/list` lists it to a customer.
+async fn listed(deployment: &Instance, name: &str) -> Value {
+    let request = concierge_testkit::mcp_post("/mcp")
+        .header("authorization", "Bearer token-acme")
+        .body(axum::body::Body::from(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
+        ))
+        .unwrap();
+    let (_, _, text) = concierge_testkit::send(&deployment.router, request).await;
+    let listed: Value = serde_json::from_str(&text).expect("JSON");
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} listed"))
+        .clone()
+}
+
 #[tokio::test]
 async fn a_read_tools_rows_are_described_by_the_database() {
     for loaded in engines().await {
         let at = loaded.engine;
         let deployment = deploy(&loaded).await;
-        let request = concierge_testkit::mcp_post("/mcp")
-            .header("authorization", "Bearer token-acme")
-            .body(axum::body::Body::from(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
-            ))
-            .unwrap();
-        let (_, _, text) = concierge_testkit::send(&deployment.router, request).await;
-        let listed: Value = serde_json::from_str(&text).expect("JSON");
-        let tool = listed["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == "order_list")
-            .expect("order_list")
-            .clone();
+        let tool = listed(&deployment, "order_list").await;
         let row = &tool["outputSchema"]["properties"]["rows"]["items"];
         let columns: Vec<&String> = row["properties"].as_object().unwrap().keys().collect();
         assert_eq!(columns, ["id", "status", "total", "placed_at"], "{at}");
@@ -240,21 +244,7 @@ async fn a_column_a_fragment_choice_retypes_promises_no_type() {
     for loaded in engines().await {
         let at = loaded.engine;
         let deployment = deploy(&loaded).await;
-        let request = concierge_testkit::mcp_post("/mcp")
-            .header("authorization", "Bearer token-acme")
-            .body(axum::body::Body::from(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
-            ))
-            .unwrap();
-        let (_, _, text) = concierge_testkit::send(&deployment.router, request).await;
-        let listed: Value = serde_json::from_str(&text).expect("JSON");
-        let tool = listed["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == "order_figure")
-            .expect("order_figure")
-            .clone();
+        let tool = listed(&deployment, "order_figure").await;
         let row = &tool["outputSchema"]["properties"]["rows"]["items"];
         assert_eq!(row["properties"]["figure"], json!({}), "{at}: {row}");
         let acme = Customer::new(&deployment.router, "acme");
