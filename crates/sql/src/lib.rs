@@ -69,19 +69,19 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
             .flat_map(|(at, tool)| tool.rendered_for_check().into_iter().map(move |s| (at, s)))
             .unzip();
         if let Ok(answers) = database.describe_all(&statements, DESCRIBE_WAIT).await {
-            let mut described: Vec<Vec<Columns>> = vec![Vec::new(); tools.len()];
-            let mut whole = vec![true; tools.len()];
+            // Each tool's renderings as described; `None` once one of them was not.
+            let mut described: Vec<Option<Vec<Columns>>> = vec![Some(Vec::new()); tools.len()];
             for (at, answer) in owners
                 .iter()
                 .zip(answers.into_iter().map(Some).chain(std::iter::repeat(None)))
             {
-                match answer {
-                    Some(Ok(columns)) => described[*at].push(columns),
-                    _ => whole[*at] = false,
+                match (answer, &mut described[*at]) {
+                    (Some(Ok(columns)), Some(renderings)) => renderings.push(columns),
+                    (_, whole) => *whole = None,
                 }
             }
             for (at, renderings) in described.iter().enumerate() {
-                if whole[at] && !renderings.is_empty() {
+                if let Some(renderings) = renderings.as_ref().filter(|r| !r.is_empty()) {
                     tools[at].describe_rows(&agreed(renderings));
                 }
             }

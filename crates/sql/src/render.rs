@@ -169,20 +169,22 @@ fn scalar_bind(scalar: Scalar, item: Value) -> Bind {
     bind(Engine::Sqlite, item, kind)
 }
 
+/// The JSON type a schema declares: its `type`, or of `["integer", "null"]` the one that is
+/// not null.
+pub fn declared_type(schema: &Value) -> Option<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => Some(t),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
 /// A parameter's kind from its JSON Schema.
 pub fn kind_of(schema: &Value) -> Kind {
-    let ty = |schema: &Value| -> Option<String> {
-        match schema.get("type") {
-            Some(Value::String(t)) => Some(t.clone()),
-            // `["integer", "null"]`: the one that is not null.
-            Some(Value::Array(types)) => types
-                .iter()
-                .filter_map(Value::as_str)
-                .find(|t| *t != "null")
-                .map(String::from),
-            _ => None,
-        }
-    };
+    let ty = |schema: &Value| declared_type(schema).map(String::from);
     let scalar = |t: Option<String>| match t.as_deref() {
         Some("integer") => Some(Scalar::Integer),
         Some("number") => Some(Scalar::Number),

@@ -587,19 +587,12 @@ const MAX_LIST_ITEMS: u64 = 10_000;
 /// PostgreSQL array — and `NOT IN` would then match every row), a list within
 /// [`MAX_LIST_ITEMS`]. The schema check then refuses such a value readably, naming the field.
 fn bound_parameter(parameter: &mut Value) {
+    // `["integer", "null"]` is an integer where there is one, as `kind_of` reads it.
+    let kind = crate::render::declared_type(parameter).map(String::from);
     let Value::Object(parameter) = parameter else {
         return;
     };
-    // `["integer", "null"]` is an integer where there is one, as `kind_of` reads it.
-    let kind = match parameter.get("type") {
-        Some(Value::String(kind)) => Some(kind.as_str()),
-        Some(Value::Array(kinds)) => kinds
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|kind| *kind != "null"),
-        _ => None,
-    };
-    match kind {
+    match kind.as_deref() {
         Some("integer") => {
             parameter.entry("minimum").or_insert(json!(i64::MIN));
             parameter.entry("maximum").or_insert(json!(i64::MAX));
