@@ -70,6 +70,8 @@ fi
 if $reload; then
   command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
   cargo build --quiet --release -p concierge
+  # The demo's `files` instance runs npm's filesystem server: without it the demo is degraded.
+  . scripts/upstreams.sh && install_upstreams
   args=()
   for arg in "$@"; do [ "$arg" != "--reload" ] && args+=("$arg"); done
   exec python3 bench/reload.py --bin target/release "${args[@]}"
