@@ -10,13 +10,6 @@ use std::pin::Pin;
 
 use concierge_server::{Apps, Config, ConfigError, Platform, Start, section};
 
-// mimalloc instead of glibc's malloc: a call allocates and frees a few hundred small blocks
-// (parsed JSON, headers, audit text) across threads; measured under callgrind on a federated
-// call, 249k → 215k instructions. Without transparent huge pages (`no_thp`): with them the idle
-// server held 64 MiB instead of 44, without them 49.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 // The book's generated reference pages, written and compared by a test.
 #[cfg(test)]
 mod reference;
