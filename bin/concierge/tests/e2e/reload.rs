@@ -2,7 +2,7 @@
 //! files it names edited while the server serves, applied by `concierge reload`, SIGHUP or the
 //! watcher — tokens revoked at once with their sessions, tools added with `list_changed` to an
 //! open session, a broken config refused while the running one serves on, and no growth over
-//! a hundred reloads.
+//! a hundred reloads (and a hundred that rebuild an instance).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -264,6 +264,50 @@ async fn a_hundred_reloads_leave_nothing_behind() {
         after.2 <= before.2 + 4096,
         "memory grew: {before:?} -> {after:?}"
     );
+}
+
+/// The same with an instance built anew by every reload (a SQL tool's description alternates):
+/// each reload opens a pool (SQLite's worker thread, the file's descriptors) and retires the
+/// one before, which must end with nothing left of it.
+#[tokio::test]
+async fn a_hundred_rebuilt_instances_leave_nothing_behind() {
+    const SQL: &str = "SELECT name FROM drinks ORDER BY name";
+    let server = Server::start(
+        |dir| {
+            write_tokens(dir, "alice:token-alice\n");
+            sql_config(dir, "The drinks.", SQL)
+        },
+        &[],
+    );
+    let client = connect(&server.url("/bar/mcp"), "token-alice").await;
+    let path = server.dir.path().join("concierge.toml");
+    let rebuilt = |i: usize| sql_config(server.dir.path(), &format!("The drinks ({i})."), SQL);
+    for i in 0..5 {
+        std::fs::write(&path, rebuilt(i)).unwrap();
+        assert!(reload(&server).0);
+    }
+    let before = footprint(&server);
+    for i in 5..105 {
+        std::fs::write(&path, rebuilt(i)).unwrap();
+        let (applied, said) = reload(&server);
+        assert!(applied, "{said}");
+    }
+    assert!(answers(&client, "drinks").await);
+    // The last retired pool closes beside the reload that replaced it: its end is awaited, not
+    // assumed.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let after = footprint(&server);
+        if after.0 <= before.0 + 2 && after.1 <= before.1 && after.2 <= before.2 + 4096 {
+            eprintln!("before {before:?}, after {after:?} (descriptors, threads, RSS KiB)");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "grew across 100 rebuilt instances: {before:?} -> {after:?} (descriptors, threads, RSS KiB)"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// A SQL instance on a SQLite file made from a script: one tool with `description` and `sql`.
