@@ -234,24 +234,26 @@ fn footprint(server: &Server) -> (usize, usize, u64) {
     (fds, threads, server.rss_kib())
 }
 
+/// Each config written in turn as `server`'s file and applied by `concierge reload`.
+fn reload_each(server: &Server, configs: impl IntoIterator<Item = String>) {
+    let path = server.dir.path().join("concierge.toml");
+    for text in configs {
+        std::fs::write(&path, text).unwrap();
+        let (applied, said) = reload(server);
+        assert!(applied, "{said}");
+    }
+}
+
 #[tokio::test]
 async fn a_hundred_reloads_leave_nothing_behind() {
     let server = start(r#""coffee.*""#);
     let url = server.url("/coffee/mcp");
     let client = connect(&url, "token-alice").await;
-    let path = server.dir.path().join("concierge.toml");
     let warm = |i: usize| config(server.dir.path(), r#""coffee.*""#, &format!("Coffee {i}."));
     // A few first: allocators and pools settle.
-    for i in 0..5 {
-        std::fs::write(&path, warm(i)).unwrap();
-        assert!(reload(&server).0);
-    }
+    reload_each(&server, (0..5).map(warm));
     let before = footprint(&server);
-    for i in 0..100 {
-        std::fs::write(&path, warm(i)).unwrap();
-        let (applied, said) = reload(&server);
-        assert!(applied, "{said}");
-    }
+    reload_each(&server, (0..100).map(warm));
     assert!(answers(&client, "get_menu").await);
     let after = footprint(&server);
     eprintln!("before {before:?}, after {after:?} (descriptors, threads, RSS KiB)");
@@ -280,18 +282,10 @@ async fn a_hundred_rebuilt_instances_leave_nothing_behind() {
         &[],
     );
     let client = connect(&server.url("/bar/mcp"), "token-alice").await;
-    let path = server.dir.path().join("concierge.toml");
     let rebuilt = |i: usize| sql_config(server.dir.path(), &format!("The drinks ({i})."), SQL);
-    for i in 0..5 {
-        std::fs::write(&path, rebuilt(i)).unwrap();
-        assert!(reload(&server).0);
-    }
+    reload_each(&server, (0..5).map(rebuilt));
     let before = footprint(&server);
-    for i in 5..105 {
-        std::fs::write(&path, rebuilt(i)).unwrap();
-        let (applied, said) = reload(&server);
-        assert!(applied, "{said}");
-    }
+    reload_each(&server, (5..105).map(rebuilt));
     assert!(answers(&client, "drinks").await);
     // The last retired pool closes beside the reload that replaced it: its end is awaited, not
     // assumed.
