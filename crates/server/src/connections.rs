@@ -34,6 +34,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
+use crate::idle_clock::now;
+
 /// How many connections, and for how long (`[server]`).
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
@@ -217,7 +219,7 @@ struct Activity {
 impl Activity {
     fn new() -> Self {
         Self {
-            origin: Instant::now(),
+            origin: now(),
             in_flight: AtomicUsize::new(0),
             quiet_since: AtomicU64::new(0),
             head_started: AtomicU64::new(0),
@@ -226,7 +228,7 @@ impl Activity {
     }
 
     fn now_ms(&self) -> u64 {
-        self.origin.elapsed().as_millis() as u64
+        now().saturating_duration_since(self.origin).as_millis() as u64
     }
 
     fn at(&self, ms: u64) -> Instant {
@@ -258,7 +260,7 @@ impl Activity {
     /// When the watchdog should look again.
     fn deadline(&self, limits: &ConnectionLimits) -> Instant {
         if self.in_flight.load(Ordering::Acquire) > 0 {
-            return Instant::now() + limits.keep_alive_timeout;
+            return now() + limits.keep_alive_timeout;
         }
         let quiet_since = self.quiet_since.load(Ordering::Relaxed);
         let quiet = self.at(quiet_since);
@@ -278,7 +280,7 @@ impl Activity {
     }
 
     fn expired(&self, limits: &ConnectionLimits) -> bool {
-        self.in_flight.load(Ordering::Acquire) == 0 && Instant::now() >= self.deadline(limits)
+        self.in_flight.load(Ordering::Acquire) == 0 && now() >= self.deadline(limits)
     }
 }
 
@@ -499,6 +501,7 @@ impl AcceptPause {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::idle_clock::advance;
 
     fn limits() -> ConnectionLimits {
         ConnectionLimits {
@@ -533,19 +536,19 @@ mod tests {
         assert!(peers.admit(b, &limits()).is_some());
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_silent_socket_expires_at_the_header_time_an_idle_one_at_keep_alive() {
+    #[test]
+    fn a_silent_socket_expires_at_the_header_time_an_idle_one_at_keep_alive() {
         let limits = limits();
         let activity = Arc::new(Activity::new());
-        tokio::time::advance(Duration::from_secs(9)).await;
+        advance(Duration::from_secs(9));
         assert!(!activity.expired(&limits));
-        tokio::time::advance(Duration::from_secs(2)).await;
+        advance(Duration::from_secs(2));
         assert!(activity.expired(&limits), "never sent a request");
 
         let activity = Arc::new(Activity::new());
-        tokio::time::advance(Duration::from_secs(8)).await;
+        advance(Duration::from_secs(8));
         activity.bytes_read();
-        tokio::time::advance(Duration::from_secs(3)).await;
+        advance(Duration::from_secs(3));
         assert!(
             activity.expired(&limits),
             "the first head counts from the connection"
@@ -553,29 +556,29 @@ mod tests {
 
         let activity = Arc::new(Activity::new());
         drop(activity.request_started());
-        tokio::time::advance(Duration::from_secs(59)).await;
+        advance(Duration::from_secs(59));
         assert!(
             !activity.expired(&limits),
             "idle keep-alive is allowed a minute"
         );
         // A byte of the next head starts the header clock.
         activity.bytes_read();
-        tokio::time::advance(Duration::from_millis(900)).await;
+        advance(Duration::from_millis(900));
         assert!(!activity.expired(&limits));
-        tokio::time::advance(Duration::from_secs(10)).await;
+        advance(Duration::from_secs(10));
         assert!(activity.expired(&limits), "a head that trickles in");
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_request_in_flight_never_expires() {
+    #[test]
+    fn a_request_in_flight_never_expires() {
         let limits = limits();
         let activity = Arc::new(Activity::new());
         let stream = activity.request_started();
-        tokio::time::advance(Duration::from_secs(3600)).await;
+        advance(Duration::from_secs(3600));
         assert!(!activity.expired(&limits));
         drop(stream);
         assert!(!activity.expired(&limits));
-        tokio::time::advance(Duration::from_secs(61)).await;
+        advance(Duration::from_secs(61));
         assert!(activity.expired(&limits));
     }
 }

@@ -12,6 +12,7 @@ mod connections;
 mod endpoint;
 mod health;
 pub mod identity;
+mod idle_clock;
 mod launch;
 pub mod limits;
 mod memory;

@@ -497,13 +497,14 @@ async fn exactly_one_record_per_request_under_concurrency() {
     assert_eq!(count("parse_error"), 15);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn a_tool_past_the_call_deadline_is_stopped_and_recorded() {
-    let d = deploy("2s").await;
+    // The real clock: the shortest deadline the config takes is a second.
+    let d = deploy("1s").await;
     let (status, _, body) = d.send(alice_calls("hang")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(
-        body.contains("deadline_exceeded") && body.contains("2 s"),
+        body.contains("deadline_exceeded") && body.contains("1 s"),
         "{body}"
     );
     only_new(

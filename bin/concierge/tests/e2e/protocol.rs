@@ -4,7 +4,6 @@ use crate::common;
 
 use common::*;
 use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
 const TOKENS: &str = "bot:token-bot";
@@ -119,9 +118,16 @@ async fn stdio_serves_the_demo_endpoint_from_any_working_directory() {
         .arg(&config)
         .current_dir("/")
         .env("CONCIERGE_VAR", state.path())
-        .env("RUST_LOG", "error");
-    let transport = TokioChildProcess::new(command).expect("spawn concierge --stdio");
-    let client = ().serve(transport).await.expect("stdio MCP session");
+        .env("RUST_LOG", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    // The child's pipes as rmcp's transport (not rmcp's child-process transport: that feature
+    // exists only in tests, and a feature only tests enable makes `cargo run` after `cargo test`
+    // rebuild half the dependency tree).
+    let mut child = command.spawn().expect("spawn concierge --stdio");
+    let pipes = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve(pipes).await.expect("stdio MCP session");
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 4);
     let order = rmcp::model::CallToolRequestParams::new("create_order").with_arguments(
@@ -136,6 +142,14 @@ async fn stdio_serves_the_demo_endpoint_from_any_working_directory() {
         json!({"id": 1, "totalMinutes": 6})
     );
     client.cancel().await.unwrap();
+    // Its input closed, the server ends, its audit line written first.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await;
+    assert!(
+        ended
+            .expect("the server ends when its input closes")
+            .unwrap()
+            .success()
+    );
 
     assert!(state.path().join("coffee/orders.xlsx").exists());
     let audit =

@@ -38,10 +38,11 @@ use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use tokio::sync::{mpsc, oneshot};
-// Tokio's clock, not std's: the idle sweep is tested with time paused.
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+// The idle clock, which the idle sweep's test moves by hand.
+use crate::idle_clock::now;
 use crate::session_id::{OPENER, SessionIds};
 
 /// Events kept per stream for a client that reconnects, and the room of a live stream: a
@@ -116,7 +117,7 @@ impl SessionStreams {
     /// The session named `id`, marked used: every client request reaches a session through here.
     fn get(&self, id: &SessionId) -> Result<Arc<Session>, SessionError> {
         let session = self.map().get(id).cloned().ok_or(SessionError::NotFound)?;
-        session.routes().last_active = Instant::now();
+        session.routes().last_active = now();
         Ok(session)
     }
 
@@ -143,19 +144,24 @@ async fn sweep(sessions: Weak<Sessions>, idle: Duration) {
         let Some(sessions) = sessions.upgrade() else {
             return;
         };
-        let mut idled = Vec::new();
-        lock(&sessions).retain(|_, session| {
-            let mut routes = session.routes();
-            routes.forget_completed();
-            let live = routes.last_active.elapsed() < idle;
-            if !live {
-                idled.push(session.clone());
-            }
-            live
-        });
-        for session in idled {
-            session.close();
+        close_idle(&sessions, idle);
+    }
+}
+
+/// One sweep: closes the sessions idle for `idle` now.
+fn close_idle(sessions: &Sessions, idle: Duration) {
+    let mut idled = Vec::new();
+    lock(sessions).retain(|_, session| {
+        let mut routes = session.routes();
+        routes.forget_completed();
+        let live = now().saturating_duration_since(routes.last_active) < idle;
+        if !live {
+            idled.push(session.clone());
         }
+        live
+    });
+    for session in idled {
+        session.close();
     }
 }
 
@@ -291,7 +297,7 @@ impl Routes {
             common: Outbound::new(None, 1),
             shadows: Vec::new(),
             initializing: None,
-            last_active: Instant::now(),
+            last_active: now(),
             closed: false,
         }
     }
@@ -359,7 +365,7 @@ impl Routes {
         };
         if let Some(stream) = self.streams.get_mut(&number) {
             stream.out.live = None;
-            stream.completed_at = Some(Instant::now());
+            stream.completed_at = Some(now());
             let resources = std::mem::take(&mut stream.resources);
             self.unroute(resources);
         }
@@ -369,7 +375,7 @@ impl Routes {
         self.streams.retain(|_, stream| {
             stream
                 .completed_at
-                .is_none_or(|at| at.elapsed() < COMPLETED_KEPT)
+                .is_none_or(|at| now().saturating_duration_since(at) < COMPLETED_KEPT)
         });
     }
 
@@ -404,7 +410,7 @@ impl Routes {
         if self.closed {
             return Err(SessionError::Closed);
         }
-        self.last_active = Instant::now();
+        self.last_active = now();
         let answers = match &message {
             ServerJsonRpcMessage::Response(response) => Some(&response.id),
             ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
@@ -431,7 +437,7 @@ impl Routes {
                 if answered {
                     match self.streams.get_mut(&number) {
                         Some(stream) if stream.out.live.is_none() => {
-                            stream.completed_at = Some(Instant::now());
+                            stream.completed_at = Some(now());
                             let resources = std::mem::take(&mut stream.resources);
                             self.unroute(resources);
                         }
@@ -823,12 +829,13 @@ mod tests {
         );
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn an_idle_session_is_closed_and_its_service_ends() {
+        use crate::idle_clock::advance;
         let idle = Duration::from_secs(10);
         let streams = streams(idle);
         let (id, mut transport) = opened(&streams).await;
-        tokio::time::sleep(idle / 2).await;
+        advance(idle / 2);
         streams
             .accept_message(
                 &id,
@@ -837,12 +844,14 @@ mod tests {
             .await
             .unwrap();
         transport.receive().await.unwrap();
-        tokio::time::sleep(idle * 3 / 4).await;
+        advance(idle * 3 / 4);
+        close_idle(&streams.sessions, idle);
         assert!(
             streams.has_session(&id).await.unwrap(),
             "used half-way: not idle yet"
         );
-        tokio::time::sleep(idle / 2).await;
+        advance(idle / 2);
+        close_idle(&streams.sessions, idle);
         assert!(!streams.has_session(&id).await.unwrap());
         assert!(
             transport.receive().await.is_none(),
