@@ -12,6 +12,10 @@ the gateway's own (user + system of its process tree) over the calls wrk counted
 the gateway's p50/p99 minus the direct ones of the same repeat. Median of paired repeats [min –
 max]. Called by `bench/run.sh --federation`; writes bench/results/<date>-federation.md.
 `BENCH_CONTEXTFORGE_LIMITS=off` runs ContextForge without its rate limiter (its best case).
+
+Beside them, Debian's nginx as a plain reverse proxy of the same calls (one worker, a keep-alive
+pool to the upstream, no access log): no auth, no JSON read, no audit — what only relaying an HTTP
+request and its answer over loopback costs on this machine, the floor under any gateway's CPU.
 """
 
 import argparse
@@ -159,6 +163,32 @@ def contextforge(venv, upstream_url, state):
     return server, tool["name"]
 
 
+def nginx(upstream_url, state):
+    """nginx relaying every request to the upstream: the cost of the relay alone."""
+    port = free_port()
+    upstream = upstream_url.removeprefix("http://").split("/", 1)[0]
+    folder = Path(state) / "nginx"
+    folder.mkdir()
+    conf = folder / "nginx.conf"
+    conf.write_text(f"""daemon off;
+worker_processes 1;
+error_log {folder}/error.log;
+pid {folder}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  upstream fastmcp {{ server {upstream}; keepalive 64; }}
+  server {{
+    listen 127.0.0.1:{port};
+    location / {{ proxy_pass http://fastmcp; proxy_http_version 1.1; proxy_set_header Connection ""; }}
+  }}
+}}
+""")
+    version = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip().removeprefix("nginx version: nginx/")
+    return Server(f"nginx {version} (relay only)", ["nginx", "-c", str(conf), "-p", str(folder)], f"http://127.0.0.1:{port}/mcp", {},
+                  cwd=folder, env={})
+
+
 def median_range(values):
     return statistics.median(values), min(values), max(values)
 
@@ -180,6 +210,7 @@ def main():
                   f"http://127.0.0.1:{ours_port}/mcp", {"Authorization": "Bearer bench-token"}, cwd=ROOT / "bench",
                   env={"CONCIERGE_LISTEN": f"127.0.0.1:{ours_port}", "CONCIERGE_VAR": state, "BENCH_UPSTREAM_URL": upstream.url,
                        "RUST_LOG": "error"})
+    relay = nginx(upstream.url, state)
     gateways = []
     rows = {}
     idle, peak = {}, {}
@@ -188,7 +219,8 @@ def main():
         start(ours, "search_menu")
         theirs, their_tool = contextforge(ROOT / "bench/.venv-contextforge", upstream.url, state)
         answering(theirs, their_tool)
-        gateways = [(ours, "search_menu"), (theirs, their_tool)]
+        start(relay, "search_menu")
+        gateways = [(ours, "search_menu"), (theirs, their_tool), (relay, "search_menu")]
         for server, _ in gateways:
             idle[server.name] = tree_rss_kb(server.process.pid, "VmRSS")
         for connections in (1, 32):
@@ -202,18 +234,19 @@ def main():
                     if server is not upstream:
                         peak[server.name] = max(peak.get(server.name, 0), tree_rss_kb(server.process.pid))
     finally:
-        for server in [upstream, ours] + [g for g, _ in gateways[1:]]:
+        for server in [upstream, ours, relay] + [g for g, _ in gateways[1:2]]:
             server.stop()
     report(rows, upstream.name, [g.name for g, _ in gateways], idle, peak, options)
 
 
 def report(rows, direct, gateway_names, idle, peak, options):
-    ours, theirs = gateway_names
+    ours, theirs, relay = gateway_names
     lines = [f"# Federation: concierge against IBM ContextForge, {datetime.date.today()}", "",
              "One tool (`search_menu`) of a FastMCP 4.1.6 server, called directly, through concierge (`kind = \"mcp\"`, "
              "token auth, a rate limit, validation, an audit line per call) and through ContextForge 1.0.7.post20260921 "
              f"(JWT auth, its rate limiter {'off' if os.environ.get('BENCH_CONTEXTFORGE_LIMITS') == 'off' else 'on at 1,000,000 calls a second, in memory'}). {options.repeat} paired repeats of {options.duration} s per row; upstream and gateway on core "
-             f"{SERVER_CORE}, wrk on core {LOAD_CORE}; median [min – max]. A gateway's CPU is its own process tree's.", "",
+             f"{SERVER_CORE}, wrk on core {LOAD_CORE}; median [min – max]. A gateway's CPU is its own process tree's. "
+             "nginx relays the same calls and does nothing else: the floor under any gateway's CPU on this machine.", "",
              "| path | conn | req/s | CPU µs/call | p50 ms | p99 ms | errors |", "|---|---:|---:|---:|---:|---:|---:|"]
     for (name, connections), samples in rows.items():
         def cell(key, digits=1):
@@ -234,12 +267,15 @@ def report(rows, direct, gateway_names, idle, peak, options):
                          f"{rps[0]:.2f} | {peak[name] / 1024:.1f} |")
     ratio = median_range([a["rps"] / b["rps"] for a, b in zip(rows[(ours, 32)], rows[(theirs, 32)])])
     cpu32 = statistics.median(s["cpu_us"] for s in rows[(ours, 32)])
+    relay32 = statistics.median(s["cpu_us"] for s in rows[(relay, 32)])
     p99_32 = statistics.median(a["p99_ms"] - b["p99_ms"] for a, b in zip(rows[(ours, 32)], rows[(direct, 32)]))
     lines += ["", "Goals at 32 connections:", "",
               f"- concierge's added CPU per call {cpu32:.0f} µs (goal ≤ {GOALS['cpu_us']:.0f}): {'met' if cpu32 <= GOALS['cpu_us'] else 'NOT met'}",
               f"- concierge's added p99 {p99_32:.2f} ms (goal ≤ {GOALS['p99_ms']:.0f} ms): {'met' if p99_32 <= GOALS['p99_ms'] else 'NOT met'}",
               f"- concierge's req/s ÷ ContextForge's {ratio[0]:.2f} [{ratio[1]:.2f} – {ratio[2]:.2f}] (goal ≥ {GOALS['rps_vs_contextforge']:.0f}): "
               f"{'met' if ratio[0] >= GOALS['rps_vs_contextforge'] else 'NOT met'}",
+              f"- the floor: nginx relaying the same calls costs {relay32:.0f} µs a call; concierge's CPU is "
+              f"{cpu32 / relay32:.2f}× the relay's, {cpu32 - relay32:.0f} µs over it",
               "", "| gateway | idle RSS MiB | peak RSS MiB |", "|---|---:|---:|"]
     for name in gateway_names:
         lines.append(f"| {name} | {idle[name] / 1024:.1f} | {peak[name] / 1024:.1f} |")

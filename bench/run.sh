@@ -14,8 +14,8 @@
 #   bench/run.sh --reload     a reload's time and the calls' latency during reloads, on the demo
 #                           and on 200 tools (bench/reload.py), table to
 #                           bench/results/<date>-reload.md
-#   bench/run.sh --federation  a FastMCP server direct, through concierge (kind = "mcp") and through
-#                           IBM ContextForge (bench/federation.py), table to
+#   bench/run.sh --federation  a FastMCP server direct, through concierge (kind = "mcp"), through
+#                           IBM ContextForge and relayed by nginx (bench/federation.py), table to
 #                           bench/results/<date>-federation.md
 #   bench/run.sh --openapi  one GET through kind = "openapi" against the same request by hand as
 #                           kind = "http" (nginx as the API), and start-up with GitHub's document
@@ -79,6 +79,8 @@ fi
 
 if $federation; then
   command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
+  # nginx relays the same calls beside the gateways: the floor under any gateway's CPU.
+  command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx; } >/dev/null
   cargo build --quiet --release -p concierge
   # The FastMCP peer (bench/.venv, as for the main run) and ContextForge, pinned, into ignored folders.
   if [ ! -f bench/.venv/.installed ]; then
