@@ -7,6 +7,9 @@ the same for the same binary and requests however busy the machine is. Each serv
 sends calls for 10 s, the counters are dumped, and everything the process executed meanwhile
 (every thread: hyper, rmcp, the tool, the audit writer) is divided by the calls wrk counted.
 Called by bench/instructions.sh; prints a table and the functions that cost most per call.
+With `--federation`: concierge federating bench/federation.py's FastMCP server (`kind = "mcp"`,
+bench/concierge-federation-bench.toml), called by a client of each era; only concierge runs under
+callgrind, the upstream runs as it is.
 """
 
 import argparse
@@ -21,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from harness import MENU, WRK_SCRIPT, free_port  # noqa: E402
+from harness import MENU, WRK_SCRIPT, Server, free_port  # noqa: E402
 
 
 def exclusive_costs(path):
@@ -104,14 +107,46 @@ def oauth_token(bin_dir, port, state):
         server.wait()
 
 
+def federation(bin_dir, scratch, state):
+    """concierge federating the FastMCP server, a client of each era: {name: (calls, costs)}."""
+    import federation as fed
+    upstream_port, port = free_port(), free_port()
+    upstream = Server("FastMCP", [str(ROOT / "bench/.venv/bin/uvicorn"), "fastmcp_server:app", "--host", "127.0.0.1",
+                                  "--port", str(upstream_port), "--workers", "1", "--loop", "uvloop", "--http", "httptools",
+                                  "--log-level", "error"],
+                      f"http://127.0.0.1:{upstream_port}/mcp", {}, cwd=ROOT / "bench/peers", env={"BENCH_MENU": str(MENU)})
+    fed.start(upstream, "search_menu")
+    env = {"CONCIERGE_LISTEN": f"127.0.0.1:{port}", "CONCIERGE_VAR": state, "BENCH_UPSTREAM_URL": upstream.url, "RUST_LOG": "error"}
+    command = [str(bin_dir / "concierge"), "serve", "--config", "concierge-federation-bench.toml"]
+    results = {}
+    try:
+        for era in ("", "2026-07-28"):
+            name = f"concierge (mcp), a {era or '2025-11-25'} client"
+            results[name] = measure(f"federation{len(results)}", command, f"http://127.0.0.1:{port}/mcp", "bench-token", env,
+                                    ROOT / "bench", scratch, era)
+            print(f"instructions: {name}: {results[name][0]} calls", file=sys.stderr)
+    finally:
+        upstream.stop()
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/release")
     parser.add_argument("--top", type=int, default=15, help="functions listed per server")
+    parser.add_argument("--federation", action="store_true", help="concierge federating a FastMCP server instead")
     options = parser.parse_args()
     bin_dir = (ROOT / options.bin).resolve()
     scratch = tempfile.mkdtemp(prefix="concierge-instructions-")
     state = tempfile.mkdtemp(prefix="concierge-instructions-var-")
+    if options.federation:
+        results = federation(bin_dir, scratch, state)
+        print("| server | search_menu calls | instructions a call |")
+        print("|---|---:|---:|")
+        for name, (calls, costs) in results.items():
+            print(f"| {name} | {calls} | {sum(costs.values()) / calls:,.0f} |")
+        top(results, options.top)
+        return
     port, bare_port = free_port(), free_port()
     concierge_env = {"CONCIERGE_LISTEN": f"127.0.0.1:{port}", "CONCIERGE_VAR": state, "RUST_LOG": "error"}
     token = oauth_token(bin_dir, port, state)
@@ -137,9 +172,13 @@ def main():
     for name, (calls, costs) in results.items():
         per = sum(costs.values()) / calls
         print(f"| {name} | {calls} | {per:,.0f} | {per / bare:.2f} | {per / static:.2f} |")
+    top(results, options.top)
+
+
+def top(results, count):
     for name, (calls, costs) in results.items():
         print(f"\n{name}, the functions that cost most a call:")
-        for fn, cost in costs.most_common(options.top):
+        for fn, cost in costs.most_common(count):
             print(f"  {cost / calls:9,.0f}  {fn[:120]}")
 
 
