@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from harness import LOAD_CORE, SERVER_CORE, Server, free_port, post, wrk  # noqa: E402
+from harness import LOAD_CORE, MENU, SERVER_CORE, Server, free_port, post, wrk  # noqa: E402
 
 TOOL_ARGS = '{"query":"латте"}'
 GOALS = {"cpu_us": 150.0, "p99_ms": 1.0, "rps_vs_contextforge": 5.0}
@@ -163,6 +163,15 @@ def contextforge(venv, upstream_url, state):
     return server, tool["name"]
 
 
+def fastmcp():
+    """The FastMCP server every path calls (one uvicorn worker), on a free port; not started."""
+    port = free_port()
+    return Server("FastMCP 4.1.6 (direct)", [str(ROOT / "bench/.venv/bin/uvicorn"), "fastmcp_server:app", "--host", "127.0.0.1",
+                                             "--port", str(port), "--workers", "1", "--loop", "uvloop", "--http", "httptools",
+                                             "--log-level", "error"],
+                  f"http://127.0.0.1:{port}/mcp", {}, cwd=ROOT / "bench/peers", env={"BENCH_MENU": str(MENU)})
+
+
 def nginx(upstream_url, state):
     """nginx relaying every request to the upstream: the cost of the relay alone."""
     port = free_port()
@@ -200,12 +209,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
     state = tempfile.mkdtemp(prefix="concierge-federation-bench-")
-    upstream_port, ours_port = free_port(), free_port()
-    upstream = Server("FastMCP 4.1.6 (direct)", [str(ROOT / "bench/.venv/bin/uvicorn"), "fastmcp_server:app", "--host", "127.0.0.1",
-                                                 "--port", str(upstream_port), "--workers", "1", "--loop", "uvloop", "--http", "httptools",
-                                                 "--log-level", "error"],
-                      f"http://127.0.0.1:{upstream_port}/mcp", {}, cwd=ROOT / "bench/peers",
-                      env={"BENCH_MENU": str(ROOT / "examples/coffee/menu.xlsx")})
+    ours_port = free_port()
+    upstream = fastmcp()
     ours = Server("concierge (mcp)", [str((ROOT / options.bin / "concierge").resolve()), "serve", "--config", "concierge-federation-bench.toml"],
                   f"http://127.0.0.1:{ours_port}/mcp", {"Authorization": "Bearer bench-token"}, cwd=ROOT / "bench",
                   env={"CONCIERGE_LISTEN": f"127.0.0.1:{ours_port}", "CONCIERGE_VAR": state, "BENCH_UPSTREAM_URL": upstream.url,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from harness import MENU, WRK_SCRIPT, Server, free_port  # noqa: E402
+from harness import MENU, WRK_SCRIPT, free_port  # noqa: E402
 
 
 def exclusive_costs(path):
@@ -110,11 +110,8 @@ def oauth_token(bin_dir, port, state):
 def federation(bin_dir, scratch, state):
     """concierge federating the FastMCP server, a client of each era: {name: (calls, costs)}."""
     import federation as fed
-    upstream_port, port = free_port(), free_port()
-    upstream = Server("FastMCP", [str(ROOT / "bench/.venv/bin/uvicorn"), "fastmcp_server:app", "--host", "127.0.0.1",
-                                  "--port", str(upstream_port), "--workers", "1", "--loop", "uvloop", "--http", "httptools",
-                                  "--log-level", "error"],
-                      f"http://127.0.0.1:{upstream_port}/mcp", {}, cwd=ROOT / "bench/peers", env={"BENCH_MENU": str(MENU)})
+    port = free_port()
+    upstream = fed.fastmcp()
     fed.start(upstream, "search_menu")
     env = {"CONCIERGE_LISTEN": f"127.0.0.1:{port}", "CONCIERGE_VAR": state, "BENCH_UPSTREAM_URL": upstream.url, "RUST_LOG": "error"}
     command = [str(bin_dir / "concierge"), "serve", "--config", "concierge-federation-bench.toml"]

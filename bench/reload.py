@@ -12,10 +12,10 @@ check, swap), and the calls' p99, p99.9 and slowest call in both runs. Server on
 on core 1.
 
 The goal — a reload within 100 ms, the calls during reloads within 2× the steady p99 — is read
-on the p99: p99 during reloads ≤ 2× the steady p99. The slowest call is reported beside it, not judged: with the server's one core
-saturated by 32 connections, a steady run's own slowest call is already over 2× its p99, so "no
-single call above 2×" cannot tell a reload from the machine's noise. Called by `bench/run.sh --reload`;
-writes bench/results/<date>-reload.md.
+on the p99: p99 during reloads ≤ 2× the steady p99. The slowest call is reported beside it, not
+judged: with the server's one core saturated by 32 connections, a steady run's own slowest call is
+already over 2× its p99, so "no single call above 2×" cannot tell a reload from the machine's
+noise. Called by `bench/run.sh --reload`; writes bench/results/<date>-reload.md.
 """
 
 import argparse

@@ -268,7 +268,7 @@ async fn a_hundred_reloads_leave_nothing_behind() {
     );
 }
 
-/// The same with an instance built anew by every reload (a SQL tool's description alternates):
+/// The same with an instance built anew by every reload (a SQL tool's description changes):
 /// each reload opens a pool (SQLite's worker thread, the file's descriptors) and retires the
 /// one before, which must end with nothing left of it.
 #[tokio::test]
