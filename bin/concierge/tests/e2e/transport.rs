@@ -471,42 +471,57 @@ async fn memory_held_by_sessions_comes_back_after_they_are_reaped() {
     let raw = Raw::new();
     let url = server.url("/coffee/mcp");
     coffee_works(&server, "n8n-token").await;
-    let before = server.rss_kib();
-    let opened = 2000;
-    let mut tasks = tokio::task::JoinSet::new();
-    for chunk in 0..20 {
-        let url = url.clone();
-        let http = raw.http.clone();
-        tasks.spawn(async move {
-            let raw = Raw { http };
-            for _ in 0..opened / 20 {
-                let answer = raw
-                    .post(&url, Some("n8n-token"), None, initialize(chunk))
-                    .await;
-                assert_eq!(answer.status, 200);
-            }
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        done.unwrap();
-    }
-    let full = server.rss_kib();
-    let per_session = (full.saturating_sub(before)) as f64 / opened as f64;
-    eprintln!(
-        "RSS {before} KiB idle, {full} KiB with {opened} sessions: {per_session:.1} KiB each"
-    );
-    // Reaped after 2 s idle; the memory must return (within a quarter of what they took).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let now = server.rss_kib();
-        if now.saturating_sub(before) <= (full - before) / 4 {
-            eprintln!("RSS {now} KiB after reaping");
-            break;
+    let idle = server.rss_kib();
+    // Twice: the second burst reuses what the first left trimmed, and must come back as well —
+    // a stranger repeating bursts does not make the server hold more each time.
+    let mut reaped = Vec::new();
+    for burst in 0..2 {
+        let opened = 2000;
+        let mut tasks = tokio::task::JoinSet::new();
+        for chunk in 0..20 {
+            let url = url.clone();
+            let http = raw.http.clone();
+            tasks.spawn(async move {
+                let raw = Raw { http };
+                for _ in 0..opened / 20 {
+                    let answer = raw
+                        .post(&url, Some("n8n-token"), None, initialize(chunk))
+                        .await;
+                    assert_eq!(answer.status, 200);
+                }
+            });
         }
-        assert!(
-            Instant::now() < deadline,
-            "RSS stays at {now} KiB after reaping (was {before} KiB idle, {full} KiB full)"
+        while let Some(done) = tasks.join_next().await {
+            done.unwrap();
+        }
+        let full = server.rss_kib();
+        let per_session = (full.saturating_sub(idle)) as f64 / opened as f64;
+        eprintln!(
+            "burst {burst}: RSS {idle} KiB idle, {full} KiB with {opened} sessions: \
+             {per_session:.1} KiB each"
         );
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        // Reaped after 2 s idle; the memory must return: at least half of what they took
+        // (what stays is pages pinned by the few live allocations among the freed ones,
+        // measured at about a fifth), and after the second burst no more than 8 MiB above
+        // what the first left.
+        let mut bound = idle + (full - idle) / 2;
+        if let Some(first) = reaped.first() {
+            bound = bound.min(first + 8 * 1024);
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = server.rss_kib();
+            if now <= bound {
+                eprintln!("burst {burst}: RSS {now} KiB after reaping");
+                reaped.push(now);
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "burst {burst}: RSS stays at {now} KiB after reaping, above {bound} \
+                 (was {idle} KiB idle, {full} KiB full, {reaped:?} after earlier bursts)"
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 }
