@@ -15,7 +15,7 @@
 #                           and on 200 tools (bench/reload.py), table to
 #                           bench/results/<date>-reload.md
 #   bench/run.sh --federation  a FastMCP server direct, through concierge (kind = "mcp"), through
-#                           IBM ContextForge and relayed by nginx (bench/federation.py), table to
+#                           IBM ContextForge, relayed by nginx and by json-relay (bench/federation.py), table to
 #                           bench/results/<date>-federation.md
 #   bench/run.sh --openapi  one GET through kind = "openapi" against the same request by hand as
 #                           kind = "http" (nginx as the API), and start-up with GitHub's document
@@ -81,7 +81,8 @@ if $federation; then
   command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null
   # nginx relays the same calls beside the gateways: the floor under any gateway's CPU.
   command -v nginx >/dev/null || { apt-get update -qq && apt-get install -y -qq nginx; } >/dev/null
-  cargo build --quiet --release -p concierge
+  # json-relay: the same relay on concierge's stack, reading JSON both ways (bench/peers/json-relay).
+  cargo build --quiet --release -p concierge -p json-relay
   # The FastMCP peer (bench/.venv, as for the main run) and ContextForge, pinned, into ignored folders.
   if [ ! -f bench/.venv/.installed ]; then
     rm -rf bench/.venv && python3 -m venv bench/.venv
