@@ -8,8 +8,9 @@ sends calls for 10 s, the counters are dumped, and everything the process execut
 (every thread: hyper, rmcp, the tool, the audit writer) is divided by the calls wrk counted.
 Called by bench/instructions.sh; prints a table and the functions that cost most per call.
 With `--federation`: concierge federating bench/federation.py's FastMCP server (`kind = "mcp"`,
-bench/concierge-federation-bench.toml), called by a client of each era; only concierge runs under
-callgrind, the upstream runs as it is.
+bench/concierge-federation-bench.toml), called by a client of each era, beside bench/peers/json-relay
+relaying the same calls on the same stack (axum, reqwest, serde_json) reading only the JSON; only
+the relaying process runs under callgrind, the upstream runs as it is.
 """
 
 import argparse
@@ -122,6 +123,11 @@ def federation(bin_dir, scratch, state):
             results[name] = measure(f"federation{len(results)}", command, f"http://127.0.0.1:{port}/mcp", "bench-token", env,
                                     ROOT / "bench", scratch, era)
             print(f"instructions: {name}: {results[name][0]} calls", file=sys.stderr)
+        relay_port = free_port()
+        relay = [str(bin_dir / "json-relay"), f"127.0.0.1:{relay_port}", upstream.url]
+        name = "json-relay (axum + reqwest, JSON read), a 2025-11-25 client"
+        results[name] = measure("json-relay", relay, f"http://127.0.0.1:{relay_port}/mcp", "", {}, ROOT, scratch)
+        print(f"instructions: {name}: {results[name][0]} calls", file=sys.stderr)
     finally:
         upstream.stop()
     return results
