@@ -19,8 +19,9 @@ pub async fn trim_periodically(every: Duration) {
     let mut trimming = Trimming::default();
     loop {
         interval.tick().await;
+        // Nothing to look at (another allocator, or no /proc this once): look again next time.
         let Some(slack) = resident_slack() else {
-            return;
+            continue;
         };
         if trimming.look(slack) {
             trim();
