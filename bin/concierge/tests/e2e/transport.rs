@@ -504,7 +504,7 @@ async fn memory_held_by_sessions_comes_back_after_they_are_reaped() {
         // (what stays is pages pinned by the few live allocations among the freed ones,
         // measured at about a fifth), and after the second burst no more than 8 MiB above
         // what the first left.
-        let mut bound = idle + (full - idle) / 2;
+        let mut bound = idle + full.saturating_sub(idle) / 2;
         if let Some(first) = reaped.first() {
             bound = bound.min(first + 8 * 1024);
         }
