@@ -90,9 +90,10 @@ fn resident_slack() -> Option<usize> {
     Some(resident_bytes()?.saturating_sub(handed_out))
 }
 
-/// The process's resident memory, from `/proc/self/statm` (its second field, in pages).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn resident_bytes() -> Option<usize> {
+/// The process's resident memory, from `/proc/self/statm` (its second field, in pages). Also
+/// what `/metrics` publishes as `process_resident_memory_bytes`.
+#[cfg(target_os = "linux")]
+pub(crate) fn resident_bytes() -> Option<usize> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
     // SAFETY: sysconf takes no pointers.

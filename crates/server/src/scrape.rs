@@ -149,16 +149,12 @@ fn process() -> Vec<Sample> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: sysconf only reads a constant of the system.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
         let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        if let Ok(statm) = std::fs::read_to_string("/proc/self/statm")
-            && let Some(resident) = statm.split_whitespace().nth(1)
-            && let Ok(pages) = resident.parse::<f64>()
-        {
+        if let Some(resident) = crate::memory::resident_bytes() {
             samples.push(Sample::gauge(
                 "process_resident_memory_bytes",
                 "Resident memory size in bytes.",
-                pages * page,
+                resident as f64,
             ));
         }
         if let Ok(stat) = std::fs::read_to_string("/proc/self/stat")
