@@ -78,8 +78,9 @@ pub enum Failure {
     Constraint(String),
     /// The database refused to change data in a read-only transaction.
     ReadOnly(String),
-    /// A value the database cannot take where the statement puts it: not of the column's type,
-    /// too long, out of its range (PostgreSQL's class 22, MariaDB's and SQLite's equivalents).
+    /// A value the database cannot take where the statement puts it, or compute with: not of
+    /// the parameter's type, too long, out of its range, a divisor of zero (PostgreSQL's class
+    /// 22, MariaDB's and SQLite's equivalents).
     BadValue(String),
     /// A write would have changed more rows than its tool allows; rolled back.
     TooManyRows {

@@ -125,9 +125,15 @@ impl Driver for MySql {
             Some(1062) => Failure::Conflict(text),
             Some(1451 | 1452) => Failure::Reference(text),
             Some(1048 | 1364 | 4025 | 3819) => Failure::Constraint(text),
-            // An incorrect or truncated value, data too long, a value out of range.
-            Some(1264 | 1292 | 1366 | 1406 | 1411) => Failure::BadValue(text),
+            // An incorrect or truncated value, data too long, a value out of range, a division
+            // by zero (strict mode's error in a write; a read's is NULL).
+            Some(1264 | 1292 | 1365 | 1366 | 1406 | 1411) => Failure::BadValue(text),
             Some(1040 | 1053 | 2002 | 2006 | 2013) => Failure::Unavailable(text),
+            // Any other error the server files under SQLSTATE class 22 (data exception), as
+            // PostgreSQL's are.
+            _ if error.code().is_some_and(|state| state.starts_with("22")) => {
+                Failure::BadValue(text)
+            }
             _ => Failure::Other(text),
         }
     }

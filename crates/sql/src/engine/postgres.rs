@@ -149,12 +149,11 @@ impl Driver for Postgres {
             Some("23505") => Failure::Conflict(text),
             Some("23503") => Failure::Reference(text),
             Some("23502" | "23514") => Failure::Constraint(text),
-            // Data exceptions an argument causes: a string too long, a number out of range, a
-            // malformed date, time, uuid or number, a bad byte sequence. (Others of class 22 —
-            // a division by zero in stored data, an exhausted sequence — are not the caller's.)
-            Some("22001" | "22003" | "22007" | "22008" | "22P02" | "22021") => {
-                Failure::BadValue(text)
-            }
+            // Class 22, data exceptions: a value the statement cannot compute with or store —
+            // a string too long, a number out of range, a malformed date, uuid or number, an
+            // enum label that does not exist, a division by zero. The arguments are what a
+            // call changes, so the caller is told to look at them (never the database's text).
+            Some(code) if code.starts_with("22") => Failure::BadValue(text),
             // Connection exceptions, the server shutting down, too many connections.
             Some(code) if code.starts_with("08") || code.starts_with("57P") || code == "53300" => {
                 Failure::Unavailable(text)
