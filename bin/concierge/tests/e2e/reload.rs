@@ -667,3 +667,102 @@ tools = ["read_text_file", "no_such_tool"]
     let client = connect(&server.url("/coffee/mcp"), "token-alice").await;
     assert_eq!(tool_names(&client).await.len(), 4);
 }
+
+/// A token revoked while its holder keeps calling is refused within a bound: the audit log
+/// beside the tokens file, written on every call, is no change of a file the config names, so
+/// it never holds the watcher's reload back.
+#[tokio::test]
+async fn a_revoked_token_is_refused_while_its_holder_keeps_calling() {
+    let server = Server::start(
+        |dir| {
+            write_tokens(dir, "alice:token-alice\nbob:token-bob\n");
+            config(dir, r#""coffee.*""#, "Coffee.")
+                .replace("auth = {", "audit = \"calls\"\nauth = {")
+                + &format!(
+                    "\n[audit.calls]\npath = \"{}\"\n",
+                    dir.join("calls.log").display()
+                )
+        },
+        &[],
+    );
+    let url = server.url("/coffee/mcp");
+    let raw = crate::common::Raw::new();
+    let session = raw.open_session(&url, "token-alice").await;
+    let mut id = 1;
+    let mut calls = async || {
+        id += 1;
+        raw.post(
+            &url,
+            Some("token-alice"),
+            Some(&session),
+            crate::common::tools_call(id, "get_menu", json!({})),
+        )
+        .await
+    };
+    let first = calls().await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert!(server.dir.path().join("calls.log").exists());
+
+    write_tokens(server.dir.path(), "bob:token-bob\n");
+    let revoked = Instant::now();
+    let mut answered = 0;
+    loop {
+        let answer = calls().await;
+        if answer.status == 401 {
+            break;
+        }
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        answered += 1;
+        assert!(
+            revoked.elapsed() < Duration::from_secs(5),
+            "the revoked token still answered after {answered} calls in 5 s: {}",
+            server.log_tail()
+        );
+    }
+    eprintln!(
+        "refused {} ms after the revocation, {answered} calls answered before",
+        revoked.elapsed().as_millis()
+    );
+}
+
+/// A tokens file mounted as Kubernetes mounts a Secret — `mcp-tokens -> ..data/mcp-tokens`,
+/// `..data -> ..v1` — is reloaded when the volume swaps `..data` for a new version: the
+/// watcher hears the link it reaches the file through.
+#[tokio::test]
+async fn a_tokens_file_swapped_as_a_kubernetes_volume_swaps_it_is_reloaded() {
+    use std::os::unix::fs::symlink;
+    let version = |dir: &Path, name: &str, lines: &str| {
+        std::fs::create_dir(dir.join(name)).unwrap();
+        let file = dir.join(name).join("mcp-tokens");
+        std::fs::write(&file, lines).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    };
+    let server = Server::start(
+        |dir| {
+            version(dir, "..v1", "alice:token-alice\nbob:token-bob\n");
+            symlink("..v1", dir.join("..data")).unwrap();
+            symlink("..data/mcp-tokens", dir.join("mcp-tokens")).unwrap();
+            config(dir, r#""coffee.*""#, "Coffee.")
+        },
+        &[],
+    );
+    let url = server.url("/coffee/mcp");
+    let status = async |token: &str| {
+        crate::common::Raw::new()
+            .post(&url, Some(token), None, crate::common::initialize(1))
+            .await
+            .status
+    };
+    assert_eq!(status("token-alice").await, 200);
+
+    let dir = server.dir.path();
+    version(dir, "..v2", "bob:token-bob\n");
+    symlink("..v2", dir.join("..data_tmp")).unwrap();
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while status("token-alice").await != 401 {
+        assert!(Instant::now() < deadline, "the swap was not reloaded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status("token-bob").await, 200);
+}

@@ -9,6 +9,7 @@
 //! started with. What cannot change without a restart is pinned to the running value and named.
 //! The triggers (SIGHUP, a watcher, `concierge reload`) are in `triggers.rs`.
 
+mod settling;
 pub mod triggers;
 
 use std::sync::{Arc, Mutex};
@@ -61,8 +62,9 @@ pub struct Deployment {
     /// Where each attempt's outcome is written for `concierge reload` (set with the pid file).
     pub(crate) status_file: std::sync::OnceLock<std::path::PathBuf>,
     one_at_a_time: tokio::sync::Mutex<()>,
-    /// The config and the files it names as the last reload (or the start) found them.
-    found: Mutex<triggers::Stamps>,
+    /// The config and the files it names as the last reload (or the start) found them; the
+    /// watcher follows it to learn of files a reload named for the first time.
+    found: tokio::sync::watch::Sender<triggers::Stamps>,
     /// The config schema of this binary's kinds, compiled once (ahead, on a spare thread).
     schema: std::sync::OnceLock<Option<crate::config::schema::Compiled>>,
     /// The server's stop: every endpoint's sessions end with it.
@@ -89,7 +91,7 @@ impl Deployment {
             }),
             status_file: std::sync::OnceLock::new(),
             one_at_a_time: tokio::sync::Mutex::new(()),
-            found: Mutex::default(),
+            found: tokio::sync::watch::Sender::new(triggers::Stamps::new()),
             schema: std::sync::OnceLock::new(),
             stop: CancellationToken::new(),
         });
@@ -140,12 +142,12 @@ impl Deployment {
 
     /// Remembers the files as a reload (or the start) found them.
     fn found(&self, stamps: triggers::Stamps) {
-        *self.found.lock().unwrap_or_else(|p| p.into_inner()) = stamps;
+        self.found.send_replace(stamps);
     }
 
     /// The files as the last reload (or the start) found them.
     fn last_found(&self) -> triggers::Stamps {
-        self.found.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.found.borrow().clone()
     }
 
     /// Where the config is read from, when it can be reloaded.

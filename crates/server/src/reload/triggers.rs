@@ -1,20 +1,17 @@
 //! What starts a reload: `SIGHUP`, a change of the config file or of a file it names (seen by a
-//! watcher, debounced), and `concierge reload` — which signals the process named by the pid file
+//! watcher that hears only those files, debounced within a bound), and `concierge reload` — which signals the process named by the pid file
 //! `serve` writes, and reads how it went from the status file beside it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use notify::Watcher;
 
+use super::settling::Burst;
 use super::{Deployment, Status};
 use crate::platform::Platform;
-
-/// Quiet time after a file event before the files are read: an editor or a deploy tool writes
-/// a file in several steps, a Kubernetes volume swaps a symlink after writing its files.
-const SETTLE: Duration = Duration::from_millis(300);
 
 /// What runs while the server serves; ended (the pid file removed) when dropped.
 pub struct Triggers {
@@ -120,18 +117,26 @@ pub(super) fn stamps(config: &Path, deployment: &Deployment) -> Stamps {
         .collect()
 }
 
-/// Watches the folders of the config and of the files it names; after a change settles, asks
-/// for a reload when one of those files is not as the last reload found it — a file written
-/// and then signalled (a deploy tool's way) is reloaded once, by the signal.
+/// Watches the config and the files it names; after a burst of changes to them settles (see
+/// `settling.rs`: quiet, or at most a second after its first change), asks for a reload when
+/// one of those files is not as the last reload found it — a file written and then signalled
+/// (a deploy tool's way) is reloaded once, by the signal.
 async fn watch(
     deployment: Arc<Deployment>,
     config: PathBuf,
     tell: tokio::sync::mpsc::Sender<&'static str>,
 ) {
-    let (events, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let mut watcher = match notify::recommended_watcher(move |_event| {
-        let _ = events.send(());
-    }) {
+    // The paths an event names; `None` when it cannot say (a lost event, an error).
+    let (events, mut heard) = tokio::sync::mpsc::unbounded_channel::<Option<Vec<PathBuf>>>();
+    let mut watcher = match notify::recommended_watcher(
+        move |event: notify::Result<notify::Event>| {
+            let paths = event
+                .ok()
+                .filter(|event| !event.need_rescan())
+                .map(|event| event.paths);
+            let _ = events.send(paths);
+        },
+    ) {
         Ok(watcher) => watcher,
         Err(error) => {
             tracing::warn!(%error, "config files are not watched; reload with SIGHUP or `concierge reload`");
@@ -139,13 +144,14 @@ async fn watch(
         }
     };
     deployment.found(stamps(&config, &deployment));
+    let mut found = deployment.found.subscribe();
     let mut asked = None;
     let mut watched = Vec::new();
     loop {
+        let files = watched_paths(found.borrow_and_update().keys());
         // Folders, not files: a file replaced by a rename (editors, Kubernetes) is seen too.
-        let folders: std::collections::BTreeSet<PathBuf> = deployment
-            .last_found()
-            .keys()
+        let folders: BTreeSet<PathBuf> = files
+            .iter()
             .filter_map(|f| f.parent().map(Path::to_path_buf))
             .collect();
         for folder in &folders {
@@ -157,11 +163,39 @@ async fn watch(
                 watched.push(folder.clone());
             }
         }
-        if heard.recv().await.is_none() {
-            return;
+        // Only the watched files count: an audit log or a log file beside them, written on
+        // every call, is no change, and would otherwise keep the burst from ever settling.
+        let concerns = |paths: &Option<Vec<PathBuf>>| {
+            paths
+                .as_ref()
+                .is_none_or(|paths| paths.iter().any(|path| files.contains(path)))
+        };
+        let first = loop {
+            tokio::select! {
+                // A reload named other files: watch those instead.
+                changed = found.changed() => match changed {
+                    Ok(()) => break None,
+                    Err(_) => return,
+                },
+                paths = heard.recv() => match paths {
+                    None => return,
+                    Some(paths) if concerns(&paths) => break Some(Instant::now()),
+                    Some(_) => {}
+                },
+            }
+        };
+        let Some(first) = first else { continue };
+        let mut burst = Burst::starting(first);
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(tokio::time::Instant::from_std(burst.due())) => break,
+                paths = heard.recv() => match paths {
+                    None => return,
+                    Some(paths) if concerns(&paths) => burst.changed(Instant::now()),
+                    Some(_) => {}
+                },
+            }
         }
-        // Settled: nothing more for a moment.
-        while let Ok(Some(())) = tokio::time::timeout(SETTLE, heard.recv()).await {}
         // Asked once per state of the files: a reload slower than the settling time has not
         // said what it found yet, and asking again would build the same config twice.
         let now = stamps(&config, &deployment);
@@ -170,6 +204,22 @@ async fn watch(
             let _ = tell.send("file change").await;
         }
     }
+}
+
+/// The paths whose events are changes of `files`: each file, and for a file reached through a
+/// symlink in its own folder — a Kubernetes volume mounts `config.toml -> ..data/config.toml`
+/// and swaps `..data` when the ConfigMap changes — that link.
+fn watched_paths<'a>(files: impl Iterator<Item = &'a PathBuf>) -> BTreeSet<PathBuf> {
+    let mut paths = BTreeSet::new();
+    for file in files {
+        paths.insert(file.clone());
+        if let (Ok(target), Some(folder)) = (std::fs::read_link(file), file.parent())
+            && let Some(std::path::Component::Normal(first)) = target.components().next()
+        {
+            paths.insert(folder.join(first));
+        }
+    }
+    paths
 }
 
 /// Where the server serving the config at `path` writes its pid: `[server] pid_file` read alone
