@@ -91,7 +91,12 @@ impl Driver for MySql {
             "DATE" => text(row.try_get::<chrono::NaiveDate, _>(index).map_err(get)?),
             "TIME" => text(row.try_get::<chrono::NaiveTime, _>(index).map_err(get)?),
             "JSON" => row.try_get::<Json<Value>, _>(index).map_err(get)?.0,
-            "BINARY" | "VARBINARY" | "TINYBLOB" | "BLOB" | "MEDIUMBLOB" | "LONGBLOB" => {
+            // Binary data: the binary character set (63). sqlx names a column by its BINARY
+            // flag, which the server also sets on text in a binary collation (`utf8mb4_bin`, and
+            // MariaDB's JSON, a LONGTEXT in it): that is text, and falls through to a string.
+            "BINARY" | "VARBINARY" | "TINYBLOB" | "BLOB" | "MEDIUMBLOB" | "LONGBLOB"
+                if !<str as sqlx::Type<MySql>>::compatible(&info) =>
+            {
                 base64(&row.try_get::<Vec<u8>, _>(index).map_err(get)?)
             }
             _ => Value::String(row.try_get::<String, _>(index).map_err(get)?),
