@@ -21,12 +21,16 @@ pub enum Kind {
     Write,
 }
 
+#[derive(Clone)]
 pub struct Laravel {
     client: reqwest::Client,
     base: String,
     key: HeaderValue,
     read_timeout: Duration,
     write_timeout: Duration,
+    /// Every write asks the API for its dry run (`dry_run: true` in the body): the handle a
+    /// write tool's own dry run is built over ([`Laravel::looking`]).
+    dry_run: bool,
 }
 
 /// A successful answer: its status (200, or 202 for an accepted write) and JSON body.
@@ -58,7 +62,16 @@ impl Laravel {
             key,
             read_timeout: config.read_timeout,
             write_timeout: config.write_timeout,
+            dry_run: false,
         })
+    }
+
+    /// The same API, asked only for dry runs: what a write would change, nothing changed.
+    pub fn looking(&self) -> Self {
+        Self {
+            dry_run: true,
+            ..self.clone()
+        }
     }
 
     /// `GET /api/mcp/health` answers 200.
@@ -98,7 +111,7 @@ impl Laravel {
     }
 
     /// A write (`POST`/`PUT`), as the caller, with its idempotency key; `dry_run` is added to the
-    /// body when the call is one.
+    /// body on a handle that only looks.
     pub async fn write(
         &self,
         context: &CallContext,
@@ -106,11 +119,11 @@ impl Laravel {
         path: &str,
         mut body: Map<String, Value>,
     ) -> Result<Answer, ToolError> {
-        if context.dry_run {
+        if self.dry_run {
             body.insert("dry_run".into(), json!(true));
         }
         // Dry runs are not remembered by the API, but it wants the header on every write.
-        let key = match (&context.idempotency_key, context.dry_run) {
+        let key = match (&context.idempotency_key, self.dry_run) {
             (Some(key), false) => key.clone(),
             _ => format!("dry-run-{}", context.trace_id),
         };

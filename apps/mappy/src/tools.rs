@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use concierge_core::{
-    Annotations, CallContext, FollowUp, Tool, ToolError, WriteSafety, typed_tool, with_spec,
+    Annotations, CallContext, FollowUp, Tool, ToolError, WriteSafety, typed_tool, with_dry_run,
+    with_spec,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -315,7 +316,7 @@ pub fn all(api: Arc<Laravel>) -> Vec<Arc<dyn Tool>> {
     ));
 
     tools.push(write(
-        api_tool(
+        write_tool(
             &api,
             "review_reply",
             "Trả lời một review trên Google (thay câu trả lời cũ nếu có). / Replies to a Google review, replacing an existing reply. Runs in the background: the answer is a batch_id to follow with batch_status. dry_run: true shows the change without making it.",
@@ -336,7 +337,7 @@ pub fn all(api: Arc<Laravel>) -> Vec<Arc<dyn Tool>> {
     ));
 
     tools.push(write(
-        api_tool(
+        write_tool(
             &api,
             "post_create",
             "Đăng bài lên Google cho một hoặc nhiều location. / Publishes a Google post on one or many locations (up to 50). Runs in the background: the answer is a batch_id to follow with batch_status; each location succeeds or fails on its own. dry_run: true shows what would be posted.",
@@ -363,7 +364,7 @@ pub fn all(api: Arc<Laravel>) -> Vec<Arc<dyn Tool>> {
     ));
 
     tools.push(write(
-        api_tool(
+        write_tool(
             &api,
             "location_hours_update",
             "Thay toàn bộ giờ mở cửa của một location trên Google. / Replaces a location's whole weekly opening hours on Google; a day left out becomes closed. Needs confirmation: the first call answers a preview (old and new hours) and a confirm_token; show it to the user, then call again with the same arguments and the token. Runs in the background (batch_id).",
@@ -422,6 +423,28 @@ where
     typed_tool(name, description, annotations, move |input: I, context| {
         call(api.clone(), input, context)
     })
+}
+
+/// A write whose own dry run is the API's (`dry_run: true` in the body): the same call, built
+/// a second time over a handle on the API that only looks.
+fn write_tool<I, O, F, Fut>(
+    api: &Arc<Laravel>,
+    name: &str,
+    description: &str,
+    annotations: Annotations,
+    call: F,
+) -> Arc<dyn Tool>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + JsonSchema + Send + 'static,
+    F: Fn(Arc<Laravel>, I, CallContext) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+{
+    let looking = Arc::new(api.looking());
+    with_dry_run(
+        api_tool(api, name, description, annotations, call.clone()),
+        api_tool(&looking, name, description, annotations, call),
+    )
 }
 
 fn scoped(tool: Arc<dyn Tool>, scope: &str) -> Arc<dyn Tool> {

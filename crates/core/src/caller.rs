@@ -58,11 +58,6 @@ impl Caller {
 pub struct CallContext {
     pub caller: Caller,
     pub trace_id: String,
-    /// A write tool called with `dry_run` (or for a confirmation preview): validate and say
-    /// exactly what would change, change nothing. Always false for tools without [`WriteSafety`].
-    ///
-    /// [`WriteSafety`]: crate::WriteSafety
-    pub dry_run: bool,
     /// The caller's `idempotency_key` for a write: pass it on to a backend that dedupes too, so a
     /// resend after a timeout cannot write twice there either.
     pub idempotency_key: Option<String>,
@@ -143,7 +138,6 @@ impl CallContext {
         Self {
             caller,
             trace_id: trace_id.into(),
-            dry_run: false,
             idempotency_key: None,
             confirmed_preview: None,
             progress: None,

@@ -61,6 +61,6 @@ pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
 pub use schema::{mirrors_headers, or_platform_answers, schema_for, strip_custom_formats};
 pub use tool::{
-    Annotations, BoxFuture, FollowUp, MCP_RESULT, Tool, ToolFuture, ToolOutput, ToolSpec,
-    WriteSafety, mcp_result, plain_tool_result, typed_tool, with_spec,
+    Annotations, BoxFuture, DryRun, FollowUp, MCP_RESULT, Tool, ToolFuture, ToolOutput, ToolSpec,
+    WriteSafety, mcp_result, plain_tool_result, typed_tool, with_dry_run, with_spec,
 };

@@ -45,41 +45,30 @@ impl Annotations {
 
 /// The platform's write safety, declared by a write tool (`ToolSpec::write`).
 ///
-/// The platform adds three arguments to the tool's schema and handles them before the tool runs:
+/// The platform adds its arguments to the tool's schema and handles them before the tool runs:
 /// - `idempotency_key` (required): the same key from the same caller within the idempotency window
 ///   answers the first result again without a second write; the same key with other arguments
 ///   is refused;
-/// - `dry_run` (unless the tool says it cannot): the tool runs with [`CallContext::dry_run`] set
-///   and must change nothing;
-/// - `confirm_token` (when `confirm`): the first call answers a dry-run preview and a short-lived
-///   token bound to the caller and the arguments; only a call carrying it executes.
+/// - `dry_run` (only for a tool with a dry run of its own, [`Tool::dry_run`]): answered by that
+///   dry run, which must change nothing;
+/// - `confirm_token` (when `confirm`): the first call answers a preview and a short-lived token
+///   bound to the caller and the arguments; only a call carrying it executes.
 ///
-/// The tool itself only has to honour `dry_run`. The platform never retries a write.
-///
-/// [`CallContext::dry_run`]: crate::CallContext::dry_run
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// **Previews are the platform's.** [`Tool::call`] always means "do it": the platform never calls
+/// it for a dry run or a preview. A tool that can tell what it would change without changing it
+/// says so by answering [`Tool::dry_run`]; for any other tool the platform writes the preview
+/// itself (the call it would make, secrets out). So a tool that forgets about dry runs cannot be
+/// made to write on a preview. The platform never retries a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WriteSafety {
     /// Ask for confirmation first (destructive writes). An endpoint's config may override it.
     pub confirm: bool,
-    /// Offer `dry_run` (the default). A tool that cannot tell what it would change without
-    /// changing it (another MCP server's tool without an argument that means "dry run") does
-    /// not; its confirmation preview then says what would be sent.
-    pub dry_run: bool,
 }
 
 impl WriteSafety {
-    /// Write safety with a dry run, confirmed first or not.
+    /// Write safety, confirmed first or not.
     pub const fn confirmed(confirm: bool) -> Self {
-        Self {
-            confirm,
-            dry_run: true,
-        }
-    }
-}
-
-impl Default for WriteSafety {
-    fn default() -> Self {
-        Self::confirmed(false)
+        Self { confirm }
     }
 }
 
@@ -247,7 +236,24 @@ pub type ToolFuture<'a> = BoxFuture<'a, Result<ToolOutput, ToolError>>;
 /// One callable tool. The platform calls it only with arguments that passed the input schema.
 pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
+
+    /// Runs the tool: for a write, makes the change. Never called for a dry run or a preview.
     fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_>;
+
+    /// The tool's own dry run, for a write that can say exactly what it would change without
+    /// changing it (a SQL write in a transaction rolled back, an API with a dry-run flag).
+    /// `None`, the default: the tool cannot, and the platform answers dry runs and previews
+    /// itself, from the call it would make ([`Tool::would_send`]), never calling the tool.
+    fn dry_run(&self) -> Option<&dyn DryRun> {
+        None
+    }
+
+    /// For the platform's preview of a write without a dry run of its own: what the call would
+    /// send, in the terms of the system behind (a method and a path), without credentials or
+    /// addresses. `None`: the preview names the tool and its arguments only.
+    fn would_send(&self, _arguments: &Value) -> Option<Value> {
+        None
+    }
 
     /// Whether `arguments` read as the tool's typed input, without running it; `None` for a tool
     /// that takes its arguments as JSON. The fuzz targets hold every tool to "the schema accepts
@@ -280,8 +286,58 @@ impl Tool for EditedTool {
         self.inner.call(arguments, context)
     }
 
+    fn dry_run(&self) -> Option<&dyn DryRun> {
+        self.inner.dry_run()
+    }
+
+    fn would_send(&self, arguments: &Value) -> Option<Value> {
+        self.inner.would_send(arguments)
+    }
+
     fn reads_input(&self, arguments: &Value) -> Option<Result<(), String>> {
         self.inner.reads_input(arguments)
+    }
+}
+
+/// A write tool's own dry run ([`Tool::dry_run`]): answers what the call would change, and
+/// changes nothing.
+pub trait DryRun: Send + Sync {
+    fn dry_run(&self, arguments: Value, context: CallContext) -> ToolFuture<'_>;
+}
+
+/// `tool`, with `dry_run` answering its dry runs: a tool of the same arguments that only looks
+/// (for typed tools, whose function cannot be asked two ways: the app builds it twice, once over
+/// a backend that only looks).
+pub fn with_dry_run(tool: Arc<dyn Tool>, dry_run: Arc<dyn Tool>) -> Arc<dyn Tool> {
+    Arc::new(DryRunPair { tool, dry_run })
+}
+
+struct DryRunPair {
+    tool: Arc<dyn Tool>,
+    dry_run: Arc<dyn Tool>,
+}
+
+impl Tool for DryRunPair {
+    fn spec(&self) -> &ToolSpec {
+        self.tool.spec()
+    }
+
+    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
+        self.tool.call(arguments, context)
+    }
+
+    fn dry_run(&self) -> Option<&dyn DryRun> {
+        Some(self)
+    }
+
+    fn reads_input(&self, arguments: &Value) -> Option<Result<(), String>> {
+        self.tool.reads_input(arguments)
+    }
+}
+
+impl DryRun for DryRunPair {
+    fn dry_run(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
+        self.dry_run.call(arguments, context)
     }
 }
 

@@ -69,10 +69,7 @@ impl FederatedTool {
                 required.retain(|r| r.as_str() != Some(fixed.as_str()));
             }
         }
-        let write = edit.write.then_some(WriteSafety {
-            confirm: edit.confirm,
-            dry_run: edit.dry_run.is_some(),
-        });
+        let write = edit.write.then_some(WriteSafety::confirmed(edit.confirm));
         let output_schema = match listing.and_then(|l| l.output_schema.as_deref()) {
             Some(schema) if write.is_some() => concierge_core::or_platform_answers(schema),
             Some(schema) => schema.clone(),
@@ -109,23 +106,19 @@ impl FederatedTool {
         }
     }
 
-    async fn run(&self, arguments: Value, context: CallContext) -> Result<Value, ToolError> {
+    /// One call; `dry_run` is the upstream's own flag, set for a dry run (the override's
+    /// `dry_run`, the only way this tool is asked for one).
+    async fn run(
+        &self,
+        arguments: Value,
+        context: CallContext,
+        dry_run: Option<&str>,
+    ) -> Result<Value, ToolError> {
         let Value::Object(mut arguments) = arguments else {
             return Err(ToolError::invalid("", "the arguments must be an object"));
         };
-        if context.dry_run {
-            match &self.edit.dry_run {
-                Some(flag) => {
-                    arguments.insert(flag.clone(), Value::Bool(true));
-                }
-                // What would be sent, with the fixed arguments the model never sees left out.
-                None => {
-                    return Ok(json!({
-                        "dryRun": true,
-                        "wouldCall": {"tool": self.upstream_name, "arguments": arguments},
-                    }));
-                }
-            }
+        if let Some(flag) = dry_run {
+            arguments.insert(flag.to_string(), Value::Bool(true));
         }
         for (name, value) in &self.edit.fixed {
             arguments.insert(name.clone(), value.clone());
@@ -337,7 +330,20 @@ impl Tool for FederatedTool {
     }
 
     fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
-        Box::pin(self.run(arguments, context))
+        Box::pin(self.run(arguments, context, None))
+    }
+
+    /// Only where the config names the upstream's own dry-run argument; otherwise the
+    /// platform's preview says what would be sent, and the upstream hears nothing.
+    fn dry_run(&self) -> Option<&dyn concierge_core::DryRun> {
+        (self.spec.write.is_some() && self.edit.dry_run.is_some())
+            .then_some(self as &dyn concierge_core::DryRun)
+    }
+}
+
+impl concierge_core::DryRun for FederatedTool {
+    fn dry_run(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
+        Box::pin(self.run(arguments, context, self.edit.dry_run.as_deref()))
     }
 }
 

@@ -51,12 +51,9 @@ pub struct OperationTool {
 impl OperationTool {
     pub fn new(operation: Operation, api: Arc<Api>) -> Self {
         let edit = &operation.edit;
-        // No dry run: the platform's would ask the tool to change nothing, and an API has no
-        // general way to be asked that.
-        let write = edit.write.then_some(WriteSafety {
-            confirm: edit.confirm,
-            dry_run: false,
-        });
+        // No dry run of its own (an API has no general way to be asked to change nothing): the
+        // platform previews the request from `would_send`, and never calls the tool for it.
+        let write = edit.write.then_some(WriteSafety::confirmed(edit.confirm));
         let mut output_schema = operation.output_schema.clone();
         concierge_core::strip_custom_formats(&mut output_schema);
         if write.is_some() {
@@ -220,7 +217,21 @@ impl Tool for OperationTool {
     fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
         Box::pin(self.run(arguments, context))
     }
+
+    /// The method and the path with its parameters filled in, for the platform's preview —
+    /// relative to the API, so neither its address nor concierge's credentials are shown.
+    fn would_send(&self, arguments: &Value) -> Option<Value> {
+        let built = request::build(&self.operation, PREVIEW_BASE, arguments.as_object()?).ok()?;
+        let mut path = built.url.path().to_string();
+        if let Some(query) = built.url.query() {
+            path = format!("{path}?{query}");
+        }
+        Some(json!({"method": self.operation.method.as_str(), "path": path}))
+    }
 }
+
+/// Where a preview's request is built: any base would do, only its path is shown.
+const PREVIEW_BASE: &str = "http://api.invalid";
 
 /// The API's own words in a refusal: a JSON body's `message`, `detail`, `error` or `title`
 /// (the common shapes, RFC 9457 included), else the text; bounded, control characters out.

@@ -224,6 +224,8 @@ struct Settings {
     deadline: Duration,
     /// Signs who is calling for the tools that tell an upstream ([`ToolSpec::asks_identity`]).
     identity: Option<Arc<crate::identity::IdentitySigner>>,
+    /// The config's secrets, cut out of every answer a tool hands back.
+    redaction: Arc<crate::redaction::Redaction>,
 }
 
 impl Endpoint {
@@ -240,6 +242,7 @@ impl Endpoint {
                 scope_challenge: true,
                 deadline: DEFAULT_DEADLINE,
                 identity: None,
+                redaction: Arc::default(),
             }),
             changes: tokio::sync::broadcast::channel(4).0,
         }
@@ -325,6 +328,10 @@ impl Endpoint {
 
     pub fn deadline(self, deadline: Duration) -> Self {
         self.with(|s| s.deadline = deadline)
+    }
+
+    pub fn redaction(self, redaction: Arc<crate::redaction::Redaction>) -> Self {
+        self.with(|s| s.redaction = redaction)
     }
 
     /// The endpoint's limiters and what they count per.
@@ -498,9 +505,12 @@ impl Endpoint {
             context.identity =
                 (self.settings.load().identity.as_ref()).map(|s| s.for_caller(&caller));
         }
-        let (outcome, write_code) = self
+        let (mut outcome, write_code) = self
             .execute(mounted, arguments, &caller, context.clone(), rounds, record)
             .await?;
+        // Whatever came back from the system behind passes the one redaction before the
+        // client or the audit sees it.
+        self.settings.load().redaction.answer(&mut outcome);
         record.notes(context.notes());
         if write_code == WriteCode::Replayed
             && let Some(metrics) = crate::telemetry::metrics::get()
@@ -643,7 +653,7 @@ impl Endpoint {
         }
     }
 
-    /// A success, shaped: nulls dropped, checked against the output schema (when checks are on),
+    /// A success, shaped: nulls dropped (but from an upstream's JSON), checked against the output schema (when checks are on),
     /// one JSON text that is both the content and what the audit keeps.
     fn shape(
         &self,

@@ -19,6 +19,7 @@ mod memory;
 mod ops;
 pub mod pipeline;
 mod platform;
+pub mod redaction;
 pub mod reload;
 mod running;
 mod scrape;

@@ -509,6 +509,25 @@ impl Tool for SqlTool {
     }
 
     fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
+        self.run(arguments, context, false)
+    }
+
+    /// A write's dry run is the statement in a transaction rolled back: the rows it would change.
+    fn dry_run(&self) -> Option<&dyn concierge_core::DryRun> {
+        self.write.is_some().then_some(self as &dyn concierge_core::DryRun)
+    }
+}
+
+impl concierge_core::DryRun for SqlTool {
+    fn dry_run(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
+        self.run(arguments, context, true)
+    }
+}
+
+impl SqlTool {
+    /// One call: the statement rendered from the arguments and run, or (`dry_run`) run in a
+    /// transaction that is rolled back.
+    fn run(&self, arguments: Value, context: CallContext, dry_run: bool) -> ToolFuture<'_> {
         Box::pin(async move {
             let arguments = match arguments {
                 Value::Object(arguments) => arguments,
@@ -548,7 +567,7 @@ impl Tool for SqlTool {
                     returns_rows,
                     ..
                 }) => Mode::Write {
-                    dry_run: context.dry_run,
+                    dry_run,
                     max_affected,
                     returns_rows,
                 },

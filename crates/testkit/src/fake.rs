@@ -112,7 +112,14 @@ impl Tool for FakeTool {
         &self.spec
     }
 
-    fn call(&self, arguments: Value, context: CallContext) -> ToolFuture<'_> {
+    fn dry_run(&self) -> Option<&dyn concierge_core::DryRun> {
+        match self.behaviour {
+            Behaviour::CountedWrite(_) => Some(self),
+            _ => None,
+        }
+    }
+
+    fn call(&self, arguments: Value, _: CallContext) -> ToolFuture<'_> {
         let behaviour = self.behaviour.clone();
         Box::pin(async move {
             match behaviour {
@@ -123,9 +130,6 @@ impl Tool for FakeTool {
                 Behaviour::Job => Ok(json!({"job_id": "j-1"})),
                 Behaviour::JobStatus => {
                     Ok(json!({"status": "done", "job_id": arguments["job_id"]}))
-                }
-                Behaviour::CountedWrite(_) if context.dry_run => {
-                    Ok(json!({"wouldWrite": arguments["text"]}))
                 }
                 Behaviour::CountedWrite(count) => {
                     let written = count.fetch_add(1, Ordering::SeqCst) + 1;
@@ -139,6 +143,13 @@ impl Tool for FakeTool {
                 }
             }
         })
+    }
+}
+
+/// The counted write's own dry run: what it would write.
+impl concierge_core::DryRun for FakeTool {
+    fn dry_run(&self, arguments: Value, _: CallContext) -> ToolFuture<'_> {
+        Box::pin(async move { Ok(json!({"wouldWrite": arguments["text"]})) })
     }
 }
 

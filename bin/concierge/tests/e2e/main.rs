@@ -15,6 +15,7 @@ mod cluster;
 mod cluster_state;
 mod coffee;
 mod config_schema;
+mod contract;
 mod durability;
 mod federation;
 mod hotel;

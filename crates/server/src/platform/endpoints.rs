@@ -67,6 +67,8 @@ pub(super) struct Shared<'a> {
     pub browser: Arc<BrowserRules>,
     pub session_ids: Arc<crate::session_id::SessionIds>,
     pub identity: Arc<crate::identity::IdentitySigner>,
+    /// The secrets of every instance, cut out of what any tool hands back.
+    pub redaction: Arc<crate::redaction::Redaction>,
 }
 
 impl Shared<'_> {
@@ -111,6 +113,7 @@ impl Shared<'_> {
                         .and_then(|a| self.sinks.get(a).cloned()),
                 )
                 .deadline(server.call_timeout)
+                .redaction(self.redaction.clone())
                 .identity(Some(self.identity.clone()))
                 .scoped(matches!(section.auth, AuthSection::Oauth { .. }))
                 .writes(self.writes.clone())
@@ -274,9 +277,10 @@ pub(super) fn resolve_tools(
                     if let Some(listed) = &section.confirm {
                         safety.confirm = listed.contains(&found.spec().name);
                     }
+                    let dry_runs = found.dry_run().is_some();
                     concierge_core::with_spec(found, |spec| {
                         spec.write = Some(safety);
-                        crate::writes::augment_schema(&mut spec.input_schema, safety);
+                        crate::writes::augment_schema(&mut spec.input_schema, safety, dry_runs);
                         // The token is a secret in the arguments and in the preview's answer
                         // alike: whoever reads the audit must not be able to confirm a change.
                         for field in [

@@ -140,6 +140,9 @@ impl Platform {
             browser: endpoints::browser_rules(&config, &mut errors),
             session_ids: kept.session_ids.clone(),
             identity: kept.identity.clone(),
+            redaction: Arc::new(crate::redaction::Redaction::of_sections(
+                config.apps.values(),
+            )),
             tool_sets: &tool_sets,
             sinks: &sinks,
             oauth: kept.oauth.as_deref(),
@@ -269,6 +272,14 @@ impl Platform {
     /// The audit sinks, by name.
     pub fn sinks(&self) -> impl Iterator<Item = (&String, &AuditSink)> {
         self.sinks.iter()
+    }
+
+    /// The instances `/health` reports but leaves out of its verdict (`optional`).
+    pub(crate) fn optional_apps(&self) -> std::collections::BTreeSet<String> {
+        (self.tool_sets.iter())
+            .filter(|(_, set)| set.optional)
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
     pub(crate) fn handler_mount(&self, app: &str) -> Option<&HandlerMount> {

@@ -2,9 +2,8 @@
 //! `dry_run`, a required `idempotency_key`, confirm tokens for destructive writes, and never a
 //! retry of our own.
 //!
-//! The order for one call: split off the three platform arguments → dry run? run the tool with
-//! `dry_run` set and stop → confirmation needed and no token? run a dry run as the preview and
-//! answer it with a token → token present? verify it → idempotency: the first call with a key
+//! The order for one call: split off the three platform arguments → dry run? answer the preview
+//! and stop → confirmation needed and no token? answer the preview with a token → token present? verify it → idempotency: the first call with a key
 //! runs the tool once; concurrent calls with the same key share that one run; later calls within
 //! the window answer its stored result; the same key with other arguments is refused. Keys are
 //! the user's (the client's when there is no user) and the endpoint's: records are kept per
@@ -13,7 +12,9 @@
 //! the key and the arguments: one preview confirms one change. It (and an MRTR request state)
 //! also carries the digest of the preview the user saw, handed to the tool at execution
 //! (`CallContext::confirmed_preview`): a tool that can tell in its own transaction that the
-//! change now differs (a SQL write's rows) refuses it as stale.
+//! change now differs (a SQL write's rows) refuses it as stale. Previews are made in
+//! [`preview`]: the tool's own dry run where it has one, else the platform's — the tool's `call`
+//! is reached only to write.
 //!
 //! A failed write releases its key (the error is answered to everyone waiting on that run): the
 //! caller may send it again, and a backend that dedupes on the key (Mappy's does) makes that
@@ -27,6 +28,7 @@ pub(crate) mod confirm;
 mod confirmation;
 mod heartbeat;
 mod lock_files;
+mod preview;
 mod records;
 mod redis;
 mod request_state;
@@ -187,8 +189,8 @@ impl Writes {
             }
         };
         // Where no dry run is offered, a `dry_run` is the tool's own argument, left as it is.
-        let dry_run =
-            safety.dry_run && matches!(arguments.remove(DRY_RUN), Some(Value::Bool(true)));
+        let dry_run = tool.dry_run().is_some()
+            && matches!(arguments.remove(DRY_RUN), Some(Value::Bool(true)));
         let confirm_token = match arguments.remove(CONFIRM_TOKEN) {
             Some(Value::String(token)) => Some(token),
             _ => None,
@@ -198,11 +200,8 @@ impl Writes {
         let arguments = Value::Object(arguments);
 
         if dry_run {
-            context.dry_run = true;
-            let answer = tool
-                .call(arguments, context)
-                .await
-                .map(|out| with_field(out, "dryRun", json!(true)));
+            let answer = preview::preview(tool, arguments, context).await;
+            let answer = answer.map(|out| with_field(out, "dryRun", json!(true)));
             return (answer, WriteCode::DryRun);
         }
 
@@ -263,9 +262,7 @@ impl Writes {
                 }
                 (None, None) => {
                     let expires = now_ms + self.confirm_ttl.as_millis() as i64;
-                    let mut preview_context = context.clone();
-                    preview_context.dry_run = true;
-                    let preview = match tool.call(arguments, preview_context).await {
+                    let preview = match preview::preview(tool, arguments, context.clone()).await {
                         Ok(preview) => preview,
                         Err(error) => return (Err(error), WriteCode::ConfirmationRequired),
                     };
@@ -499,8 +496,9 @@ impl Drop for RunningEntry<'_> {
     }
 }
 
-/// The platform's arguments, added to a write tool's input schema.
-pub fn augment_schema(schema: &mut Map<String, Value>, safety: WriteSafety) {
+/// The platform's arguments, added to a write tool's input schema; `dry_run` only for a tool
+/// with a dry run of its own (elsewhere it may be the tool's own argument).
+pub fn augment_schema(schema: &mut Map<String, Value>, safety: WriteSafety, dry_runs: bool) {
     let properties = schema.entry("properties").or_insert_with(|| json!({}));
     if let Value::Object(properties) = properties {
         properties.insert(
@@ -510,7 +508,7 @@ pub fn augment_schema(schema: &mut Map<String, Value>, safety: WriteSafety) {
                 "description": "A key you choose for this one change (a UUID, say). Sending the same key again within 24 hours answers the first result and never writes twice; use a new key for a new change."
             }),
         );
-        if safety.dry_run {
+        if dry_runs {
             properties.insert(
                 DRY_RUN.into(),
                 json!({
@@ -744,7 +742,7 @@ mod tests {
             .as_object()
             .unwrap()
             .clone();
-        augment_schema(&mut schema, WriteSafety::confirmed(true));
+        augment_schema(&mut schema, WriteSafety::confirmed(true), true);
         assert_eq!(schema["required"], json!(["comment", "idempotency_key"]));
         for name in [IDEMPOTENCY_KEY, DRY_RUN, CONFIRM_TOKEN] {
             assert!(schema["properties"].get(name).is_some(), "{name}");
