@@ -29,7 +29,7 @@ pub fn build(
     base_url: &str,
     arguments: &Map<String, Value>,
 ) -> Result<Built, ToolError> {
-    let mut path = operation.path.clone();
+    let mut path_values: Vec<(&str, String)> = Vec::new();
     let mut query: Vec<(String, String)> = Vec::new();
     let mut headers = Vec::new();
     let mut cookies = Vec::new();
@@ -44,17 +44,10 @@ pub fn build(
         };
         let name = &parameter.name;
         match parameter.location {
-            Location::Path => {
-                if matches!(&value, Value::String(text) if text == "." || text == "..") {
-                    // A URL reads `.` and `..` (escaped or not) as steps up the path.
-                    return Err(ToolError::invalid(
-                        name.clone(),
-                        "a path value cannot be `.` or `..`",
-                    ));
-                }
-                let text = path_value(name, &value, parameter.style, parameter.explode);
-                path = path.replace(&format!("{{{name}}}"), &text);
-            }
+            Location::Path => path_values.push((
+                name,
+                path_value(name, &value, parameter.style, parameter.explode),
+            )),
             Location::Query => query.extend(query_pairs(
                 name,
                 &value,
@@ -63,16 +56,14 @@ pub fn build(
             )),
             Location::Header => {
                 let text = joined(&value, parameter.explode, ",", "=");
-                if text.contains(['\r', '\n']) {
-                    return Err(ToolError::invalid(
-                        name.clone(),
-                        "a header value cannot hold a line break",
-                    ));
-                }
+                fits_a_header(name, &text)?;
                 headers.push((name.clone(), text));
             }
             Location::Cookie => {
                 let text = joined(&value, parameter.explode, ",", ",");
+                // Escaped below, so it could travel; but a control character in a value is
+                // the caller's mistake, said as one, as for a header.
+                fits_a_header(name, &text)?;
                 cookies.push(format!("{name}={}", utf8_percent_encode(&text, SEGMENT)));
             }
         }
@@ -80,6 +71,7 @@ pub fn build(
     if !cookies.is_empty() {
         headers.push(("Cookie".into(), cookies.join("; ")));
     }
+    let path = expand_path(&operation.path, &path_values)?;
     let base = base_url.trim_end_matches('/');
     let mut url = reqwest::Url::parse(&format!("{base}{path}"))
         .map_err(|_| ToolError::internal("request_unbuilt", "the URL does not parse"))?;
@@ -155,6 +147,60 @@ fn path_value(name: &str, value: &Value, style: Style, explode: bool) -> String 
         },
         _ => items(separator, pair),
     }
+}
+
+/// The document's path with each `{name}` replaced by its value's expansion, judged segment by
+/// segment once expanded: a segment a value left empty, `.` or `..` would send the request to
+/// another path (`/files/{name}/meta` with a label-style `""` is `/files/./meta`, which a URL
+/// reads as `/files/meta`, an operation that may not be chosen), so it is refused, naming the
+/// parameter. Judged decoded: a URL reads `%2e` as `.` too.
+fn expand_path(template: &str, values: &[(&str, String)]) -> Result<String, ToolError> {
+    let mut path = Vec::new();
+    for segment in template.split('/') {
+        let mut filled = segment.to_string();
+        // The parameter named when the segment is refused: the first one in it.
+        let mut first: Option<(usize, &str)> = None;
+        for (name, text) in values {
+            let placeholder = format!("{{{name}}}");
+            if let Some(at) = segment.find(&placeholder) {
+                filled = filled.replace(&placeholder, text);
+                if first.is_none_or(|(before, _)| at < before) {
+                    first = Some((at, name));
+                }
+            }
+        }
+        if let Some((_, name)) = first
+            && is_dot_segment(&filled)
+        {
+            return Err(ToolError::invalid(
+                name,
+                "this value would make an empty, `.` or `..` path segment, which is not \
+                 allowed: it would name another path",
+            ));
+        }
+        path.push(filled);
+    }
+    Ok(path.join("/"))
+}
+
+/// Whether a URL reads `segment` as no step (empty, `.`) or a step up (`..`), escaped or not.
+fn is_dot_segment(segment: &str) -> bool {
+    let decoded = percent_encoding::percent_decode_str(segment).collect::<Vec<u8>>();
+    matches!(decoded.as_slice(), b"" | b"." | b"..")
+}
+
+/// A header's (or cookie's) value as HTTP can carry it: no control character (a line break
+/// would start another header, a NUL cut it short). Judged by the rule the sending client
+/// applies, so a value it would refuse is the caller's error here, before anything is sent.
+fn fits_a_header(name: &str, text: &str) -> Result<(), ToolError> {
+    http::HeaderValue::from_bytes(text.as_bytes())
+        .map(drop)
+        .map_err(|_| {
+            ToolError::invalid(
+                name,
+                "a control character (a line break, NUL, …) is not allowed in this value",
+            )
+        })
 }
 
 /// The query pairs of one parameter (encoded later, once, by the URL).
@@ -269,21 +315,60 @@ mod tests {
             vec![parameter("name", Location::Path, Style::Simple, false)],
             None,
         );
-        for value in ["..", ".", "%2e%2e"] {
+        for value in ["..", ".", ""] {
             let arguments = json!({ "name": value });
-            let built = build(&op, "http://api.test/v1", arguments.as_object().unwrap());
-            match built {
-                Ok(built) => assert!(
-                    built.url.path().starts_with("/v1/files/"),
-                    "{value}: {}",
-                    built.url
-                ),
-                Err(error) => assert!(error.field.is_some() || error.code == "request_unbuilt"),
-            }
+            let error =
+                build(&op, "http://api.test/v1", arguments.as_object().unwrap()).unwrap_err();
+            assert_eq!(error.code, "invalid_argument", "{value:?}");
+            assert_eq!(error.field.as_deref(), Some("name"), "{value:?}");
         }
+        // Escaped, `%2e%2e` is a name like any other, not a step up.
+        let arguments = json!({"name": "%2e%2e"});
+        let built = build(&op, "http://api.test/v1", arguments.as_object().unwrap()).unwrap();
+        assert_eq!(built.url.path(), "/v1/files/%252e%252e");
         let sneaky = operation("/../admin", vec![], None);
         let error = build(&sneaky, "http://api.test/v1", &Map::new()).unwrap_err();
         assert_eq!(error.code, "request_unbuilt");
+    }
+
+    #[test]
+    fn no_expansion_names_another_path() {
+        let label = operation(
+            "/files/{name}/meta",
+            vec![parameter("name", Location::Path, Style::Label, false)],
+            None,
+        );
+        let list = operation(
+            "/bundles/{parts}/meta",
+            vec![parameter("parts", Location::Path, Style::Simple, false)],
+            None,
+        );
+        let literal = operation(
+            "/files/%2E{name}/meta",
+            vec![parameter("name", Location::Path, Style::Simple, false)],
+            None,
+        );
+        for (op, arguments) in [
+            (&label, json!({"name": ""})),
+            (&label, json!({"name": "."})),
+            (&list, json!({"parts": [".."]})),
+            (&list, json!({"parts": ["."]})),
+            (&list, json!({"parts": []})),
+            (&literal, json!({"name": ""})),
+            (&literal, json!({"name": "."})),
+        ] {
+            let error = build(op, "http://api.test", arguments.as_object().unwrap()).unwrap_err();
+            assert_eq!(error.code, "invalid_argument", "{arguments}");
+            let field = error.field.clone().unwrap();
+            assert!(arguments.get(&field).is_some(), "{arguments}: {field}");
+            assert!(error.message.contains("`..`"), "{}", error.message);
+        }
+        let arguments = json!({"name": "a"});
+        let built = build(&label, "http://api.test", arguments.as_object().unwrap()).unwrap();
+        assert_eq!(built.url.path(), "/files/.a/meta");
+        let arguments = json!({"parts": ["a", ".."]});
+        let built = build(&list, "http://api.test", arguments.as_object().unwrap()).unwrap();
+        assert_eq!(built.url.path(), "/bundles/a,../meta");
     }
 
     #[test]
@@ -313,9 +398,23 @@ mod tests {
             vec![parameter("X-Trace", Location::Header, Style::Simple, false)],
             None,
         );
-        let arguments = json!({"X-Trace": "a\r\nHost: evil"});
-        let error = build(&op, "http://api.test", arguments.as_object().unwrap()).unwrap_err();
-        assert_eq!(error.field.as_deref(), Some("X-Trace"));
+        for value in ["a\r\nHost: evil", "a\u{0}b", "a\u{7f}"] {
+            let arguments = json!({ "X-Trace": value });
+            let error = build(&op, "http://api.test", arguments.as_object().unwrap()).unwrap_err();
+            assert_eq!(error.code, "invalid_argument", "{value:?}");
+            assert_eq!(error.field.as_deref(), Some("X-Trace"), "{value:?}");
+        }
+        let cookie = operation(
+            "/x",
+            vec![parameter("session", Location::Cookie, Style::Form, false)],
+            None,
+        );
+        let arguments = json!({"session": "a\nb"});
+        let error = build(&cookie, "http://api.test", arguments.as_object().unwrap()).unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("session"));
+        // A tab and text beyond ASCII are a header value's like any other.
+        let arguments = json!({"X-Trace": "a\tcafé"});
+        assert!(build(&op, "http://api.test", arguments.as_object().unwrap()).is_ok());
     }
 
     #[test]

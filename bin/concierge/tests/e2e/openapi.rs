@@ -525,3 +525,127 @@ operations = ["showPetById"]
     );
     client.cancel().await.ok();
 }
+
+/// Every request that reached the files API: its path, and its `X-Trace` and `Cookie` headers.
+type Reached = Arc<Mutex<Vec<(String, Option<String>, Option<String>)>>>;
+
+/// The files API (`files.yaml`): answers any path, recording it, so a request that went
+/// elsewhere than its operation shows; a pet's answer holds a null.
+async fn files_api() -> (String, Reached) {
+    let reached: Reached = Arc::default();
+    let kept = reached.clone();
+    let app = axum::Router::new().fallback(
+        move |uri: axum::http::Uri, headers: axum::http::HeaderMap| {
+            let kept = kept.clone();
+            async move {
+                let header = |name: &str| {
+                    headers
+                        .get(name)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                };
+                let path = uri.path().to_string();
+                kept.lock()
+                    .unwrap()
+                    .push((path.clone(), header("x-trace"), header("cookie")));
+                if path.starts_with("/pets/") {
+                    axum::Json(json!({"id": 1, "name": "Rex", "microchip": null}))
+                } else {
+                    axum::Json(json!({ "path": path }))
+                }
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, reached)
+}
+
+fn files_app(url: &str) -> String {
+    format!(
+        "spec = \"{spec}\"\nbase_url = \"{url}\"\noperations = [\"fileMeta\", \"bundleMeta\", \"showPet\"]\n",
+        spec = documents().join("files.yaml").display()
+    )
+}
+
+/// The `error` of a refused call's JSON text.
+fn error_of(result: &rmcp::model::CallToolResult) -> serde_json::Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    serde_json::from_str::<serde_json::Value>(&text(result)).unwrap()["error"].clone()
+}
+
+/// A path is judged once its parameters are expanded: a segment left empty, `.` or `..` would
+/// reach another operation (`/files/{name}/meta` with a label-style `""` is `/files/./meta`,
+/// read as `/files/meta`, which was not chosen), so the caller is told and nothing is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_argument_expands_into_another_path() {
+    let (url, reached) = files_api().await;
+    let app = files_app(&url);
+    let server = Server::start(|dir| config(dir, &app), &[("APP_MCP_TOKENS", TOKEN)]);
+    let client = connect(&server.url("/api/mcp"), "secret-token").await;
+    for (tool, arguments, field) in [
+        ("file_meta", json!({"name": ""}), "name"),
+        ("file_meta", json!({"name": "."}), "name"),
+        ("bundle_meta", json!({"parts": [".."]}), "parts"),
+        ("bundle_meta", json!({"parts": ["."]}), "parts"),
+        ("bundle_meta", json!({"parts": []}), "parts"),
+    ] {
+        let error = error_of(&call(&client, tool, arguments.clone()).await);
+        assert_eq!(error["code"], "invalid_argument", "{arguments}: {error}");
+        assert_eq!(error["field"], field, "{arguments}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("empty, `.` or `..`"),
+            "{arguments}: {message}"
+        );
+    }
+    assert!(reached.lock().unwrap().is_empty(), "{reached:?}");
+    let file = call(&client, "file_meta", json!({"name": "report"})).await;
+    assert_ne!(file.is_error, Some(true), "{file:?}");
+    let bundle = call(&client, "bundle_meta", json!({"parts": ["a", ".."]})).await;
+    assert_ne!(bundle.is_error, Some(true), "{bundle:?}");
+    let paths: Vec<String> = reached
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.0.clone())
+        .collect();
+    assert_eq!(paths, ["/files/.report/meta", "/bundles/a,../meta"]);
+    client.cancel().await.ok();
+}
+
+/// A header's or a cookie's value with a control character is the caller's mistake, named as
+/// theirs, not an API that cannot be reached; nothing is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_control_character_in_a_header_or_cookie_names_the_argument() {
+    let (url, reached) = files_api().await;
+    let app = files_app(&url);
+    let server = Server::start(|dir| config(dir, &app), &[("APP_MCP_TOKENS", TOKEN)]);
+    let client = connect(&server.url("/api/mcp"), "secret-token").await;
+    for (arguments, field) in [
+        (json!({"name": "a", "X-Trace": "t\u{0}1"}), "X-Trace"),
+        (
+            json!({"name": "a", "X-Trace": "t\r\nHost: elsewhere"}),
+            "X-Trace",
+        ),
+        (json!({"name": "a", "X-Trace": "t\u{1b}[1m"}), "X-Trace"),
+        (json!({"name": "a", "session": "s\n1"}), "session"),
+        (json!({"name": "a", "session": "s\u{0}1"}), "session"),
+    ] {
+        let error = error_of(&call(&client, "file_meta", arguments.clone()).await);
+        assert_eq!(error["code"], "invalid_argument", "{arguments}: {error}");
+        assert_eq!(error["field"], field, "{arguments}: {error}");
+    }
+    assert!(reached.lock().unwrap().is_empty(), "{reached:?}");
+    let fine = call(
+        &client,
+        "file_meta",
+        json!({"name": "a", "X-Trace": "t 1", "session": "s 1"}),
+    )
+    .await;
+    assert_ne!(fine.is_error, Some(true), "{fine:?}");
+    let (_, trace, cookie) = reached.lock().unwrap()[0].clone();
+    assert_eq!(trace.as_deref(), Some("t 1"));
+    assert_eq!(cookie.as_deref(), Some("session=s%201"));
+    client.cancel().await.ok();
+}
