@@ -124,6 +124,9 @@ pub struct ToolSpec {
     /// The tool tells an upstream who is calling: its calls get
     /// [`CallContext::identity`](crate::CallContext::identity).
     pub asks_identity: bool,
+    /// The result is another system's JSON (a REST API's answer), handed on as it came: its
+    /// nulls stay in, where the platform leaves them out of an app's own results.
+    pub keeps_nulls: bool,
 }
 
 impl ToolSpec {
@@ -167,6 +170,7 @@ impl ToolSpec {
             argument_error: None,
             passes_through: false,
             asks_identity: false,
+            keeps_nulls: false,
         }
     }
 }

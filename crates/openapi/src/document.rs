@@ -351,8 +351,8 @@ fn convert(schema: &Value, revision: Revision, sent: bool) -> Value {
         && let (Some(Value::Array(required)), Some(Value::Object(properties))) =
             (out.get("required").cloned(), out.get("properties"))
     {
-        // The platform leaves nulls out of what a model reads: a field that may be null is not
-        // required of an answer.
+        // A field that may be null is not required of an answer: many APIs leave a null field
+        // out rather than send it (a null that is sent is handed on, and its schema takes it).
         let kept: Vec<Value> = required
             .into_iter()
             .filter(|name| {
@@ -382,9 +382,11 @@ fn convert(schema: &Value, revision: Revision, sent: bool) -> Value {
                 _ => {}
             }
         }
-        if object.get("nullable") == Some(&Value::Bool(true)) {
-            return nullable(out);
-        }
+    }
+    // 3.0's keyword, met in 3.1 documents too (written for 3.0 and relabelled): an answer's
+    // nulls are handed on, so a schema that says null may come must take it.
+    if object.get("nullable") == Some(&Value::Bool(true)) {
+        return nullable(out);
     }
     Value::Object(out)
 }
@@ -486,6 +488,16 @@ mod tests {
             true,
         );
         assert_eq!(composed["anyOf"][1], json!({"type": "null"}));
+        // 3.1's own way is JSON Schema already; its documents' stray `nullable` is read too.
+        let v31 = Document::from_value(json!({"openapi": "3.1.0", "paths": {}})).unwrap();
+        assert_eq!(
+            v31.json_schema(&json!({"type": ["string", "null"]}), false),
+            json!({"type": ["string", "null"]})
+        );
+        assert_eq!(
+            v31.json_schema(&json!({"type": "string", "nullable": true}), false),
+            json!({"type": ["string", "null"]})
+        );
     }
 
     #[test]
@@ -498,7 +510,7 @@ mod tests {
         assert!(sent["properties"].get("id").is_none());
         let answered = doc.json_schema(&schema, false);
         assert!(answered["properties"].get("id").is_some());
-        // An answer's nulls are left out by the platform: a nullable field is not required.
+        // An API may leave a null field out: a nullable field is not required of an answer.
         let nullable = json!({"type": "object", "required": ["note"], "properties": {
             "note": {"type": "string", "nullable": true}}});
         assert_eq!(doc.json_schema(&nullable, false)["required"], json!([]));

@@ -72,6 +72,7 @@ impl OperationTool {
         spec.write = write;
         spec.scopes = edit.scopes.clone();
         spec.secret_fields = edit.secret_arguments.clone();
+        spec.keeps_nulls = true;
         Self {
             spec,
             operation,

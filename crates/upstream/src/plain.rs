@@ -20,6 +20,10 @@ impl ResponseMapper for PlainJson {
         "http"
     }
 
+    fn hands_on_json(&self) -> bool {
+        true
+    }
+
     fn output_schema(&self) -> Map<String, Value> {
         let schema = json!({
             "type": "object",

@@ -49,6 +49,11 @@ pub trait ResponseMapper: Send + Sync {
     /// The JSON Schema of the results `map` returns (success and error envelopes alike).
     fn output_schema(&self) -> Map<String, Value>;
     fn map(&self, exchange: Exchange, context: &CallContext) -> Result<Value, ToolError>;
+    /// Whether results are the upstream's own JSON, handed on with its nulls; `false`: an
+    /// envelope of the app's, shaped like any app's result (nulls left out).
+    fn hands_on_json(&self) -> bool {
+        false
+    }
     /// The upstream's short name in metrics and traces (`kgqa`).
     fn upstream(&self) -> &'static str {
         "upstream"
@@ -243,6 +248,7 @@ fn spec(
     Ok(ToolSpec {
         title: tool.title.clone(),
         secret_fields: tool.secret_arguments.clone(),
+        keeps_nulls: mapper.hands_on_json(),
         ..ToolSpec::new(
             tool.name.clone(),
             tool.description.clone(),

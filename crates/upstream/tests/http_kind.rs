@@ -21,6 +21,11 @@ async fn start_api() -> String {
                         StatusCode::OK,
                         axum::Json(json!({"id": 7, "status": "paid"})),
                     )
+                } else if id == "9" {
+                    (
+                        StatusCode::OK,
+                        axum::Json(json!({"id": 9, "status": "open", "paid_at": null})),
+                    )
                 } else {
                     (
                         StatusCode::NOT_FOUND,
@@ -118,4 +123,18 @@ async fn an_answer_is_the_apis_own_json_and_a_failure_says_only_what_a_model_can
             assert!(!text.contains(leak), "{tool}: {text}");
         }
     }
+}
+
+/// The API's JSON is handed on as it came: a null field stays, in the structured content and in
+/// the text a model reads.
+#[tokio::test]
+async fn an_answers_nulls_are_handed_on() {
+    let api = start_api().await;
+    let deployment = instance(&config(&api), apps(), &[(config::TOKENS, "alice:token-a")]).await;
+    let open = call_tool(&deployment.router, ALICE, "order_get", json!({"id": "9"})).await;
+    assert_eq!(open["isError"], false, "{open}");
+    let expected = json!({"status": 200, "body": {"id": 9, "status": "open", "paid_at": null}});
+    assert_eq!(open["structuredContent"], expected);
+    let text = open["content"][0]["text"].as_str().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), expected);
 }

@@ -649,3 +649,28 @@ async fn a_control_character_in_a_header_or_cookie_names_the_argument() {
     assert_eq!(cookie.as_deref(), Some("session=s%201"));
     client.cancel().await.ok();
 }
+
+/// The API's JSON is handed on as it came: a null field stays, in the structured content and
+/// in the text, and the result still fits the schema the tool publishes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_apis_nulls_are_handed_on() {
+    let (url, _) = files_api().await;
+    let app = files_app(&url);
+    let server = Server::start(|dir| config(dir, &app), &[("APP_MCP_TOKENS", TOKEN)]);
+    let client = connect(&server.url("/api/mcp"), "secret-token").await;
+    let pet = call(&client, "show_pet", json!({"petId": 1})).await;
+    assert_ne!(pet.is_error, Some(true), "{pet:?}");
+    let expected = json!({"id": 1, "name": "Rex", "microchip": null});
+    assert_eq!(pet.structured_content, Some(expected.clone()));
+    let said: serde_json::Value = serde_json::from_str(&text(&pet)).unwrap();
+    assert_eq!(said, expected);
+    let tools = client.list_all_tools().await.unwrap();
+    let show = tools.iter().find(|t| t.name == "show_pet").unwrap();
+    let schema = serde_json::to_value(&show.output_schema).unwrap();
+    assert_eq!(
+        schema["properties"]["microchip"]["type"],
+        json!(["string", "null"]),
+        "{schema}"
+    );
+    client.cancel().await.ok();
+}
