@@ -22,6 +22,8 @@ use tokio::sync::watch;
 use crate::client::{Client, ProgressRoutes};
 use crate::direct::Direct;
 use crate::legacy_sse::LegacySse;
+use crate::lines::BoundedLines;
+use crate::reach::{Unreached, no_redirects};
 use crate::settings::{ClientCredentials, McpSettings, Protocol};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
 
@@ -40,6 +42,9 @@ const STDERR_LINES: u32 = 100;
 const STDERR_WINDOW: Duration = Duration::from_secs(10);
 /// The longest stderr line logged (longer ones are cut).
 const STDERR_LINE_BYTES: usize = 2048;
+
+/// How long `/health`'s ping to an HTTP server waits (within the 3 s a health check has).
+const PING_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A task that ends when its handle is dropped.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -124,6 +129,44 @@ impl Upstream {
         }
     }
 
+    /// A request over `peer`'s connection could not reach the server: the upstream is down
+    /// (`/health` says so at once, calls answer so without trying) and the connection is made
+    /// again with backoff. Nothing changes when `peer` is of a connection already replaced.
+    pub fn lost(&self, peer: &Peer<RoleClient>, unreached: Unreached) {
+        let marked = self.link.send_if_modified(|link| match link {
+            Link::Up { peer: up, .. } if same_connection(up, peer) => {
+                *link = Link::Down {
+                    reason: unreached.reason().into(),
+                };
+                true
+            }
+            _ => false,
+        });
+        if marked {
+            tracing::warn!(upstream = %self.label, reason = unreached.reason(), "MCP server lost");
+        }
+    }
+
+    /// What `/health` reads: the link, after a ping to an HTTP server that is up — a server
+    /// that went away leaves no connection behind to notice it, so one is tried (at most once
+    /// per `health_cache`). Only a connection that cannot be made counts; any answer is one.
+    pub async fn probe(&self) -> Link {
+        let link = self.link.borrow().clone();
+        if let Link::Up { peer, .. } = &link
+            && self.settings.url.is_some()
+        {
+            let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+            let answer = tokio::time::timeout(PING_TIMEOUT, peer.send_request(ping)).await;
+            if let Ok(Err(rmcp::service::ServiceError::TransportSend(error))) = answer
+                && Unreached::of(&error) == Some(Unreached::NotConnected)
+            {
+                self.lost(peer, Unreached::NotConnected);
+                return self.link.borrow().clone();
+            }
+        }
+        link
+    }
+
     /// Connects, reads the tools, serves until the connection ends; again and again, waiting
     /// longer after each failure (1 s, doubling, at most 30 s).
     async fn keep_connected(self: Arc<Self>) {
@@ -148,14 +191,22 @@ impl Upstream {
                     };
                     // Ends with the connection, also when the instance is retired meanwhile.
                     let refresh = AbortOnDrop(tokio::spawn(self.clone().follow_list(peer, direct)));
-                    let ended = service.waiting().await;
-                    drop(refresh);
-                    let reason = match ended {
-                        Ok(reason) => format!("the server went away ({reason:?})"),
-                        Err(_) => "the server went away".to_string(),
+                    // The connection ends, or a call found the server gone ([`Upstream::lost`]:
+                    // an HTTP connection outlives its server) and it is ended here.
+                    let mut link = self.link.subscribe();
+                    let ended = tokio::select! {
+                        ended = service.waiting() => Some(ended),
+                        _ = link.wait_for(|l| matches!(l, Link::Down { .. })) => None,
                     };
-                    tracing::warn!(upstream = %self.label, %reason, "MCP server lost");
-                    self.link.send_replace(Link::Down { reason });
+                    drop(refresh);
+                    if let Some(ended) = ended {
+                        let reason = match ended {
+                            Ok(reason) => format!("the server went away ({reason:?})"),
+                            Err(_) => "the server went away".to_string(),
+                        };
+                        tracing::warn!(upstream = %self.label, %reason, "MCP server lost");
+                        self.link.send_replace(Link::Down { reason });
+                    }
                 }
                 Err(reason) => {
                     tracing::warn!(upstream = %self.label, %reason, "MCP server not reachable");
@@ -251,7 +302,11 @@ impl Upstream {
         };
         let service = match service {
             Ok(Ok(service)) => service,
-            Ok(Err(error)) => return Err(format!("the MCP handshake failed: {error}")),
+            // Not reached: said without the address the transport's error names.
+            Ok(Err(error)) => match Unreached::of_handshake(&error) {
+                Some(unreached) => return Err(unreached.reason().into()),
+                None => return Err(format!("the MCP handshake failed: {error}")),
+            },
             Err(_) => return Err(format!("no answer to the handshake within {wait:?}")),
         };
         let tools = tokio::time::timeout(wait, self.list(service.peer()))
@@ -287,8 +342,16 @@ impl Upstream {
         tools: BTreeMap<String, Listed>,
     ) {
         for wanted in &self.settings.tools {
-            if !tools.contains_key(wanted) {
-                tracing::error!(upstream = %self.label, tool = %wanted, "a listed tool is not offered by the MCP server");
+            match tools.get(wanted) {
+                None => {
+                    tracing::error!(upstream = %self.label, tool = %wanted, "a listed tool is not offered by the MCP server");
+                }
+                Some(listing) => {
+                    let edit = self.settings.overrides.get(wanted);
+                    for cut in crate::listing::cut(wanted, listing, edit) {
+                        tracing::warn!(upstream = %self.label, "{cut}");
+                    }
+                }
             }
         }
         self.link.send_replace(Link::Up {
@@ -359,6 +422,7 @@ impl Upstream {
             tokio::spawn(log_stderr(self.label.clone(), stderr));
         }
         let line = message_bound(&self.settings);
+        let stdout = BoundedLines::new(stdout, line, self.label.clone());
         Ok(ChildTransport {
             transport: AsyncRwTransport::new(stdout, stdin).with_max_line_length(line),
             group: ProcessGroup(child),
@@ -370,6 +434,7 @@ impl Upstream {
             .connect_timeout(Duration::from_secs(10))
             // A burst of calls opens as many connections; afterwards only this many wait.
             .pool_max_idle_per_host(IDLE_CONNECTIONS)
+            .redirect(no_redirects(self.label.clone()))
             .build()
             .map_err(|error| format!("cannot make an HTTP client: {error}"))
     }
@@ -436,6 +501,15 @@ impl Upstream {
         Ok(rmcp::transport::StreamableHttpClientTransport::with_client(
             client, config,
         ))
+    }
+}
+
+/// Whether two peers are of the same connection: each connection's handshake stores the
+/// server's info once, shared by every clone of its peer.
+fn same_connection(a: &Peer<RoleClient>, b: &Peer<RoleClient>) -> bool {
+    match (a.peer_info(), b.peer_info()) {
+        (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
+        _ => false,
     }
 }
 
@@ -545,8 +619,11 @@ impl Drop for ProcessGroup {
 
 /// The child's stdio as rmcp's transport, holding the child for as long as the transport lives.
 struct ChildTransport {
-    transport:
-        AsyncRwTransport<RoleClient, tokio::process::ChildStdout, tokio::process::ChildStdin>,
+    transport: AsyncRwTransport<
+        RoleClient,
+        BoundedLines<tokio::process::ChildStdout>,
+        tokio::process::ChildStdin,
+    >,
     group: ProcessGroup,
 }
 

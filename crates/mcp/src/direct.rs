@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use sse_stream::SseStream;
 
 use crate::legacy_sse::BoundedEvents;
+use crate::reach::Unreached;
 use crate::tool::{refused, unavailable};
 
 /// Where a 2026-07-28 upstream's calls go, and what each one carries.
@@ -243,12 +244,11 @@ impl Direct {
             .body(body)
             .send()
             .await
-            .map_err(|error| {
-                if error.is_connect() {
-                    Failure::NotSent
-                } else {
-                    Failure::Answered(gone())
-                }
+            .map_err(|error| match Unreached::of_request(&error) {
+                // The rmcp connection tries, and finds the server down if it is.
+                Some(Unreached::NotConnected) => Failure::NotSent,
+                Some(unreached) => Failure::Answered(unreached.answer()),
+                None => Failure::Answered(gone()),
             })?;
         let status = response.status();
         let event_stream = response

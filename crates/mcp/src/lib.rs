@@ -12,6 +12,9 @@
 //! - `connection.rs`: the upstream kept connected, its tool list, its child process
 //! - `direct.rs`: a call to a 2026-07-28 server over HTTP, sent and read in the caller's task
 //! - `legacy_sse.rs`: the legacy HTTP+SSE transport (2024-11-05), which rmcp no longer has
+//! - `lines.rs`: a child's stdout with a bound on one line
+//! - `reach.rs`: a request that did not reach an HTTP server (no connection, a redirect)
+//! - `listing.rs`: what of a server's tool listing is published (its texts bounded)
 //! - `client.rs`: what concierge declares as a client, and what it hears unasked
 //! - `tool.rs`: one tool as served here, and its calls
 //! - `probe.rs`: `concierge mcp-probe`, a server looked at as an instance would reach it
@@ -25,7 +28,10 @@ mod client;
 mod connection;
 mod direct;
 mod legacy_sse;
+mod lines;
+mod listing;
 pub mod probe;
+mod reach;
 pub mod settings;
 mod tool;
 
@@ -70,7 +76,7 @@ pub fn build(settings: McpSettings) -> Result<ToolSet, String> {
         .with_stop(Arc::new(move || stop.retire()))
         .with_health(Arc::new(move || {
             let upstream = health.clone();
-            Box::pin(async move { health_of(&upstream.link.borrow()) })
+            Box::pin(async move { health_of(&upstream.probe().await) })
         }))
         .with_live_check(Arc::new(move || {
             let upstream = live.clone();
@@ -97,10 +103,15 @@ async fn live_check(upstream: &Arc<Upstream>) -> LiveReport {
     match upstream.settled(upstream.settings.start_timeout).await {
         Link::Up { tools, .. } => {
             for wanted in &upstream.settings.tools {
-                if !tools.contains_key(wanted) {
-                    report.problems.push(format!(
+                match tools.get(wanted) {
+                    None => report.problems.push(format!(
                         "tool `{wanted}` is in `tools` but the MCP server does not offer it"
-                    ));
+                    )),
+                    Some(listing) => report.notes.extend(listing::cut(
+                        wanted,
+                        listing,
+                        upstream.settings.overrides.get(wanted),
+                    )),
                 }
             }
         }

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::connection::{Link, Upstream};
 use crate::direct::{Direct, Failure, too_large};
+use crate::reach::Unreached;
 use crate::settings::{Hint, ToolOverride, annotation_of};
 
 /// Where a call's `_meta` carries who is calling, for an upstream with `forward_identity`.
@@ -56,7 +57,7 @@ impl FederatedTool {
         let description = edit
             .description
             .clone()
-            .or_else(|| listing.and_then(|l| l.description.as_deref().map(str::to_string)))
+            .or_else(|| listing.and_then(crate::listing::description))
             .unwrap_or_else(|| {
                 format!("`{upstream_name}` of an MCP server that has not answered yet.")
             });
@@ -83,13 +84,10 @@ impl FederatedTool {
             output_schema,
             annotations(listing, &edit),
         );
-        spec.title = edit.title.clone().or_else(|| {
-            listing.and_then(|l| {
-                l.title
-                    .clone()
-                    .or_else(|| l.annotations.as_ref().and_then(|a| a.title.clone()))
-            })
-        });
+        spec.title = edit
+            .title
+            .clone()
+            .or_else(|| listing.and_then(crate::listing::title));
         spec.secret_fields = edit.secret_arguments.clone();
         spec.from_caller = edit.fixed.keys().cloned().collect();
         spec.scopes = edit.scopes.clone();
@@ -238,9 +236,13 @@ impl FederatedTool {
                 ));
             }
             Ok(Ok(Err(error))) => {
-                abandoned.peer = None;
+                let peer = abandoned.peer.take();
                 observed.finish(None);
-                return Err(refused_upstream(error));
+                return Err(refused_upstream(error, |unreached| {
+                    if let (Unreached::NotConnected, Some(peer)) = (unreached, &peer) {
+                        upstream.lost(peer, unreached);
+                    }
+                }));
             }
             Ok(Ok(Ok(result))) => {
                 abandoned.peer = None;
@@ -386,10 +388,21 @@ pub(crate) fn unavailable(code: &'static str, message: &str) -> ToolError {
 }
 
 /// The upstream refused the call as a protocol error (unknown tool, invalid params): its own
-/// message, cut short, is the caller's to read.
-fn refused_upstream(error: rmcp::service::ServiceError) -> ToolError {
+/// message, cut short, is the caller's to read. A call that did not reach it (no connection,
+/// a redirect) is no refusal: the server is unavailable, and `unreached` hears why.
+fn refused_upstream(
+    error: rmcp::service::ServiceError,
+    unreached: impl FnOnce(Unreached),
+) -> ToolError {
     match &error {
         rmcp::service::ServiceError::McpError(data) => refused(&data.message),
+        rmcp::service::ServiceError::TransportSend(sent) => match Unreached::of(sent) {
+            Some(why) => {
+                unreached(why);
+                why.answer()
+            }
+            None => refused("the server behind this tool refused the call"),
+        },
         _ => refused("the server behind this tool refused the call"),
     }
 }

@@ -18,6 +18,7 @@ mod config_schema;
 mod contract;
 mod durability;
 mod federation;
+mod federation_faults;
 mod hotel;
 mod kgqa;
 mod mappy;

@@ -66,6 +66,11 @@ impl ServerHandler for TestUpstream {
             .into_iter()
             .map(tool)
             .collect();
+        // Texts no model should be handed whole: a 200 KB description, a 300-character title.
+        let mut wordy = tool("wordy");
+        wordy.description = Some("Говорит много. ".repeat(8_000).into());
+        wordy.title = Some("Заголовок ".repeat(30));
+        tools.push(wordy);
         tools.extend((0..self.fillers).map(|i| tool(&format!("filler-{i}"))));
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -146,6 +151,15 @@ impl ServerHandler for TestUpstream {
 
 /// `server` on a free loopback port over Streamable HTTP; its URL.
 pub async fn serve(server: TestUpstream) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let router = router(server);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+/// `server` over Streamable HTTP at `/mcp`, with sessions of its own.
+pub fn router(server: TestUpstream) -> axum::Router {
     let sessions = Arc::new(LocalSessionManager::default());
     let _ = server.seen.sessions.set(sessions.clone());
     let service = StreamableHttpService::new(
@@ -153,9 +167,69 @@ pub async fn serve(server: TestUpstream) -> String {
         sessions,
         StreamableHttpServerConfig::default(),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let router = axum::Router::new().route_service("/mcp", service);
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    url
+    axum::Router::new().route_service("/mcp", service)
+}
+
+/// `server` on stdin and stdout until stdin ends: what the test binary does when concierge
+/// starts it as a `command` (see `federation_faults::stdio_upstream_program`).
+pub async fn serve_stdio(server: TestUpstream) {
+    use rmcp::ServiceExt;
+    let running = server
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await
+        .expect("an MCP client on stdio");
+    let _ = running.waiting().await;
+}
+
+/// A server that can be killed as a process is: everything it holds (its listener, every
+/// connection) closes at once, and nothing of it answers after.
+pub struct Killable {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Killable {
+    /// `server` over Streamable HTTP on `port` of 127.0.0.1, on a runtime of its own.
+    pub fn start(server: TestUpstream, port: u16) -> Self {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port is free");
+        listener.set_nonblocking(true).unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                tokio::select! {
+                    _ = axum::serve(listener, router(server)) => {}
+                    _ = stopped => {}
+                }
+            });
+            // The runtime dropped here drops every connection's task: their sockets close.
+        });
+        Self {
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    pub fn kill(mut self) {
+        self.end();
+    }
+
+    fn end(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Killable {
+    fn drop(&mut self) {
+        self.end();
+    }
 }
