@@ -69,6 +69,9 @@ pub struct ToolSet {
     pub tools: Vec<Arc<dyn Tool>>,
     /// The app's upstream, checked by `/health`.
     pub health: Option<HealthCheck>,
+    /// The deployment is whole without this app (an example that needs a program concierge does
+    /// not ship): `/health` reports its upstream but leaves it out of the verdict.
+    pub optional: bool,
     /// What `concierge check --live` asks of the app's systems.
     pub live_check: Option<LiveCheck>,
     pub readings: Option<Readings>,
@@ -98,6 +101,7 @@ impl ToolSet {
             messages,
             tools,
             health: None,
+            optional: false,
             live_check: None,
             readings: None,
             actions: Vec::new(),
@@ -135,6 +139,12 @@ impl ToolSet {
     /// Adds the check `/health` runs for this app's upstream.
     pub fn with_health(mut self, check: HealthCheck) -> Self {
         self.health = Some(check);
+        self
+    }
+
+    /// Marks the app as one `/health` reports but does not count (see [`ToolSet::optional`]).
+    pub fn optional(mut self, optional: bool) -> Self {
+        self.optional = optional;
         self
     }
 

@@ -66,6 +66,7 @@ pub fn build(settings: McpSettings) -> Result<ToolSet, String> {
         return Err(problems.join("; "));
     }
     let messages = concierge_core::messages::for_language(settings.language.as_deref())?;
+    let optional = settings.optional;
     let upstream = Upstream::new(settings);
     let stand_ins = tools_of(&upstream, &BTreeMap::new(), false);
     let health = upstream.clone();
@@ -73,6 +74,7 @@ pub fn build(settings: McpSettings) -> Result<ToolSet, String> {
     let updates = upstream.clone();
     let stop = upstream.clone();
     Ok(ToolSet::new("mcp", messages, stand_ins)
+        .optional(optional)
         .with_stop(Arc::new(move || stop.retire()))
         .with_health(Arc::new(move || {
             let upstream = health.clone();

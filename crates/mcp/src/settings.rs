@@ -80,6 +80,11 @@ pub struct McpSettings {
     /// `en`, `ru`, `zh`, `de` or `vi`: the language of the platform's messages to the model.
     #[serde(default)]
     pub language: Option<String>,
+    /// The deployment is whole without this server (an example whose program is installed
+    /// apart from concierge, say): `/health` reports it, but its being down or starting leaves
+    /// the status `ok`. Its tools answer as ever ("not reachable" while it is down).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// concierge's own OAuth client at the upstream's authorization server.
@@ -196,6 +201,7 @@ impl McpSettings {
             max_result_bytes: four_mib(),
             when_down: WhenDown::Error,
             language: None,
+            optional: false,
         }
     }
 

@@ -14,6 +14,9 @@ pub(crate) struct Health {
     /// A server that can be reloaded says how its config's last change went.
     pub config: Option<ConfigStatus>,
     pub checks: Vec<(String, concierge_core::HealthCheck)>,
+    /// The apps whose checks are reported but do not count (`optional`): the deployment is
+    /// whole without them.
+    pub optional: std::collections::BTreeSet<String>,
     /// The shared stores (`[state]`): one that is down makes the status `degraded` and says
     /// which; limits then refuse or pass as `limits_when_down` says.
     pub stores: Vec<(String, concierge_core::HealthCheck)>,
@@ -26,7 +29,8 @@ pub(crate) struct Health {
 /// `degraded`, still with 200: restarting this server would not bring the upstream back, and a
 /// load balancer that drops every instance would turn one outage into two. An app still loading
 /// what it answers from makes the status `starting`, with 503: an instance that would answer
-/// "still loading" is not ready for traffic (a readiness probe waits for it).
+/// "still loading" is not ready for traffic (a readiness probe waits for it). An optional app
+/// is reported, marked so, and counts for neither.
 pub(crate) async fn health(state: Arc<Health>) -> axum::response::Response {
     // One probe round at a time; callers meanwhile wait for it and share its report.
     let mut last = state.last.lock().await;
@@ -43,9 +47,17 @@ pub(crate) async fn health(state: Arc<Health>) -> axum::response::Response {
     {
         return health_response(with_config(&state, report.clone()));
     }
-    let (reports, stores) =
+    let (mut reports, stores) =
         futures::future::join(probe_all(&state.checks), probe_all(&state.stores)).await;
-    let any = |status: &str| (reports.iter().chain(&stores)).any(|(_, r)| r["status"] == status);
+    for (name, report) in &mut reports {
+        if state.optional.contains(name) {
+            report["optional"] = true.into();
+        }
+    }
+    let counted = |(name, _): &&(String, serde_json::Value)| !state.optional.contains(name);
+    let any = |status: &str| {
+        (reports.iter().filter(counted).chain(&stores)).any(|(_, r)| r["status"] == status)
+    };
     let status = if any("starting") {
         "starting"
     } else if any("down") {

@@ -31,6 +31,7 @@ fn router_with(platform: &Platform, stop: &CancellationToken, ops: crate::ops::E
     let health_state = Arc::new(crate::health::Health {
         config,
         checks: platform.health.clone(),
+        optional: platform.optional_apps(),
         stores: platform.stores.clone(),
         cache: platform.config.server.health_cache,
         last: tokio::sync::Mutex::new(None),

@@ -1023,3 +1023,36 @@ async fn forward_identity_sends_a_jwt_an_upstream_can_verify() {
     assert!(life <= 60, "{claims}");
     client.cancel().await.ok();
 }
+
+/// The demo is whole with only Rust: with its `/files/mcp` server (npm's, installed by the test
+/// command) missing, `/health` goes from `starting` to 200 `ok` — the instance is `optional`, so
+/// it is listed as down and marked so, not counted — and the endpoint still answers: its tools
+/// say the server is not reachable.
+#[tokio::test]
+async fn the_demo_is_ok_without_its_npm_server() {
+    let missing = tempfile::tempdir().unwrap();
+    let program = missing.path().join("mcp-server-filesystem");
+    let server = Server::start_demo(&[("CONCIERGE_FILES_SERVER", program.to_str().unwrap())]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let health = loop {
+        let answer = reqwest::get(server.url("/health")).await.unwrap();
+        let status = answer.status();
+        let health: Value = answer.json().await.unwrap();
+        if status == 200 && health["upstreams"]["files"]["status"] == "down" {
+            break health;
+        }
+        assert!(Instant::now() < deadline, "{status}: {health}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(health["status"], "ok", "{health}");
+    assert_eq!(health["upstreams"]["files"]["optional"], true, "{health}");
+
+    let client = connect(&server.url("/files/mcp"), "demo-token").await;
+    let answer = call(&client, "list_directory", json!({"path": "."})).await;
+    assert_eq!(answer.is_error, Some(true), "{answer:?}");
+    assert!(
+        format!("{answer:?}").contains("not reachable"),
+        "{answer:?}"
+    );
+    client.cancel().await.ok();
+}
