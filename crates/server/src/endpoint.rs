@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::pipeline::rate_limit::{self, Limits};
 use crate::pipeline::{Refusal, RequestRecord, arguments, scope};
 use crate::validate::ArgumentValidator;
-use crate::writes::{Gate, Rounds, WriteCode};
+use crate::writes::{Gate, Rounds, WriteCall, WriteOutcome};
 
 /// A tool as one endpoint serves it.
 pub struct MountedTool {
@@ -505,22 +505,26 @@ impl Endpoint {
             context.identity =
                 (self.settings.load().identity.as_ref()).map(|s| s.for_caller(&caller));
         }
-        let (mut outcome, write_code) = self
+        let mut outcome = self
             .execute(mounted, arguments, &caller, context.clone(), rounds, record)
             .await?;
         // Whatever came back from the system behind passes the one redaction before the
         // client or the audit sees it.
-        self.settings.load().redaction.answer(&mut outcome);
+        outcome.redact(&self.settings.load().redaction);
         record.notes(context.notes());
-        if write_code == WriteCode::Replayed
+        if let WriteOutcome::Replayed(_) = outcome
             && let Some(metrics) = crate::telemetry::metrics::get()
         {
             metrics.replayed(&self.path, &spec.name);
         }
+        let code = outcome.audit_code();
         Ok(match outcome {
-            Ok(asked) if write_code == WriteCode::InputRequired => input_required(asked, record),
-            Ok(output) => self.shape(mounted, output, write_code, record),
-            Err(error) => tool_failed(mounted, error, record),
+            WriteOutcome::Ask(asked) => input_required(asked, code, record),
+            WriteOutcome::Failed(error) => tool_failed(mounted, error, record),
+            WriteOutcome::Ran(output)
+            | WriteOutcome::DryRun(output)
+            | WriteOutcome::ConfirmFirst(output)
+            | WriteOutcome::Replayed(output) => self.shape(mounted, output, code, record),
         })
     }
 
@@ -557,7 +561,7 @@ impl Endpoint {
         context: CallContext,
         rounds: &Rounds,
         record: &RequestRecord,
-    ) -> Result<(Result<Value, ToolError>, WriteCode), Refusal> {
+    ) -> Result<WriteOutcome, Refusal> {
         let name = &mounted.spec().name;
         let says = mounted.messages;
         let trace = context.trace_id.clone();
@@ -572,15 +576,7 @@ impl Endpoint {
             ),
         ));
         match tokio::time::timeout(deadline, run).await {
-            Ok(Ok((outcome, WriteCode::RateLimited))) => {
-                // The write budget, taken as the write was about to start.
-                let limited = outcome.err().unwrap_or_else(|| ToolError::internal("", ""));
-                Err(rate_limit::refusal(ToolError {
-                    code: "rate_limited",
-                    ..limited
-                }))
-            }
-            Ok(Ok(ran)) => Ok(ran),
+            Ok(Ok(ran)) => ran,
             Ok(Err(_)) => {
                 tracing::error!(trace_id = %trace, tool = %name, "tool panicked");
                 let message = "the tool failed; the server log has the details";
@@ -617,7 +613,7 @@ impl Endpoint {
         caller: &Caller,
         context: CallContext,
         rounds: &Rounds,
-    ) -> (Result<Value, ToolError>, WriteCode) {
+    ) -> Result<WriteOutcome, Refusal> {
         let spec = mounted.spec();
         let settings = self.settings.load_full();
         let gate = settings
@@ -625,30 +621,26 @@ impl Endpoint {
             .write_gate(spec.annotations.read_only, caller, mounted.messages);
         match (spec.write, &settings.writes) {
             (Some(safety), Some(writes)) => {
-                let gate = gate.as_ref().map(|g| g as Gate<'_>);
-                writes
-                    .run(
-                        &self.path,
-                        mounted.tool.as_ref(),
-                        safety,
-                        arguments,
-                        context,
-                        mounted.messages,
-                        gate,
-                        rounds,
-                    )
-                    .await
+                let call = WriteCall {
+                    endpoint: &self.path,
+                    tool: mounted.tool.as_ref(),
+                    safety,
+                    arguments,
+                    context,
+                    says: mounted.messages,
+                    gate: gate.as_ref().map(|g| g as Gate<'_>),
+                    rounds,
+                };
+                writes.run(call).await
             }
             _ => {
-                if let Some(take) = &gate
-                    && let Err(limited) = take().await
-                {
-                    return (Err(limited), WriteCode::RateLimited);
+                if let Some(take) = &gate {
+                    take().await.map_err(rate_limit::write_refusal)?;
                 }
-                (
-                    mounted.tool.call(arguments, context).await,
-                    WriteCode::Executed,
-                )
+                Ok(match mounted.tool.call(arguments, context).await {
+                    Ok(output) => WriteOutcome::Ran(output),
+                    Err(error) => WriteOutcome::Failed(error),
+                })
             }
         }
     }
@@ -660,7 +652,7 @@ impl Endpoint {
         &self,
         mounted: &MountedTool,
         mut output: Value,
-        write_code: WriteCode,
+        code: Option<&'static str>,
         record: &RequestRecord,
     ) -> CallAnswer {
         let spec = mounted.spec();
@@ -669,7 +661,7 @@ impl Endpoint {
         if spec.passes_through
             && let Some(passed) = passed_through(&mut output)
         {
-            return self.hand_on(mounted, passed, write_code, record);
+            return self.hand_on(mounted, passed, code, record);
         }
         // An upstream's JSON is handed on as it came: a null there is the API's own answer.
         if !spec.keeps_nulls {
@@ -704,7 +696,7 @@ impl Endpoint {
         let text = serde_json::to_string(&output).unwrap_or_default();
         record.outcome(
             Outcome::Ok,
-            write_code.audit_code(),
+            code,
             Some(audit_output_of(&output, &text, &spec.secret_fields)),
         );
         record.result_count(result_count(&output));
@@ -723,7 +715,7 @@ impl Endpoint {
         &self,
         mounted: &MountedTool,
         mut result: Map<String, Value>,
-        write_code: WriteCode,
+        code: Option<&'static str>,
         record: &RequestRecord,
     ) -> CallAnswer {
         let spec = mounted.spec();
@@ -756,9 +748,7 @@ impl Endpoint {
             } else {
                 Outcome::Ok
             },
-            write_code
-                .audit_code()
-                .or(is_error.then_some("upstream_error")),
+            code.or(is_error.then_some("upstream_error")),
             Some(audit_output_of(&output, &text, &spec.secret_fields)),
         );
         record.result_count(1);
@@ -794,13 +784,17 @@ fn passed_through(output: &mut Value) -> Option<Map<String, Value>> {
 }
 
 /// A write that asks the user first: what its confirmation asks, recorded as asked.
-fn input_required(mut asked: Value, record: &RequestRecord) -> CallAnswer {
+fn input_required(
+    mut asked: Value,
+    code: Option<&'static str>,
+    record: &RequestRecord,
+) -> CallAnswer {
     let input_requests = asked["inputRequests"].take();
     let request_state = asked["requestState"]
         .as_str()
         .unwrap_or_default()
         .to_string();
-    record.outcome(Outcome::Ok, WriteCode::InputRequired.audit_code(), None);
+    record.outcome(Outcome::Ok, code, None);
     CallAnswer::InputRequired {
         input_requests,
         request_state,
@@ -820,7 +814,7 @@ fn tool_failed(mounted: &MountedTool, error: ToolError, record: &RequestRecord) 
     };
     let answer = ToolAnswer::error(&document);
     record.outcome(
-        outcome_of(&error),
+        crate::pipeline::refusal::outcome_of(&error),
         Some(error.code),
         Some(audit_output_of(
             &document,
@@ -829,15 +823,6 @@ fn tool_failed(mounted: &MountedTool, error: ToolError, record: &RequestRecord) 
         )),
     );
     CallAnswer::Result(answer)
-}
-
-fn outcome_of(error: &ToolError) -> Outcome {
-    match error.kind {
-        ErrorKind::InvalidArgument => Outcome::InvalidArgument,
-        ErrorKind::NotFound => Outcome::NotFound,
-        ErrorKind::Rejected => Outcome::Rejected,
-        ErrorKind::Internal => Outcome::InternalError,
-    }
 }
 
 /// The client-visible error: code, message, field. Internal failures add only the trace id, so an

@@ -85,20 +85,23 @@ impl Redaction {
     /// A tool's answer with every secret cut out: the result's strings (keys too) or the
     /// error's message, detail and envelope.
     pub fn answer(&self, answer: &mut Result<Value, ToolError>) {
+        match answer {
+            Ok(value) => self.value(value),
+            Err(error) => self.error(error),
+        }
+    }
+
+    /// A tool's error with every secret cut out of its message, detail and envelope.
+    pub fn error(&self, error: &mut ToolError) {
         if self.is_empty() {
             return;
         }
-        match answer {
-            Ok(value) => self.value(value),
-            Err(error) => {
-                self.text(&mut error.message);
-                if let Some(detail) = &mut error.detail {
-                    self.text(detail);
-                }
-                if let Some(envelope) = &mut error.envelope {
-                    self.value(envelope.as_mut());
-                }
-            }
+        self.text(&mut error.message);
+        if let Some(detail) = &mut error.detail {
+            self.text(detail);
+        }
+        if let Some(envelope) = &mut error.envelope {
+            self.value(envelope.as_mut());
         }
     }
 
@@ -173,7 +176,9 @@ fn collect(value: &toml::Value, name: Option<&str>, secrets: &mut Vec<String>) {
 fn is_secret_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     SECRET_NAMES.iter().any(|secret| name.contains(secret))
-        && !NOT_SECRET_ENDINGS.iter().any(|ending| name.ends_with(ending))
+        && !NOT_SECRET_ENDINGS
+            .iter()
+            .any(|ending| name.ends_with(ending))
         && name != "secret_arguments"
 }
 

@@ -29,12 +29,27 @@ const TOKEN: &str = "contract:contract-token";
 const FIXTURES: &[(&str, &str)] = &[
     ("sql", "fixture: a SQLite table"),
     ("openapi", "fixture: an HTTP API of the test's own"),
-    ("mcp", "fixture: an MCP server of the test's own, with and without a dry-run flag"),
-    ("mappy", "own dry run through the Mappy API: mappy::writes_dry_run_replay_and_async_batches"),
-    ("coffee", "no write safety: its orders are the seed's own flow"),
-    ("http", "no write safety: tools declared by request template only"),
+    (
+        "mcp",
+        "fixture: an MCP server of the test's own, with and without a dry-run flag",
+    ),
+    (
+        "mappy",
+        "own dry run through the Mappy API: mappy::writes_dry_run_replay_and_async_batches",
+    ),
+    (
+        "coffee",
+        "no write safety: its orders are the seed's own flow",
+    ),
+    (
+        "http",
+        "no write safety: tools declared by request template only",
+    ),
     ("kgqa", "read only"),
-    ("intake", "no write safety: submissions are deduplicated by the store"),
+    (
+        "intake",
+        "no write safety: submissions are deduplicated by the store",
+    ),
     ("trips", "read only"),
     ("conformance", "a protocol fixture, no business tools"),
 ];
@@ -302,7 +317,12 @@ async fn hold_to_the_contract(
         all
     };
     if offers_dry_run {
-        let dry = call(client, tool, with(json!({"idempotency_key": "k", "dry_run": true}))).await;
+        let dry = call(
+            client,
+            tool,
+            with(json!({"idempotency_key": "k", "dry_run": true})),
+        )
+        .await;
         assert_ne!(dry.is_error, Some(true), "{tool}: {dry:?}");
         // Marked in the answer, or in `_meta` for another MCP server's result handed on.
         let marked = answer(&dry)["dryRun"] == true
@@ -313,8 +333,15 @@ async fn hold_to_the_contract(
     let preview = answer(&call(client, tool, with(json!({"idempotency_key": "k"}))).await);
     assert_eq!(preview["confirmationRequired"], true, "{tool}: {preview}");
     assert!(preview["preview"].is_object(), "{tool}: {preview}");
-    assert_eq!(reached().await, 0, "{tool}: the preview reached the upstream");
-    let token = preview["confirmToken"].as_str().expect("a token").to_string();
+    assert_eq!(
+        reached().await,
+        0,
+        "{tool}: the preview reached the upstream"
+    );
+    let token = preview["confirmToken"]
+        .as_str()
+        .expect("a token")
+        .to_string();
 
     // Declined: the person never confirmed, and what a model makes up is refused.
     let forged = call(
@@ -328,7 +355,11 @@ async fn hold_to_the_contract(
     other["idempotency_key"] = json!("k2");
     let foreign = call(client, tool, other).await;
     assert_eq!(foreign.is_error, Some(true), "{tool}: {foreign:?}");
-    assert_eq!(reached().await, 0, "{tool}: a refused confirmation reached the upstream");
+    assert_eq!(
+        reached().await,
+        0,
+        "{tool}: a refused confirmation reached the upstream"
+    );
 
     let confirmed = with(json!({"idempotency_key": "k", "confirm_token": token}));
     let written = call(client, tool, confirmed.clone()).await;
@@ -411,6 +442,9 @@ async fn an_upstream_echoing_our_credential_hands_on_only_redacted() {
     let lines = server.audit_lines_of("audit.log", 2);
     let all = format!("{lines:?}");
     assert!(!all.contains("api-secret-4711"), "the audit kept the key");
-    assert!(!all.contains("mcp-secret-0815"), "the audit kept the header");
+    assert!(
+        !all.contains("mcp-secret-0815"),
+        "the audit kept the header"
+    );
     client.cancel().await.ok();
 }

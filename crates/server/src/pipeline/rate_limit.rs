@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use concierge_core::messages::render;
 use concierge_core::{
-    Caller, LimitPolicy, Limited, Messages, Outcome, RateLimitStore, RetryAfter, ToolError,
+    BoxFuture, Caller, LimitPolicy, Limited, Messages, Outcome, RateLimitStore, RetryAfter,
+    ToolError,
 };
 use serde_json::json;
 
@@ -90,13 +91,14 @@ impl Limits {
         read_only: bool,
         caller: &Caller,
         says: &'static Messages,
-    ) -> Option<impl Fn() -> WriteBudget + Send + Sync + use<>> {
+    ) -> Option<impl Fn() -> BoxFuture<'static, Result<(), ToolError>> + Send + Sync + use<>> {
         let limiter = self.write.clone().filter(|_| !read_only)?;
         let key = self.key(caller);
         let when_down = self.when_down;
         Some(move || {
             let (limiter, key) = (limiter.clone(), key.clone());
-            Box::pin(async move { take(&limiter, &key, says, when_down).await }) as WriteBudget
+            Box::pin(async move { take(&limiter, &key, says, when_down).await })
+                as BoxFuture<'static, Result<(), ToolError>>
         })
     }
 
@@ -143,10 +145,6 @@ pub struct SessionRefused {
     /// The budget's store is down, rather than the budget used up.
     pub unavailable: bool,
 }
-
-/// The write budget's check, as write safety awaits it once the key is claimed.
-pub type WriteBudget =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ToolError>> + Send>>;
 
 /// One unit of `limiter` for `key`, as the call's error when refused.
 async fn take(
@@ -220,6 +218,15 @@ fn message(says: &Messages, limit: &str, policy: LimitPolicy, seconds: u64) -> S
 
 /// A limit's refusal (the step before validation, or the write budget when the write was about
 /// to start), answered with the document the limiter wrote.
+/// The write budget's refusal, as the write was about to start: `rate_limited` whatever kept
+/// the unit from being taken.
+pub fn write_refusal(limited: ToolError) -> Refusal {
+    refusal(ToolError {
+        code: "rate_limited",
+        ..limited
+    })
+}
+
 pub fn refusal(limited: ToolError) -> Refusal {
     let document = limited
         .envelope

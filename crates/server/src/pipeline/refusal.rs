@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::record::RequestRecord;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Refusal {
     pub status: StatusCode,
     pub outcome: Outcome,
@@ -57,6 +57,23 @@ impl Refusal {
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Self::new(status, outcome, code, &message.into())
+    }
+
+    /// A tool's error, refused by the platform before or instead of the tool (a write's key,
+    /// its confirmation, its budget): answered with the document the error would be, its
+    /// envelope where it has one, else `{"error": {"code", "message", "field"}}`.
+    pub fn of_tool_error(error: &concierge_core::ToolError) -> Self {
+        let document = match &error.envelope {
+            Some(envelope) => (**envelope).clone(),
+            None => {
+                let mut body = json!({"code": error.code, "message": error.message});
+                if let Some(field) = &error.field {
+                    body["field"] = json!(field);
+                }
+                json!({ "error": body })
+            }
+        };
+        Self::of_call(outcome_of(error), error.code, error.message.clone()).document(document)
     }
 
     /// A refusal whose tool document is `document` as it is.
@@ -134,6 +151,17 @@ impl Refusal {
             )),
         );
         text
+    }
+}
+
+/// The record's outcome for a tool's error, by its kind.
+pub fn outcome_of(error: &concierge_core::ToolError) -> Outcome {
+    use concierge_core::ErrorKind;
+    match error.kind {
+        ErrorKind::InvalidArgument => Outcome::InvalidArgument,
+        ErrorKind::NotFound => Outcome::NotFound,
+        ErrorKind::Rejected => Outcome::Rejected,
+        ErrorKind::Internal => Outcome::InternalError,
     }
 }
 

@@ -42,6 +42,8 @@ use concierge_core::idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 use concierge_core::{
     CallContext, Messages, SharedClock, SystemClock, Tool, ToolError, WriteSafety,
 };
+
+use crate::pipeline::refusal::Refusal;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
@@ -57,39 +59,15 @@ pub const CONFIRM_TOKEN: &str = "confirm_token";
 /// Where a preview's answer carries the token.
 pub const CONFIRM_TOKEN_ANSWER: &str = "confirmToken";
 
-/// How a write call ended, for the audit line's `code` (besides the tool's own error codes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteCode {
-    Executed,
-    DryRun,
-    ConfirmationRequired,
-    /// The confirmation is asked over MRTR: the answer is `input_required`, nothing written.
-    InputRequired,
-    Replayed,
-    /// Refused by the write limiter at the moment it would have written.
-    RateLimited,
-}
+/// One run's end, shared by every call waiting on it: what it answered, or the refusal.
+type Shared = Arc<OnceCell<Result<Ran, Refusal>>>;
 
-impl WriteCode {
-    pub fn audit_code(self) -> Option<&'static str> {
-        match self {
-            WriteCode::Executed => None,
-            WriteCode::DryRun => Some("dry_run"),
-            WriteCode::ConfirmationRequired => Some("confirmation_required"),
-            WriteCode::InputRequired => Some("input_required"),
-            WriteCode::Replayed => Some("idempotent_replay"),
-            WriteCode::RateLimited => Some("rate_limited"),
-        }
-    }
-}
+/// The write budget's unit, taken only as a write is about to reach the tool (never for a dry
+/// run, a preview, a replay or a refusal); its error is the rate limit's refusal.
+pub type WriteBudget = concierge_core::BoxFuture<'static, Result<(), ToolError>>;
 
-/// One run's answer: the result and whether it came from an earlier run's record, or the error
-/// and how the run ended.
-type Shared = Arc<OnceCell<Result<(Value, bool), (ToolError, WriteCode)>>>;
-
-/// What takes one unit of the write budget, called only when a write is about to reach the tool
-/// (never for a dry run, a preview, a replay or a refusal); its error is answered as it is.
-pub type Gate<'a> = &'a (dyn Fn() -> crate::pipeline::rate_limit::WriteBudget + Send + Sync);
+/// What takes one unit of the write budget.
+pub type Gate<'a> = &'a (dyn Fn() -> WriteBudget + Send + Sync);
 
 pub struct Writes {
     store: Arc<dyn IdempotencyStore>,
@@ -161,31 +139,34 @@ impl Writes {
         Ok(self.tokens().await?.verify(token, binding, now))
     }
 
-    /// Runs one validated call of a write tool on `endpoint`; `rounds` is what the client said
-    /// about asking the user (MRTR).
-    #[allow(clippy::too_many_arguments)]
-    pub async fn run(
-        &self,
-        endpoint: &str,
-        tool: &dyn Tool,
-        safety: WriteSafety,
-        arguments: Value,
-        mut context: CallContext,
-        says: &Messages,
-        gate: Option<Gate<'_>>,
-        rounds: &Rounds,
-    ) -> (Result<Value, ToolError>, WriteCode) {
+    /// Runs one validated call of a write tool: the decision of step 12, and the write itself
+    /// when the decision is to write. Every refusal (a missing or reused key, a confirmation
+    /// that does not hold, the write budget, a store that cannot answer) is a [`Refusal`];
+    /// every other end is one [`WriteOutcome`].
+    pub async fn run(&self, call: WriteCall<'_>) -> Result<WriteOutcome, Refusal> {
+        let WriteCall {
+            endpoint,
+            tool,
+            safety,
+            arguments,
+            mut context,
+            says,
+            gate,
+            rounds,
+        } = call;
         let Value::Object(mut arguments) = arguments else {
-            return (
-                Err(ToolError::invalid("", "arguments must be an object")),
-                WriteCode::Executed,
-            );
+            return Err(refused(ToolError::invalid(
+                "",
+                "arguments must be an object",
+            )));
         };
         let key = match arguments.remove(IDEMPOTENCY_KEY) {
             Some(Value::String(key)) if !key.trim().is_empty() => key,
             _ => {
-                let error = ToolError::invalid(IDEMPOTENCY_KEY, says.key_missing);
-                return (Err(error), WriteCode::Executed);
+                return Err(refused(ToolError::invalid(
+                    IDEMPOTENCY_KEY,
+                    says.key_missing,
+                )));
             }
         };
         // Where no dry run is offered, a `dry_run` is the tool's own argument, left as it is.
@@ -200,9 +181,10 @@ impl Writes {
         let arguments = Value::Object(arguments);
 
         if dry_run {
-            let answer = preview::preview(tool, arguments, context).await;
-            let answer = answer.map(|out| with_field(out, "dryRun", json!(true)));
-            return (answer, WriteCode::DryRun);
+            return Ok(match preview::preview(tool, arguments, context).await {
+                Ok(answer) => WriteOutcome::DryRun(with_field(answer, "dryRun", json!(true))),
+                Err(error) => WriteOutcome::Failed(error),
+            });
         }
 
         // Keys belong to the person when there is one: a client that registers anew on every
@@ -223,10 +205,8 @@ impl Writes {
             && confirm_token.is_none()
             && let Some(state) = &rounds.request_state
         {
-            match self.redeem(state, &binding, says).await {
-                Ok(preview) => context.confirmed_preview = Some(preview),
-                Err(refused) => return (Err(refused), WriteCode::Executed),
-            }
+            let preview = self.redeem(state, &binding, says).await.map_err(refused)?;
+            context.confirmed_preview = Some(preview);
         }
         let record = hex_sha256(&format!("{endpoint}\u{0}{name}\u{0}{actor}\u{0}{key}"));
         // A key that already wrote answers its result, whatever else the call carries: a resend
@@ -235,50 +215,42 @@ impl Writes {
             Ok(Some(Claim::Done {
                 fingerprint: stored,
                 result,
-            })) => {
-                return match recorded(&stored, &fingerprint, result, says) {
-                    Ok(result) => (
-                        Ok(with_field(result, "idempotentReplay", json!(true))),
-                        WriteCode::Replayed,
-                    ),
-                    Err(refused) => (Err(refused), WriteCode::Executed),
-                };
-            }
+            })) => return recorded(&stored, &fingerprint, result, says).map(Ran::answered),
             Ok(_) => {}
-            Err(down) => return (Err(unavailable(down, says)), WriteCode::Executed),
+            Err(down) => return Err(refused(unavailable(down, says))),
         }
 
         if safety.confirm {
-            let tokens = match self.tokens().await {
-                Ok(tokens) => tokens,
-                Err(down) => return (Err(unavailable(down, says)), WriteCode::Executed),
-            };
+            let tokens = self
+                .tokens()
+                .await
+                .map_err(|down| refused(unavailable(down, says)))?;
             match (confirm_token, &rounds.request_state) {
                 // A retry with the user's answer (its state was redeemed above).
                 (None, Some(_)) => {
                     if !rounds.confirmed() {
-                        return (Err(confirmation::declined(says)), WriteCode::Executed);
+                        return Err(refused(confirmation::declined(says)));
                     }
                 }
                 (None, None) => {
                     let expires = now_ms + self.confirm_ttl.as_millis() as i64;
                     let preview = match preview::preview(tool, arguments, context.clone()).await {
                         Ok(preview) => preview,
-                        Err(error) => return (Err(error), WriteCode::ConfirmationRequired),
+                        Err(error) => return Ok(WriteOutcome::Failed(error)),
                     };
                     // What the user sees is what they confirm: the token (or state) carries
                     // the preview's digest, for a tool that can check it at execution.
                     let digest = concierge_core::preview_digest(&preview);
                     if rounds.can_elicit {
-                        return match self.seal_state(&binding, &digest, says).await {
-                            Ok(state) => (
-                                Ok(confirmation::ask(name, &preview, state, says)),
-                                WriteCode::InputRequired,
-                            ),
-                            Err(down) => (Err(down), WriteCode::Executed),
-                        };
+                        let state = self
+                            .seal_state(&binding, &digest, says)
+                            .await
+                            .map_err(refused)?;
+                        return Ok(WriteOutcome::Ask(confirmation::ask(
+                            name, &preview, state, says,
+                        )));
                     }
-                    let answer = json!({
+                    return Ok(WriteOutcome::ConfirmFirst(json!({
                         "confirmationRequired": true,
                         "preview": preview,
                         CONFIRM_TOKEN_ANSWER: format!(
@@ -288,18 +260,15 @@ impl Writes {
                         "expiresAt": chrono::DateTime::from_timestamp_millis(expires)
                             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                         "message": says.confirm_first,
-                    });
-                    return (Ok(answer), WriteCode::ConfirmationRequired);
+                    })));
                 }
                 (Some(token), _) => {
                     // `ct1.<expires>.<mac>.<preview digest>`: the MAC covers the digest too.
                     let (token, digest) = token.trim().rsplit_once('.').unwrap_or(("", ""));
-                    let verified = tokens.verify(token, &with_preview(&binding, digest), now_ms);
-                    if verified.is_ok() {
-                        context.confirmed_preview = Some(digest.to_string());
-                    }
-                    if let Err(refused) = verified {
-                        let (code, message) = match refused {
+                    if let Err(refusal) =
+                        tokens.verify(token, &with_preview(&binding, digest), now_ms)
+                    {
+                        let (code, message) = match refusal {
                             Refused::Expired => {
                                 ("confirm_token_expired", says.confirm_token_expired)
                             }
@@ -309,8 +278,9 @@ impl Writes {
                         };
                         let mut error = ToolError::rejected(code, message);
                         error.field = Some(CONFIRM_TOKEN.into());
-                        return (Err(error), WriteCode::Executed);
+                        return Err(refused(error));
                     }
+                    context.confirmed_preview = Some(digest.to_string());
                 }
             }
         }
@@ -318,9 +288,7 @@ impl Writes {
         let shared = {
             let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
             match running.get(&record) {
-                Some((other, _)) if *other != fingerprint => {
-                    return (Err(reused(says)), WriteCode::Executed);
-                }
+                Some((other, _)) if *other != fingerprint => return Err(refused(reused(says))),
                 Some((_, shared)) => shared.clone(),
                 None => {
                     let shared: Shared = Arc::default();
@@ -337,45 +305,32 @@ impl Writes {
         };
         let mut ran_here = false;
         context.idempotency_key = Some(key);
+        let run = Execution { tool, says, gate };
         let answer = shared
             .get_or_init(|| {
                 ran_here = true;
-                self.execute(&record, &fingerprint, tool, arguments, context, says, gate)
+                self.execute(&record, &fingerprint, arguments, context, run)
             })
             .await
             .clone();
-        match answer {
-            Ok((result, replayed)) => {
-                let code = if replayed || !ran_here {
-                    WriteCode::Replayed
-                } else {
-                    WriteCode::Executed
-                };
-                let result = if code == WriteCode::Replayed {
-                    with_field(result, "idempotentReplay", json!(true))
-                } else {
-                    result
-                };
-                (Ok(result), code)
-            }
-            Err((error, code)) => (Err(error), code),
-        }
+        Ok(match answer? {
+            Ran::Wrote(result) if ran_here => WriteOutcome::Ran(result),
+            // Another call with the same key ran it: this one is answered its result.
+            other => other.answered(),
+        })
     }
 
     /// The one run behind a key: claim it, take the write budget, write, record the result (or
     /// free the key).
-    #[allow(clippy::too_many_arguments)]
     async fn execute(
         &self,
         record: &str,
         fingerprint: &str,
-        tool: &dyn Tool,
         arguments: Value,
         context: CallContext,
-        says: &Messages,
-        gate: Option<Gate<'_>>,
-    ) -> Result<(Value, bool), (ToolError, WriteCode)> {
-        let refused = |error| (error, WriteCode::Executed);
+        run: Execution<'_>,
+    ) -> Result<Ran, Refusal> {
+        let Execution { tool, says, gate } = run;
         let now = self.clock.now().timestamp();
         let claim = self
             .store
@@ -386,9 +341,7 @@ impl Writes {
             Claim::Done {
                 fingerprint: stored,
                 result,
-            } => recorded(&stored, fingerprint, result, says)
-                .map(|result| (result, true))
-                .map_err(refused),
+            } => recorded(&stored, fingerprint, result, says),
             Claim::Running {
                 fingerprint: stored,
             } => Err(refused(if stored == fingerprint {
@@ -406,7 +359,7 @@ impl Writes {
                     if let Err(error) = self.store.release(record).await {
                         tracing::error!(%error, "idempotency: cannot free a key");
                     }
-                    return Err((limited, WriteCode::RateLimited));
+                    return Err(crate::pipeline::rate_limit::write_refusal(limited));
                 }
                 match tool.call(arguments, context).await {
                     Ok(result) => {
@@ -415,7 +368,7 @@ impl Writes {
                             // again, which dedupes on the same key.
                             tracing::error!(%error, "idempotency: cannot record a write's result");
                         }
-                        Ok((result, false))
+                        Ok(Ran::Wrote(result))
                     }
                     // The write may have happened: the key stays spent, and its replay
                     // answers the same, so this key never runs it a second time.
@@ -424,13 +377,13 @@ impl Writes {
                         if let Err(store_error) = self.store.complete(record, &mark).await {
                             tracing::error!(error = %store_error, "idempotency: cannot record a write of unknown outcome");
                         }
-                        Err(refused(error))
+                        Ok(Ran::Failed(error))
                     }
                     Err(error) => {
                         if let Err(store_error) = self.store.release(record).await {
                             tracing::error!(error = %store_error, "idempotency: cannot free a key");
                         }
-                        Err(refused(error))
+                        Ok(Ran::Failed(error))
                     }
                 }
             }
@@ -438,28 +391,123 @@ impl Writes {
     }
 }
 
+/// One call of a write tool, as the dispatcher hands it to [`Writes::run`].
+pub struct WriteCall<'a> {
+    /// The endpoint's path: records and confirmations are kept per endpoint.
+    pub endpoint: &'a str,
+    pub tool: &'a dyn Tool,
+    pub safety: WriteSafety,
+    /// The validated arguments, the platform's own among them.
+    pub arguments: Value,
+    pub context: CallContext,
+    pub says: &'a Messages,
+    /// The write budget, taken only as the write is about to reach the tool.
+    pub gate: Option<Gate<'a>>,
+    /// What the client said about asking the user (MRTR).
+    pub rounds: &'a Rounds,
+}
+
+/// How a write call ended, short of a refusal.
+#[derive(Debug)]
+pub enum WriteOutcome {
+    /// The tool wrote: its answer.
+    Ran(Value),
+    /// `dry_run: true`: what would change, nothing changed.
+    DryRun(Value),
+    /// A confirmation comes first: the preview and the token that confirms it.
+    ConfirmFirst(Value),
+    /// The confirmation is asked of the user over MRTR (`inputRequests`, `requestState`).
+    Ask(Value),
+    /// Answered from the key's record (or from another call's run of the same key).
+    Replayed(Value),
+    /// The tool's own error, from its write, its dry run or the preview: its answer as it is.
+    Failed(ToolError),
+}
+
+impl WriteOutcome {
+    /// The outcome with the config's secrets cut out of what the tool answered.
+    pub fn redact(&mut self, redaction: &crate::redaction::Redaction) {
+        match self {
+            WriteOutcome::Failed(error) => redaction.error(error),
+            WriteOutcome::Ran(value)
+            | WriteOutcome::DryRun(value)
+            | WriteOutcome::ConfirmFirst(value)
+            | WriteOutcome::Ask(value)
+            | WriteOutcome::Replayed(value) => redaction.value(value),
+        }
+    }
+
+    /// The audit line's `code` for the ends that are not the tool's plain answer.
+    pub fn audit_code(&self) -> Option<&'static str> {
+        match self {
+            WriteOutcome::Ran(_) => None,
+            WriteOutcome::DryRun(_) => Some("dry_run"),
+            WriteOutcome::ConfirmFirst(_) => Some("confirmation_required"),
+            WriteOutcome::Ask(_) => Some("input_required"),
+            WriteOutcome::Replayed(_) => Some("idempotent_replay"),
+            WriteOutcome::Failed(error) => Some(error.code),
+        }
+    }
+}
+
+/// What the one run behind a key shares with every call waiting on it.
+#[derive(Clone)]
+enum Ran {
+    /// This run wrote.
+    Wrote(Value),
+    /// The key's record answered (another process wrote it).
+    Recorded(Value),
+    /// The tool failed (the key is freed, or kept spent for an unknown outcome).
+    Failed(ToolError),
+}
+
+/// What [`Writes::execute`] needs of the call besides its arguments.
+struct Execution<'a> {
+    tool: &'a dyn Tool,
+    says: &'a Messages,
+    gate: Option<Gate<'a>>,
+}
+
+impl Ran {
+    /// What a call is answered that did not run the write itself: the result, marked replayed.
+    fn answered(self) -> WriteOutcome {
+        match self {
+            Ran::Wrote(result) | Ran::Recorded(result) => {
+                WriteOutcome::Replayed(with_field(result, "idempotentReplay", json!(true)))
+            }
+            Ran::Failed(error) => WriteOutcome::Failed(error),
+        }
+    }
+}
+
+/// The platform's refusal of a write call, rendered as the error document the tool's own error
+/// would be.
+fn refused(error: ToolError) -> Refusal {
+    Refusal::of_tool_error(&error)
+}
+
 /// What a key's record holds for a write whose outcome is unknown (beside the message its
 /// replay answers); no tool's result is an object with this key.
 const UNKNOWN_MARK: &str = "$outcomeUnknown";
 
 /// What a key's record answers a call with `fingerprint`: its result, replayed; the same
-/// refusal again for a write of unknown outcome; `idempotency_key_reused` for other arguments.
+/// error again for a write of unknown outcome; `idempotency_key_reused` for other arguments.
 fn recorded(
     stored: &str,
     fingerprint: &str,
     result: Value,
     says: &Messages,
-) -> Result<Value, ToolError> {
+) -> Result<Ran, Refusal> {
     if stored != fingerprint {
-        return Err(reused(says));
+        return Err(refused(reused(says)));
     }
-    match result.get(UNKNOWN_MARK) {
-        Some(message) => Err(ToolError::outcome_unknown(
+    Ok(match result.get(UNKNOWN_MARK) {
+        Some(message) => Ran::Failed(ToolError::outcome_unknown(
             message.as_str().unwrap_or_default(),
             "a replay of a write whose outcome is unknown",
         )),
-        None => Ok(result),
-    }
+        None => Ran::Recorded(result),
+    })
 }
 
 /// A new write secret: what the first process on a store offers, and every later one reads back.
@@ -705,28 +753,35 @@ mod tests {
         let says = &concierge_core::messages::ENGLISH;
         // The first call, its resends (answered from the key's record), and a resend that
         // races a claim (the record read as the claim finds it).
+        let unknown = |outcome: WriteOutcome| match outcome {
+            WriteOutcome::Failed(error) => error,
+            other => panic!("unknown, never a replayed success: {other:?}"),
+        };
         for _ in 0..3 {
-            let (answer, _) = writes
-                .run(
-                    "/mcp",
-                    &tool,
-                    WriteSafety::confirmed(false),
-                    json!({"idempotency_key": "k1"}),
-                    context(),
-                    says,
-                    None,
-                    &Rounds::default(),
-                )
-                .await;
-            let error = answer.expect_err("unknown, never a replayed success");
+            let call = WriteCall {
+                endpoint: "/mcp",
+                tool: &tool,
+                safety: WriteSafety::confirmed(false),
+                arguments: json!({"idempotency_key": "k1"}),
+                context: context(),
+                says,
+                gate: None,
+                rounds: &Rounds::default(),
+            };
+            let error = unknown(writes.run(call).await.expect("not refused"));
             assert_eq!(error.code, concierge_core::OUTCOME_UNKNOWN);
             assert_eq!(error.message, "look before trying again");
         }
         for _ in 0..2 {
-            let (error, _) = writes
-                .execute("r1", "f1", &tool, json!({}), context(), says, None)
-                .await
-                .expect_err("unknown");
+            let run = Execution {
+                tool: &tool,
+                says,
+                gate: None,
+            };
+            let ran = writes.execute("r1", "f1", json!({}), context(), run).await;
+            let Ok(Ran::Failed(error)) = ran else {
+                panic!("unknown");
+            };
             assert_eq!(error.code, concierge_core::OUTCOME_UNKNOWN);
         }
         assert_eq!(
