@@ -27,3 +27,15 @@ pub struct CoffeeConfig {
     /// Where orders are kept; created at the first order.
     pub orders: PathBuf,
 }
+
+/// The kind `coffee`: the coffee menu and orders over Excel (seed: mcp-coffee.ru.md).
+pub struct Coffee;
+
+impl concierge_core::Kind for Coffee {
+    const NAME: &'static str = "coffee";
+    type Settings = CoffeeConfig;
+
+    async fn build(settings: CoffeeConfig) -> Result<concierge_core::ToolSet, String> {
+        build(&settings, system_clock())
+    }
+}

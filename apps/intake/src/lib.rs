@@ -142,3 +142,15 @@ impl Tool for SubmitTool {
         })
     }
 }
+
+/// The kind `intake`: the hotel submit adapter (seed: th-hotel-submit-payload.zh.md).
+pub struct Intake;
+
+impl concierge_core::Kind for Intake {
+    const NAME: &'static str = "intake";
+    type Settings = IntakeConfig;
+
+    async fn build(settings: IntakeConfig) -> Result<concierge_core::ToolSet, String> {
+        build(&settings).await
+    }
+}

@@ -18,3 +18,15 @@ pub fn build(config: &UpstreamConfig) -> Result<ToolSet, String> {
     let (tools, language) = build_tools(config, Arc::new(Envelope))?;
     Ok(ToolSet::new("kgqa", language, tools))
 }
+
+/// The kind `kgqa`: the Q&A API adapter (seed: baixinghui-kgqa-mcp.zh.md).
+pub struct Kgqa;
+
+impl concierge_core::Kind for Kgqa {
+    const NAME: &'static str = "kgqa";
+    type Settings = UpstreamConfig;
+
+    async fn build(settings: UpstreamConfig) -> Result<concierge_core::ToolSet, String> {
+        build(&settings)
+    }
+}

@@ -70,3 +70,15 @@ pub fn build(config: &MappyConfig) -> Result<ToolSet, String> {
         Box::pin(async move { probe.health().await.into() })
     })))
 }
+
+/// The kind `mappy`: Mappy's Google Business Profile tools over its Laravel API.
+pub struct Mappy;
+
+impl concierge_core::Kind for Mappy {
+    const NAME: &'static str = "mappy";
+    type Settings = MappyConfig;
+
+    async fn build(settings: MappyConfig) -> Result<concierge_core::ToolSet, String> {
+        build(&settings)
+    }
+}

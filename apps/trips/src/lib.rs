@@ -359,3 +359,28 @@ pub async fn scheduler(
         }
     }))
 }
+
+/// The kind `trips`: the ski-trip catalog, trip search and the content mirror with its sync
+/// schedule (seed: ski-trips-chatbot-mcp.md).
+pub struct Trips;
+
+impl concierge_core::Kind for Trips {
+    const NAME: &'static str = "trips";
+    type Settings = TripsConfig;
+
+    async fn build(settings: TripsConfig) -> Result<concierge_core::ToolSet, String> {
+        build(&settings).await
+    }
+
+    /// The content sync on its schedule, when the section enables one.
+    fn background() -> Option<concierge_core::BackgroundJob<TripsConfig>> {
+        Some(|settings| {
+            Box::pin(async move {
+                Ok(match scheduler(&settings).await? {
+                    Some(job) => Box::pin(job) as concierge_core::BoxFuture<'static, ()>,
+                    None => Box::pin(std::future::ready(())),
+                })
+            })
+        })
+    }
+}

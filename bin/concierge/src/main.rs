@@ -151,46 +151,19 @@ impl From<AuditFilter> for concierge_server::audit::AuditQuery {
 }
 
 fn apps() -> Apps {
+    // Each kind once: its name, settings type (the config's JSON Schema and reference) and
+    // builder come with its type.
     let apps = Apps::new()
-        .tools("coffee", |config| {
-            concierge_coffee::build(&section(config)?, concierge_coffee::system_clock())
-        })
-        .tools("kgqa", |config| concierge_kgqa::build(&section(config)?))
-        .tools("http", |config| {
-            concierge_upstream::build(&section(config)?)
-        })
-        .tools("mcp", |config| concierge_mcp::build(section(config)?))
-        .tools("openapi", |config| {
-            concierge_openapi::build(section(config)?)
-        })
-        .tools_async("sql", |config| async move {
-            concierge_sql::build(&section(&config)?).await
-        })
-        .tools_async("intake", |config| async move {
-            concierge_intake::build(&section(&config)?).await
-        })
-        .tools_async("trips", |config| async move {
-            concierge_trips::build(&section(&config)?).await
-        })
-        .background("trips", |config| async move {
-            let job = concierge_trips::scheduler(&section(&config)?).await?;
-            Ok(match job {
-                Some(job) => Box::pin(job) as Pin<Box<dyn Future<Output = ()> + Send>>,
-                None => Box::pin(std::future::ready(())),
-            })
-        })
-        .tools("mappy", |config| concierge_mappy::build(&section(config)?))
+        .kind::<concierge_coffee::Coffee>()
+        .kind::<concierge_kgqa::Kgqa>()
+        .kind::<concierge_upstream::Http>()
+        .kind::<concierge_mcp::Mcp>()
+        .kind::<concierge_openapi::OpenApi>()
+        .kind::<concierge_sql::Sql>()
+        .kind::<concierge_intake::Intake>()
+        .kind::<concierge_trips::Trips>()
+        .kind::<concierge_mappy::Mappy>()
         .handler("conformance", concierge_conformance::Fixtures::default)
-        // What each kind reads its section into: the config's JSON Schema and reference.
-        .settings::<concierge_coffee::CoffeeConfig>("coffee")
-        .settings::<concierge_upstream::UpstreamConfig>("kgqa")
-        .settings::<concierge_upstream::UpstreamConfig>("http")
-        .settings::<concierge_mcp::McpSettings>("mcp")
-        .settings::<concierge_openapi::OpenApiSettings>("openapi")
-        .settings::<concierge_sql::SqlSettings>("sql")
-        .settings::<concierge_intake::IntakeConfig>("intake")
-        .settings::<concierge_trips::TripsConfig>("trips")
-        .settings::<concierge_mappy::MappyConfig>("mappy")
         .settings::<concierge_conformance::Settings>("conformance");
     simulators(apps)
 }

@@ -32,6 +32,7 @@ mod caller;
 pub mod clock;
 mod error;
 pub mod idempotency;
+mod kind;
 mod limits;
 pub mod messages;
 pub mod observe;
@@ -57,6 +58,7 @@ pub use caller::{CallContext, Caller, IdentityAssertion, Progress, preview_diges
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use error::{ErrorKind, OUTCOME_UNKNOWN, ToolError};
 pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};
+pub use kind::{BackgroundJob, Kind};
 pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
 pub use schema::{mirrors_headers, or_platform_answers, schema_for, strip_custom_formats};

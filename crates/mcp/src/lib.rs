@@ -197,3 +197,15 @@ fn served(upstream: &Upstream, link: &Link, last: &mut BTreeMap<String, Listed>)
     let listed = serde_json::to_string(&*last).unwrap_or_default();
     (format!("{state} {listed}"), up)
 }
+
+/// The kind `mcp`: another MCP server behind the door.
+pub struct Mcp;
+
+impl concierge_core::Kind for Mcp {
+    const NAME: &'static str = "mcp";
+    type Settings = McpSettings;
+
+    async fn build(settings: McpSettings) -> Result<concierge_core::ToolSet, String> {
+        build(settings)
+    }
+}

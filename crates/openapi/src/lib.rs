@@ -329,3 +329,15 @@ pub fn requests_for(
         })
         .collect()
 }
+
+/// The kind `openapi`: a REST API's chosen operations from its OpenAPI document.
+pub struct OpenApi;
+
+impl concierge_core::Kind for OpenApi {
+    const NAME: &'static str = "openapi";
+    type Settings = OpenApiSettings;
+
+    async fn build(settings: OpenApiSettings) -> Result<concierge_core::ToolSet, String> {
+        build(settings)
+    }
+}

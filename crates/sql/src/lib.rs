@@ -193,3 +193,15 @@ async fn live_check(database: &Database, tools: &[Arc<SqlTool>], read_only: bool
     report.notes.dedup();
     report
 }
+
+/// The kind `sql`: a database: tools declared as statements over PostgreSQL, MariaDB/MySQL or SQLite.
+pub struct Sql;
+
+impl concierge_core::Kind for Sql {
+    const NAME: &'static str = "sql";
+    type Settings = SqlSettings;
+
+    async fn build(settings: SqlSettings) -> Result<concierge_core::ToolSet, String> {
+        build(&settings).await
+    }
+}

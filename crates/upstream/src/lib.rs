@@ -44,3 +44,15 @@ pub fn build(config: &UpstreamConfig) -> Result<concierge_core::ToolSet, String>
     let (tools, language) = build_tools(config, std::sync::Arc::new(PlainJson))?;
     Ok(concierge_core::ToolSet::new("http", language, tools))
 }
+
+/// The kind `http`: an HTTP API's JSON, tools declared by request template.
+pub struct Http;
+
+impl concierge_core::Kind for Http {
+    const NAME: &'static str = "http";
+    type Settings = UpstreamConfig;
+
+    async fn build(settings: UpstreamConfig) -> Result<concierge_core::ToolSet, String> {
+        build(&settings)
+    }
+}

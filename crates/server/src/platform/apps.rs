@@ -57,6 +57,22 @@ impl Apps {
         Self::default()
     }
 
+    /// Kind `K`: its name, its settings type (the config's JSON Schema) and its builder, and its
+    /// background job where it has one — one registration.
+    pub fn kind<K: concierge_core::Kind>(self) -> Self {
+        let apps = self
+            .settings::<K::Settings>(K::NAME)
+            .tools_async(K::NAME, |section| async move {
+                K::build(crate::config::section(&section)?).await
+            });
+        match K::background() {
+            Some(start) => apps.background(K::NAME, move |section| async move {
+                start(crate::config::section(&section)?).await
+            }),
+            None => apps,
+        }
+    }
+
     /// The type kind `name` reads its `[apps.<name>]` section into, for the config's JSON
     /// Schema: every kind registers one (a test of the binary holds it to that).
     pub fn settings<T: schemars::JsonSchema>(mut self, name: &str) -> Self {
