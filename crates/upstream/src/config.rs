@@ -68,7 +68,9 @@ fn default_method() -> String {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpToolConfig {
+    /// The tool's name as the model sees it (`^[a-z][a-z0-9_]{0,63}$`).
     pub name: String,
+    /// A short human-readable name a client may show instead of `name`.
     pub title: Option<String>,
     /// What the tool is for, written for the model.
     pub description: String,

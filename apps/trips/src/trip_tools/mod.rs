@@ -30,8 +30,11 @@ const PAGE_TEXT_HITS: usize = 50;
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Period {
+    /// What the customer calls it ("Fasching", "Ostern"): the name a question may use.
     pub name: String,
+    /// Its first day.
     pub from: NaiveDate,
+    /// Its last day.
     pub to: NaiveDate,
 }
 

@@ -32,7 +32,9 @@ pub struct LimiterSection {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LimiterTable {
+    /// `60/minute`: the count, then the period (`second`, `minute`, `hour`, `day`).
     rate: String,
+    /// `sliding_window` (the default: never more than the count in any period) or `bucket`.
     #[serde(default)]
     policy: concierge_core::LimitPolicy,
 }

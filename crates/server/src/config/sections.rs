@@ -14,6 +14,7 @@ use super::state::{StateSection, WritesSection, five_minutes};
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// The listener, its bounds and the timeouts every endpoint shares.
     pub server: ServerSection,
     /// Named rate limiters: `chatbot_mcp = "60/minute"`, or with a policy,
     /// `chatbot_mcp = { rate = "60/minute", policy = "bucket" }`.
@@ -28,6 +29,7 @@ pub struct Config {
     // Each kind's own schema replaces this one (`schema.rs`).
     #[schemars(with = "BTreeMap<String, serde_json::Map<String, serde_json::Value>>")]
     pub apps: BTreeMap<String, toml::Value>,
+    /// The MCP endpoints served, one `[[endpoint]]` each: a path, its tools, who may call.
     #[serde(default, rename = "endpoint")]
     pub endpoints: Vec<EndpointSection>,
     /// Stand-ins for external systems, started on loopback with the server (demo deployments).
