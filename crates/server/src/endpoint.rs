@@ -500,7 +500,19 @@ impl Endpoint {
         self.rate_limit(spec, &caller, says, record).await?;
         let arguments = arguments::decide(&mounted.validator, arguments, spec, says)?;
         let mut context = CallContext::new(caller.clone(), record.trace_id());
-        context.progress = rounds.progress.clone();
+        // A progress message may be an upstream's words too: it passes the same redaction.
+        context.progress = rounds.progress.clone().map(|progress| {
+            let redaction = self.settings.load().redaction.clone();
+            if redaction.is_empty() {
+                return progress;
+            }
+            concierge_core::Progress::new(move |done, total, mut message| {
+                if let Some(text) = &mut message {
+                    redaction.text(text);
+                }
+                progress.report(done, total, message)
+            })
+        });
         if spec.asks_identity {
             context.identity =
                 (self.settings.load().identity.as_ref()).map(|s| s.for_caller(&caller));
