@@ -1,13 +1,15 @@
 //! One upstream server, kept connected: started (a child process in a process group of its own,
 //! a Streamable HTTP session, or a legacy HTTP+SSE stream), its tool list read, restarted with backoff when it goes, and
-//! its state published for the tools and `/health`.
+//! its state published for the tools and `/health`. A child process, its group and its stderr
+//! are [`child`]'s.
 //!
 //! The upstream is a stranger: every message it sends is bounded by the transport (a line, an
 //! event, a JSON body), its tool list by [`MAX_LISTED_TOOLS`] and [`MAX_LIST_PAGES`], its stderr
 //! by a line length and a rate, and every wait for it by a timeout.
 
+mod child;
+
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,14 +17,11 @@ use rmcp::RoleClient;
 use rmcp::model::{PaginatedRequestParams, Tool as Listed};
 use rmcp::service::ClientServiceExt;
 use rmcp::service::{Peer, RunningService};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use crate::client::{Client, ProgressRoutes};
 use crate::direct::Direct;
 use crate::legacy_sse::LegacySse;
-use crate::lines::BoundedLines;
 use crate::reach::{Unreached, no_redirects};
 use crate::settings::{ClientCredentials, McpSettings, Protocol};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
@@ -37,11 +36,6 @@ const IDLE_CONNECTIONS: usize = 32;
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A connection that lasted this long starts the backoff again from its first step.
 const STEADY: Duration = Duration::from_secs(60);
-/// Lines of a child's stderr logged per [`STDERR_WINDOW`]; more are counted, not logged.
-const STDERR_LINES: u32 = 100;
-const STDERR_WINDOW: Duration = Duration::from_secs(10);
-/// The longest stderr line logged (longer ones are cut).
-const STDERR_LINE_BYTES: usize = 2048;
 
 /// How long `/health`'s ping to an HTTP server waits (within the 3 s a health check has).
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
@@ -240,7 +234,12 @@ impl Upstream {
         let mut direct = None;
         let service = match (&self.settings.command, &self.settings.url) {
             (Some(command), _) => {
-                let transport = self.spawn(command)?;
+                let transport = child::spawn(
+                    command,
+                    &self.settings,
+                    &self.label,
+                    message_bound(&self.settings),
+                )?;
                 tokio::time::timeout(
                     wait,
                     client.serve_with_lifecycle(transport, lifecycle(self.settings.protocol)),
@@ -395,40 +394,6 @@ impl Upstream {
         Ok(kept)
     }
 
-    /// The child process: its environment `PATH` and `env` only, in a process group of its
-    /// own (killed whole when the connection ends), its stderr logged line by line.
-    fn spawn(&self, command: &[String]) -> Result<ChildTransport, String> {
-        let mut child = tokio::process::Command::new(&command[0]);
-        child
-            .args(&command[1..])
-            .env_clear()
-            .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
-            .envs(&self.settings.env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some(cwd) = &self.settings.cwd {
-            child.current_dir(cwd);
-        }
-        let mut child = child
-            .spawn()
-            .map_err(|error| format!("cannot start `{}`: {error}", command[0]))?;
-        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-            return Err("the child's stdin or stdout is missing".into());
-        };
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(log_stderr(self.label.clone(), stderr));
-        }
-        let line = message_bound(&self.settings);
-        let stdout = BoundedLines::new(stdout, line, self.label.clone());
-        Ok(ChildTransport {
-            transport: AsyncRwTransport::new(stdout, stdin).with_max_line_length(line),
-            group: ProcessGroup(child),
-        })
-    }
-
     fn http_client(&self) -> Result<reqwest::Client, String> {
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
@@ -568,83 +533,4 @@ fn lifecycle(protocol: Protocol) -> rmcp::service::ClientLifecycleMode {
 /// tools are a few megabytes), no more. A larger one ends the connection.
 fn message_bound(settings: &McpSettings) -> usize {
     settings.max_result_bytes.saturating_mul(2).max(16 << 20)
-}
-
-/// The child's stderr in the log, line by line, within a rate: a chatty or hostile server
-/// cannot flood the log.
-async fn log_stderr(label: String, stderr: tokio::process::ChildStderr) {
-    let mut lines = tokio::io::BufReader::new(stderr);
-    let mut line = Vec::new();
-    let mut window = Instant::now();
-    let (mut logged, mut dropped) = (0u32, 0u64);
-    loop {
-        line.clear();
-        match tokio::io::AsyncReadExt::take(&mut lines, STDERR_LINE_BYTES as u64 * 16)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        if window.elapsed() >= STDERR_WINDOW {
-            if dropped > 0 {
-                tracing::warn!(upstream = %label, dropped, "MCP server stderr lines not logged");
-            }
-            (window, logged, dropped) = (Instant::now(), 0, 0);
-        }
-        if logged >= STDERR_LINES {
-            dropped += 1;
-            continue;
-        }
-        logged += 1;
-        let text = String::from_utf8_lossy(&line[..line.len().min(STDERR_LINE_BYTES)]);
-        tracing::info!(upstream = %label, line = %text.trim_end(), "MCP server stderr");
-    }
-}
-
-/// The child and its process group: dropped, the whole group is killed (a server that started
-/// helpers of its own leaves none behind).
-struct ProcessGroup(tokio::process::Child);
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0.id() {
-            // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
-            unsafe {
-                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-/// The child's stdio as rmcp's transport, holding the child for as long as the transport lives.
-struct ChildTransport {
-    transport: AsyncRwTransport<
-        RoleClient,
-        BoundedLines<tokio::process::ChildStdout>,
-        tokio::process::ChildStdin,
-    >,
-    group: ProcessGroup,
-}
-
-impl rmcp::transport::Transport<RoleClient> for ChildTransport {
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.transport.send(item)
-    }
-
-    fn receive(
-        &mut self,
-    ) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
-        self.transport.receive()
-    }
-
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        let _ = self.group.0.start_kill();
-        self.transport.close()
-    }
 }

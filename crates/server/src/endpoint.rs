@@ -8,8 +8,11 @@
 //!
 //! The dispatcher speaks our types ([`ToolAnswer`]); `transport/handler.rs` turns them into rmcp's.
 //!
-//! Over 600 lines with its unit tests (the dispatcher itself is under 500): the steps read top
-//! to bottom in one place on purpose.
+//! Over 600 lines on purpose: the steps read top to bottom in one place, with what they work on
+//! (a mounted tool and its output check, the tool table a call holds, the endpoint's settings
+//! that a reload swaps in place) and the shaping of every answer a step gives; the unit tests
+//! follow. What stands alone is a module of its own (`pipeline/` for the decisions, `writes/`
+//! for write safety).
 
 use std::collections::HashMap;
 use std::sync::Arc;

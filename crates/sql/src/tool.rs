@@ -1,5 +1,10 @@
 //! One declared SQL tool: checked when the instance is built, then called with arguments the
 //! platform has already validated against its schema.
+//!
+//! Over 600 lines with its tests: [`SqlTool::build`] is every rule `concierge check` holds a
+//! declared tool to (its name, its schema, its fragments and parameters, each rendering through
+//! the engine's parser), and a call binds and renders exactly what the build accepted; the two
+//! read side by side, so they stay one module.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

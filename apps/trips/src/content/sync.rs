@@ -4,10 +4,12 @@
 //! items), then runs two phases: records (50 a request), then pages, publishing to readers
 //! between them and every few pages. Every request goes through [`Run::send`], which asks the
 //! [`pacer`] (the agreed load rules, decided without I/O) when it may go and tells it what came
-//! back; [`answer`] classifies what came back.
+//! back; [`answer`] classifies what came back; [`merge`] decides which detail pages are read as
+//! part of their record.
 
 mod answer;
 mod lock;
+mod merge;
 pub mod pacer;
 
 use std::collections::{BTreeMap, HashSet};
@@ -22,9 +24,8 @@ use super::clock::Clock;
 use super::document::{Document, Page, PageState};
 use super::feed::{
     DocKey, MANIFEST_PATH, Manifest, RECORDS_BATCH, RECORDS_PATH, RecordsRequest, RecordsResponse,
-    is_record_type,
 };
-use super::markdown::{html_to_markdown, record_markdown};
+use super::markdown::html_to_markdown;
 use super::store::{ContentStore, RunLock as SharedRunLock, StoreError};
 use answer::Answer;
 use lock::RunLock;
@@ -541,66 +542,10 @@ impl Run<'_> {
         Ok(None)
     }
 
-    /// Recomputes, for every document, what is merged into what, its body and its public URL.
+    /// Recomputes, for every document, what is merged into what, its body and its public URL
+    /// ([`merge`]), and stores what changed.
     async fn merge(&mut self, docs: &mut BTreeMap<DocKey, Document>) -> Result<(), StoreError> {
-        let mut details: BTreeMap<DocKey, Vec<DocKey>> = BTreeMap::new();
-        for doc in docs.values() {
-            if is_record_type(&doc.key.kind) {
-                continue;
-            }
-            if let Some(target) = &doc.detail_of {
-                let target = DocKey {
-                    kind: target.kind.clone(),
-                    uid: target.uid,
-                    language: doc.key.language.clone(),
-                };
-                if is_record_type(&target.kind) && docs.contains_key(&target) {
-                    details.entry(target).or_default().push(doc.key.clone());
-                }
-            }
-        }
-        let merged_pages: HashSet<&DocKey> = details.values().flatten().collect();
-        let mut updates = Vec::new();
-        for doc in docs.values() {
-            let mut next = doc.clone();
-            if is_record_type(&doc.key.kind) {
-                let pages: Vec<&Document> = details
-                    .get(&doc.key)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|k| docs.get(k))
-                    .collect();
-                let mut parts = Vec::new();
-                if let Some(data) = &doc.data {
-                    parts.push(record_markdown(&doc.key.kind, data));
-                }
-                parts.extend(doc.page_markdown().map(str::to_string));
-                parts.extend(
-                    pages
-                        .iter()
-                        .filter_map(|p| p.page_markdown())
-                        .map(str::to_string),
-                );
-                parts.retain(|p| !p.is_empty());
-                next.body_md = parts.join("\n\n");
-                next.public_url = doc
-                    .url
-                    .clone()
-                    .or_else(|| pages.iter().find_map(|p| p.url.clone()));
-                next.merged_into = None;
-            } else {
-                next.merged_into = merged_pages
-                    .contains(&doc.key)
-                    .then(|| doc.detail_of.clone())
-                    .flatten();
-                next.body_md = doc.page_markdown().unwrap_or_default().to_string();
-                next.public_url = doc.url.clone();
-            }
-            if next != *doc {
-                updates.push(next);
-            }
-        }
-        for doc in updates {
+        for doc in merge::changed(docs) {
             self.syncer.store.put(&doc).await?;
             docs.insert(doc.key.clone(), doc);
             self.mark_changed();

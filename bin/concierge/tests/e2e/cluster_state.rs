@@ -17,6 +17,9 @@
 //! The real parts: `redis-server`, PostgreSQL, `nginx` and three `concierge serve` processes on
 //! free loopback ports of this test; test.sh installs them from Debian. Without them the test
 //! says so and passes.
+//!
+//! Over 600 lines: one scenario on one deployment, step by step — three instances, nginx, Redis
+//! and PostgreSQL cost seconds to start, so each step builds on the state the one before it left.
 
 use std::collections::BTreeSet;
 use std::path::Path;

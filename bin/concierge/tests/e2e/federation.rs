@@ -2,6 +2,9 @@
 //! installed by the test command): the official filesystem server over stdio, the official
 //! everything server over stdio and over Streamable HTTP — driven by rmcp's client through the
 //! real binary. Skipped, and said so, where the servers are not installed.
+//!
+//! Over 600 lines: one area's end-to-end scenarios (each transport and each real server, and
+//! what an upstream may and may not do); each test reads alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

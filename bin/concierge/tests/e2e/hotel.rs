@@ -1,5 +1,8 @@
 //! The hotel back office's submit tool through MCP against the demo config: the seed's §11
 //! regression list, the duplicate-submission rule, and what reaches the intake store.
+//!
+//! Over 600 lines: one area's end-to-end scenarios (the seed's regression list, one case each);
+//! each test reads alone.
 
 use crate::common;
 

@@ -2,6 +2,9 @@
 //! which mocks each document and refuses every request that breaks it: a call that succeeds was
 //! built as the document says. What Prism cannot show (the credentials that reached the API, a
 //! timeout) is shown by a small recording server of the test's own.
+//!
+//! Over 600 lines: one area's end-to-end scenarios (documents, credentials, timeouts and what
+//! an argument may not do to a request); each test reads alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

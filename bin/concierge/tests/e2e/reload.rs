@@ -3,6 +3,9 @@
 //! watcher — tokens revoked at once with their sessions, tools added with `list_changed` to an
 //! open session, a broken config refused while the running one serves on, and no growth over
 //! a hundred reloads (and a hundred that rebuild an instance).
+//!
+//! Over 600 lines: one area's end-to-end scenarios (every way a running deployment changes);
+//! each test reads alone.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

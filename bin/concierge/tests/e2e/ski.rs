@@ -1,6 +1,9 @@
 //! The ski content tools over MCP: a mirror synced from the sample feed (through the TYPO3
 //! simulator, on a manual clock so the load rules cost no time), served by a real `concierge`
 //! process, asked by a real MCP client.
+//!
+//! Over 600 lines: one area's end-to-end scenarios (the content tools' answers, the sync and its
+//! faults); each test reads alone.
 
 use crate::common;
 
