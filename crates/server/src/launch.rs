@@ -8,10 +8,10 @@
 
 use std::path::Path;
 
+use concierge_core::BoxFuture;
+
 use crate::config::{Config, ConfigError};
 use crate::platform::Apps;
-
-type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// What a command binds before it reads the rest of its config.
 pub enum Start<'a> {

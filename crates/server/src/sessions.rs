@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
+use concierge_core::BoxFuture;
 
 use crate::config::SessionCaps;
 

@@ -28,7 +28,7 @@ pub type SimulatorStart = Box<
         + Send
         + Sync,
 >;
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+use concierge_core::BoxFuture;
 pub(super) type HandlerMount = Box<
     dyn Fn(
             &str,
