@@ -67,6 +67,19 @@ pub(crate) fn result_of(outcome: Outcome, write: bool) -> Value {
     Value::Object(result)
 }
 
+/// A failure as the model may see it, where a value not of its parameter's type names the
+/// argument it came from (`argument` of the parameter's index; `None` for a value `bind` filled
+/// in, which the caller did not pass).
+pub(crate) fn refusal(failure: Failure, argument: impl Fn(usize) -> Option<String>) -> ToolError {
+    match failure {
+        Failure::ParameterType { at, reason } => match argument(at) {
+            Some(name) => ToolError::invalid(name, reason),
+            None => refused("invalid_value", NOT_TAKEN, reason),
+        },
+        other => tool_error(other),
+    }
+}
+
 /// A failure as the model may see it: what happened and what to do, never the database's
 /// text (which names tables, columns and values); that goes to the log.
 pub(crate) fn tool_error(failure: Failure) -> ToolError {
@@ -80,7 +93,9 @@ pub(crate) fn tool_error(failure: Failure) -> ToolError {
         Failure::Reference(detail) => refused("reference_missing", NO_SUCH_RECORD, detail),
         Failure::Constraint(detail) => refused("constraint_failed", AGAINST_THE_RULES, detail),
         Failure::ReadOnly(detail) => refused("read_only", READ_ONLY, detail),
-        Failure::BadValue(detail) => refused("invalid_value", NOT_TAKEN, detail),
+        Failure::BadValue(detail) | Failure::ParameterType { reason: detail, .. } => {
+            refused("invalid_value", NOT_TAKEN, detail)
+        }
         Failure::TooManyRows { affected, allowed } => ToolError::rejected(
             "too_many_rows",
             format!(

@@ -58,6 +58,11 @@ pub enum Bind {
 pub struct Rendered {
     pub sql: String,
     pub binds: Vec<Bind>,
+    /// PostgreSQL, when a parameter is used more than once: the statement with each use
+    /// numbered on its own, and the value (its index in `binds`) each number stands for.
+    /// PostgreSQL types a parameter where it is first used, so one first used where any type
+    /// fits (`$1 IS NULL OR status = $1`) has no type; each use on its own has one.
+    pub uses: Option<(String, Vec<usize>)>,
 }
 
 /// `pieces` for `engine`. `value` gives each parameter's value and kind (`Value::Null` when
@@ -70,6 +75,9 @@ pub fn render<'a>(
 ) -> Rendered {
     let mut sql = String::new();
     let mut binds = Vec::new();
+    // PostgreSQL: the statement again with every use numbered on its own, and whose value each is.
+    let mut each_use = String::new();
+    let mut uses: Vec<usize> = Vec::new();
     // PostgreSQL: a name's number, once given.
     let mut numbered: Vec<String> = Vec::new();
     let mut number_of = |name: &str, binds: &mut Vec<Bind>| -> usize {
@@ -83,12 +91,20 @@ pub fn render<'a>(
     };
     for piece in pieces {
         match piece {
-            Piece::Text(text) => sql.push_str(text),
-            Piece::Fragment(name) => sql.push_str(fragment(name)),
+            Piece::Text(text) => {
+                sql.push_str(text);
+                each_use.push_str(text);
+            }
+            Piece::Fragment(name) => {
+                sql.push_str(fragment(name));
+                each_use.push_str(fragment(name));
+            }
             Piece::Param(name) => {
                 if engine == Engine::Postgres {
                     let n = number_of(name, &mut binds);
                     sql.push_str(&format!("${n}"));
+                    uses.push(n - 1);
+                    each_use.push_str(&format!("${}", uses.len()));
                 } else {
                     let (value, kind) = value(name);
                     binds.push(bind(engine, value, kind));
@@ -98,11 +114,10 @@ pub fn render<'a>(
             Piece::InList { name, negated } => {
                 if engine == Engine::Postgres {
                     let n = number_of(name, &mut binds);
-                    sql.push_str(&if *negated {
-                        format!("<> ALL(${n})")
-                    } else {
-                        format!("= ANY(${n})")
-                    });
+                    uses.push(n - 1);
+                    let compared = if *negated { "<> ALL" } else { "= ANY" };
+                    sql.push_str(&format!("{compared}(${n})"));
+                    each_use.push_str(&format!("{compared}(${})", uses.len()));
                     continue;
                 }
                 let (value, kind) = value(name);
@@ -133,7 +148,8 @@ pub fn render<'a>(
             }
         }
     }
-    Rendered { sql, binds }
+    let uses = (uses.len() > binds.len()).then_some((each_use, uses));
+    Rendered { sql, binds, uses }
 }
 
 fn bind(engine: Engine, value: Value, kind: Kind) -> Bind {
@@ -240,6 +256,19 @@ mod tests {
                 Bind::Array(Scalar::Integer, vec![json!(1), json!(2)])
             ]
         );
+        let (each_use, uses) = r.uses.expect("status and ids are used twice");
+        assert_eq!(
+            each_use,
+            "SELECT id FROM orders WHERE customer = $1 AND ($2 IS NULL OR status = $3) AND ($4 IS NULL OR id = ANY($5)) ORDER BY placed_at DESC"
+        );
+        assert_eq!(uses, [0, 1, 1, 2, 2]);
+        let once = render(
+            Engine::Postgres,
+            &pieces("SELECT :a, :b").unwrap(),
+            &|_| (Value::Null, Kind::Text),
+            &|_| "",
+        );
+        assert_eq!(once.uses, None, "each used once: nothing to tell apart");
     }
 
     #[test]

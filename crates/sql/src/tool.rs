@@ -14,7 +14,7 @@ use concierge_core::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::answer::{answer, result_of, result_schema, tool_error};
+use crate::answer::{answer, refusal, result_of, result_schema};
 use crate::check::{self, Effect};
 use crate::engine::{Bounds, Database, Mode, Outcome};
 use crate::render::{Kind, Rendered, kind_of, render};
@@ -592,11 +592,17 @@ impl SqlTool {
                 }
                 _ => None,
             };
+            // A value not of its parameter's type names the argument it came from.
+            let argument = |at: usize| {
+                (self.parameters.get(at))
+                    .filter(|parameter| parameter.source == Source::Argument)
+                    .map(|parameter| parameter.name.clone())
+            };
             let outcome = self
                 .database
                 .run(rendered, mode, self.bounds, confirmed)
                 .await
-                .map_err(tool_error)?;
+                .map_err(|failure| refusal(failure, argument))?;
             Ok(answer(outcome, &context, self.write.is_some()))
         })
     }

@@ -9,11 +9,12 @@
 //!
 //! Somewhat over 600 lines: the generic run, describe and the steps every engine shares read top
 //! to bottom here; what stands on its own is a module beside it (a page of rows, PostgreSQL's
-//! numbers, the warm connections).
+//! numbers and its parameters' types, the warm connections).
 
 mod mysql;
 mod numeric;
 mod page;
+mod parameters;
 mod postgres;
 mod sqlite;
 mod warm;
@@ -82,6 +83,12 @@ pub enum Failure {
     /// the parameter's type, too long, out of its range, a divisor of zero (PostgreSQL's class
     /// 22, MariaDB's and SQLite's equivalents).
     BadValue(String),
+    /// A value not of the type its parameter needs (PostgreSQL's parameter `at`, from 0),
+    /// found before the statement ran: `reason` says what it must be.
+    ParameterType {
+        at: usize,
+        reason: String,
+    },
     /// A write would have changed more rows than its tool allows; rolled back.
     TooManyRows {
         affected: u64,
@@ -308,9 +315,19 @@ trait Driver: SqlxDatabase {
     /// (PostgreSQL, MariaDB) sends a result whole, and the next use of the connection must read
     /// the rest first; SQLite computes each row when asked, so a dropped result is simply over.
     const SENDS_WHOLE_RESULTS: bool = true;
-    /// Binds `value` as the engine types it; what every engine binds alike goes to
-    /// [`bind_plain`].
-    fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self>;
+    /// The statement with its values bound as the engine takes them, to run on `connection`
+    /// next: MariaDB and SQLite bind each value as its kind says ([`bound_each`]); PostgreSQL
+    /// first asks the database which type each parameter needs (`parameters/`).
+    fn bound<'c>(
+        connection: &'c mut <Self as SqlxDatabase>::Connection,
+        statement: Rendered,
+    ) -> impl Future<Output = Result<Query<'static, Self>, Failure>> + Send + 'c;
+    /// Prepares the statement without running it, its parameters typed as [`Driver::bound`]
+    /// will bind them.
+    fn prepared<'c>(
+        connection: &'c mut <Self as SqlxDatabase>::Connection,
+        statement: &'c Rendered,
+    ) -> impl Future<Output = Result<<Self as SqlxDatabase>::Statement, sqlx::Error>> + Send + 'c;
     /// One column's value as JSON, as faithfully as the engine types it; `raw` is the value as
     /// the database sent it, never NULL.
     fn value<'r>(
@@ -341,20 +358,39 @@ trait Driver: SqlxDatabase {
     fn affected(result: &Self::QueryResult) -> u64;
     /// A database error in the terms of [`Failure`].
     fn failure(error: &dyn sqlx::error::DatabaseError) -> Failure;
-    /// The types the statement's parameters are prepared with, for an engine that cannot infer
-    /// them all (none by default: the database infers each).
-    fn parameter_types(_binds: &[Bind]) -> Vec<Self::TypeInfo> {
-        Vec::new()
-    }
     /// The JSON type of a column's values, by the engine's name of the column's type; `None`
     /// for JSON, whose values may be of any type.
     fn value_type(name: &str) -> Option<&'static str>;
 }
 
-/// The values every engine binds alike: a null the engine need not type, text, numbers and
-/// booleans. JSON and lists go as their JSON text: the `?` engines take a list expanded by the
-/// renderer, so an array reaches here only as JSON, and PostgreSQL binds both as its own types
-/// before they reach here.
+/// `statement` with each value bound by `bind`: an engine whose database does not say what a
+/// parameter needs (MariaDB, SQLite) binds each as its kind says.
+fn bound_each<DB: SqlxDatabase>(
+    statement: Rendered,
+    bind: fn(Query<'static, DB>, Bind) -> Query<'static, DB>,
+) -> Query<'static, DB> {
+    let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(statement.sql));
+    for value in statement.binds {
+        query = bind(query, value);
+    }
+    query
+}
+
+/// `statement` prepared with no parameter types declared: the database infers each.
+fn prepared_plainly<'c, DB: SqlxDatabase>(
+    connection: &'c mut DB::Connection,
+    statement: &Rendered,
+) -> futures::future::BoxFuture<'c, Result<DB::Statement, sqlx::Error>>
+where
+    &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    let sql = sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(statement.sql.clone()));
+    connection.prepare_with(sql, &[])
+}
+
+/// The values MariaDB and SQLite bind alike: a null the engine need not type, text, numbers and
+/// booleans. JSON and lists go as their JSON text: these engines take a list expanded by the
+/// renderer, so an array reaches here only as JSON.
 fn bind_plain<'q, DB>(query: Query<'q, DB>, value: Bind) -> Query<'q, DB>
 where
     DB: SqlxDatabase,
@@ -384,10 +420,7 @@ where
     for<'c> &'c mut <DB as SqlxDatabase>::Connection: Executor<'c, Database = DB>,
 {
     use sqlx::{Column, Statement, TypeInfo};
-    let sql = sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(statement.sql.clone()));
-    let types = DB::parameter_types(&statement.binds);
-    let prepared = connection
-        .prepare_with(sql, &types)
+    let prepared = DB::prepared(connection, statement)
         .await
         .map_err(|e| e.to_string())?;
     Ok(prepared
@@ -524,16 +557,14 @@ where
     <DB as SqlxDatabase>::Arguments: sqlx::IntoArguments<DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
 {
-    let Rendered { sql, binds } = statement;
     let connection: &mut <DB as SqlxDatabase>::Connection = pooled;
+    // Bound before any transaction starts: PostgreSQL may prepare the statement to learn its
+    // parameters' types, and a statement it cannot prepare would abort a transaction.
+    let query = DB::bound(&mut *connection, statement).await?;
     if mode == Mode::Read && held_read_only {
         // The connection itself is read-only (`default_transaction_read_only`, the session's
         // `TRANSACTION READ ONLY`, a read-only SQLite handle): the statement's own implicit
         // transaction is held read-only by the engine, without two more round trips.
-        let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(sql));
-        for value in binds {
-            query = DB::bind(query, value);
-        }
         let mut rows = query.fetch(&mut *connection);
         let mut page = Page::new(bounds);
         let mut ended = true;
@@ -560,10 +591,6 @@ where
         .begin_with(sqlx::AssertSqlSafe(begin.to_string()))
         .await
         .map_err(failure_of::<DB>)?;
-    let mut query = sqlx::query::<DB>(sqlx::AssertSqlSafe(sql));
-    for value in binds {
-        query = DB::bind(query, value);
-    }
     let outcome = match mode {
         Mode::Read
         | Mode::Write {

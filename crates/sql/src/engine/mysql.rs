@@ -4,14 +4,15 @@
 
 use serde_json::Value;
 use sqlx::error::DatabaseError;
-use sqlx::mysql::{MySqlConnectOptions, MySqlRow, MySqlValueRef};
+use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlRow, MySqlStatement, MySqlValueRef};
 use sqlx::types::Json;
 use sqlx::{Executor, MySql, Pool, Row, TypeInfo, ValueRef};
 
 use super::{
-    Driver, Failure, Query, base64, bind_plain, float, naive_utc, pool_options, text, utc,
+    Driver, Failure, Query, base64, bind_plain, bound_each, float, naive_utc, pool_options,
+    prepared_plainly, text, utc,
 };
-use crate::render::{Bind, Kind};
+use crate::render::{Bind, Kind, Rendered};
 use crate::settings::SqlSettings;
 
 pub(super) fn open(url: &str, settings: &SqlSettings) -> Result<Pool<MySql>, String> {
@@ -55,13 +56,18 @@ impl Driver for MySql {
     const BEGIN_READ: &'static str = "START TRANSACTION READ ONLY";
     const BEGIN_WRITE: &'static str = "START TRANSACTION";
 
-    fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self> {
-        match value {
-            Bind::Null(Kind::Integer) => query.bind(None::<i64>),
-            Bind::Null(Kind::Number) => query.bind(None::<f64>),
-            Bind::Null(Kind::Boolean) => query.bind(None::<bool>),
-            plain => bind_plain(query, plain),
-        }
+    fn bound<'c>(
+        _: &'c mut MySqlConnection,
+        statement: Rendered,
+    ) -> impl Future<Output = Result<Query<'static, Self>, Failure>> + Send + 'c {
+        std::future::ready(Ok(bound_each(statement, bind)))
+    }
+
+    fn prepared<'c>(
+        connection: &'c mut MySqlConnection,
+        statement: &'c Rendered,
+    ) -> impl Future<Output = Result<MySqlStatement, sqlx::Error>> + Send + 'c {
+        prepared_plainly::<Self>(connection, statement)
     }
 
     fn value(row: &MySqlRow, index: usize, raw: MySqlValueRef<'_>) -> Result<Value, String> {
@@ -141,5 +147,15 @@ impl Driver for MySql {
             }
             _ => Failure::Other(text),
         }
+    }
+}
+
+/// A value as MariaDB takes it: a NULL typed as its kind, the rest as every engine binds them.
+fn bind(query: Query<'static, MySql>, value: Bind) -> Query<'static, MySql> {
+    match value {
+        Bind::Null(Kind::Integer) => query.bind(None::<i64>),
+        Bind::Null(Kind::Number) => query.bind(None::<f64>),
+        Bind::Null(Kind::Boolean) => query.bind(None::<bool>),
+        plain => bind_plain(query, plain),
     }
 }

@@ -1,6 +1,6 @@
-//! PostgreSQL's binary NUMERIC written as its decimal text, straight from the wire: four 16-bit
-//! header fields (digit count, weight, sign, display scale), then base-10000 digits, the first
-//! of them worth 10000^weight.
+//! PostgreSQL's binary NUMERIC written as its decimal text, straight from the wire, and a decimal
+//! text written as one (a parameter of type `numeric`): four 16-bit header fields (digit count,
+//! weight, sign, display scale), then base-10000 digits, the first of them worth 10000^weight.
 //!
 //! Why not sqlx's `BigDecimal`: it turns the digits into a big integer and back into decimal
 //! text — a few thousand instructions a value, the largest cost of a page of rows with money
@@ -75,9 +75,121 @@ pub(super) fn decimal_text(bytes: &[u8]) -> Option<String> {
     Some(text)
 }
 
+/// The binary NUMERIC of a decimal text (`-12.50`, `1.5e3`, `NaN`, `Infinity`), its display
+/// scale the text's own as PostgreSQL reads it (`12.50` keeps two places); `None` when the text
+/// is not a decimal, or is past what a NUMERIC holds.
+pub(super) fn binary(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim();
+    let (negative, unsigned) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let special = match unsigned.to_ascii_lowercase().as_str() {
+        "nan" if unsigned.len() == text.len() => Some(NAN),
+        "infinity" | "inf" if negative => Some(NEGATIVE_INFINITY),
+        "infinity" | "inf" => Some(INFINITY),
+        _ => None,
+    };
+    if let Some(sign) = special {
+        return Some(header(0, 0, sign, 0));
+    }
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i64>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.len() + fraction.len() == 0 || !all_digits(whole) || !all_digits(fraction) {
+        return None;
+    }
+    // PostgreSQL's bounds: 131072 digits before the point, 16383 after.
+    if exponent.abs() > 140_000 || whole.len() + fraction.len() > 150_000 {
+        return None;
+    }
+    let scale = u16::try_from((fraction.len() as i64 - exponent).max(0)).ok()?;
+    // The digits without the point, and the power of ten of the first: `12.5` is 1·10^1.
+    let digits: Vec<u8> = whole
+        .bytes()
+        .chain(fraction.bytes())
+        .map(|b| b - b'0')
+        .collect();
+    let first = digits.iter().position(|&d| d != 0);
+    let last = digits.iter().rposition(|&d| d != 0);
+    let (Some(first), Some(last)) = (first, last) else {
+        return Some(header(0, 0, 0, scale));
+    };
+    let top = whole.len() as i64 + exponent - 1 - first as i64;
+    // Base-10000 groups: a digit worth 10^p sits in group ⌊p/4⌋, place p mod 4.
+    let group_of = |power: i64| power.div_euclid(4);
+    let weight = group_of(top);
+    let bottom = group_of(top - (last - first) as i64);
+    let mut groups = vec![0u16; usize::try_from(weight - bottom + 1).ok()?];
+    for (offset, &digit) in digits[first..=last].iter().enumerate() {
+        let power = top - offset as i64;
+        let index = usize::try_from(weight - group_of(power)).ok()?;
+        groups[index] += u16::from(digit) * 10u16.pow(power.rem_euclid(4) as u32);
+    }
+    let count = u16::try_from(groups.len()).ok()?;
+    let sign = if negative { NEGATIVE } else { 0 };
+    let mut bytes = header(count, i16::try_from(weight).ok()?, sign, scale);
+    for group in groups {
+        bytes.extend(group.to_be_bytes());
+    }
+    Some(bytes)
+}
+
+/// A NUMERIC's four header fields.
+fn header(count: u16, weight: i16, sign: u16, scale: u16) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(8 + 2 * usize::from(count));
+    for field in [count, weight as u16, sign, scale] {
+        bytes.extend(field.to_be_bytes());
+    }
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_are_written_as_postgresql_reads_them() {
+        for (text, back) in [
+            ("0", "0"),
+            ("0.00", "0.00"),
+            ("12.50", "12.50"),
+            ("-0.001", "-0.001"),
+            ("0.00000012", "0.00000012"),
+            ("10000", "10000"),
+            ("123456789.12345", "123456789.12345"),
+            ("-700000003.0", "-700000003.0"),
+            ("+5", "5"),
+            ("99.99", "99.99"),
+            (".5", "0.5"),
+            ("7.", "7"),
+            ("1.5e3", "1500"),
+            ("1.25E-2", "0.0125"),
+            ("-2e0", "-2"),
+            ("00042.1000", "42.1000"),
+            ("NaN", "NaN"),
+            ("infinity", "Infinity"),
+            ("-Infinity", "-Infinity"),
+        ] {
+            let bytes = binary(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(decimal_text(&bytes).as_deref(), Some(back), "{text}");
+        }
+        // The groups sit on the decimal point: 12345.6789 is 1|2345.6789.
+        assert_eq!(binary("12345.6789"), Some(wire(1, 0, 4, &[1, 2345, 6789])));
+    }
+
+    #[test]
+    fn what_is_not_a_decimal_is_not_written() {
+        for text in [
+            "", "-", ".", "1.2.3", "12a", "1e", "e5", "1e999999", "0x10", "- 1", "-NaN",
+        ] {
+            assert_eq!(binary(text), None, "{text}");
+        }
+    }
 
     /// The wire form of a numeric: its header, then its digits.
     fn wire(weight: i16, sign: u16, scale: u16, digits: &[u16]) -> Vec<u8> {

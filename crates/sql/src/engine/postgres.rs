@@ -1,16 +1,15 @@
-//! PostgreSQL: `$n` parameters, arrays bound whole, `BEGIN READ ONLY`, the statement timeout
-//! set on every connection at start-up (so it costs no round trip a call).
+//! PostgreSQL: `$n` parameters bound as the types the statement needs (`parameters/`), arrays
+//! bound whole, `BEGIN READ ONLY`, the statement timeout set on every connection at start-up (so
+//! it costs no round trip a call).
 
 use serde_json::Value;
 use sqlx::error::DatabaseError;
-use sqlx::postgres::{PgConnectOptions, PgRow, PgTypeInfo, PgTypeKind, PgValueRef};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow, PgStatement, PgTypeKind, PgValueRef};
 use sqlx::types::Json;
 use sqlx::{Pool, Postgres, Row, TypeInfo, ValueRef};
 
-use super::{
-    Driver, Failure, Query, base64, bind_plain, float, naive_utc, pool_options, text, utc,
-};
-use crate::render::{Bind, Kind, Scalar};
+use super::{Driver, Failure, Query, base64, float, naive_utc, pool_options, text, utc};
+use crate::render::Rendered;
 use crate::settings::SqlSettings;
 
 pub(super) fn open(url: &str, settings: &SqlSettings) -> Result<Pool<Postgres>, String> {
@@ -32,39 +31,18 @@ impl Driver for Postgres {
     const BEGIN_READ: &'static str = "BEGIN READ ONLY";
     const BEGIN_WRITE: &'static str = "BEGIN";
 
-    fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self> {
-        match value {
-            Bind::Null(kind) => match kind {
-                Kind::Integer => query.bind(None::<i64>),
-                Kind::Number => query.bind(None::<f64>),
-                Kind::Boolean => query.bind(None::<bool>),
-                Kind::Json => query.bind(None::<sqlx::types::Json<Value>>),
-                Kind::Text => query.bind(None::<String>),
-                Kind::Array(Scalar::Integer) => query.bind(None::<Vec<i64>>),
-                Kind::Array(Scalar::Number) => query.bind(None::<Vec<f64>>),
-                Kind::Array(Scalar::Boolean) => query.bind(None::<Vec<bool>>),
-                Kind::Array(Scalar::Text) => query.bind(None::<Vec<String>>),
-            },
-            Bind::Json(value) => query.bind(sqlx::types::Json(value)),
-            Bind::Array(scalar, items) => match scalar {
-                Scalar::Integer => {
-                    query.bind(items.iter().filter_map(Value::as_i64).collect::<Vec<_>>())
-                }
-                Scalar::Number => {
-                    query.bind(items.iter().filter_map(Value::as_f64).collect::<Vec<_>>())
-                }
-                Scalar::Boolean => {
-                    query.bind(items.iter().filter_map(Value::as_bool).collect::<Vec<_>>())
-                }
-                Scalar::Text => query.bind(
-                    items
-                        .iter()
-                        .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
-                        .collect::<Vec<_>>(),
-                ),
-            },
-            plain => bind_plain(query, plain),
-        }
+    fn bound<'c>(
+        connection: &'c mut PgConnection,
+        statement: Rendered,
+    ) -> impl Future<Output = Result<Query<'static, Self>, Failure>> + Send + 'c {
+        super::parameters::bound(connection, statement)
+    }
+
+    fn prepared<'c>(
+        connection: &'c mut PgConnection,
+        statement: &'c Rendered,
+    ) -> impl Future<Output = Result<PgStatement, sqlx::Error>> + Send + 'c {
+        super::parameters::prepared(connection, statement)
     }
 
     fn value(row: &PgRow, index: usize, raw: PgValueRef<'_>) -> Result<Value, String> {
@@ -119,11 +97,6 @@ impl Driver for Postgres {
                 ));
             }
         })
-    }
-
-    /// The parameters' types as the call binds them: PostgreSQL cannot infer `$1 IS NULL` alone.
-    fn parameter_types(binds: &[Bind]) -> Vec<PgTypeInfo> {
-        binds.iter().map(parameter_type).collect()
     }
 
     fn value_type(name: &str) -> Option<&'static str> {
@@ -195,30 +168,4 @@ fn moment(raw: &PgValueRef<'_>, type_name: &str) -> Option<Value> {
         Some(at) if type_name == "TIMESTAMPTZ" => utc(at.and_utc()),
         Some(at) => naive_utc(at),
     })
-}
-
-/// The type a value is prepared with, as the call binds it.
-fn parameter_type(bind: &Bind) -> PgTypeInfo {
-    use sqlx::Type;
-    match bind {
-        Bind::Null(Kind::Integer) | Bind::Integer(_) => <i64 as Type<Postgres>>::type_info(),
-        Bind::Null(Kind::Number) | Bind::Number(_) => <f64 as Type<Postgres>>::type_info(),
-        Bind::Null(Kind::Boolean) | Bind::Boolean(_) => <bool as Type<Postgres>>::type_info(),
-        Bind::Null(Kind::Json) | Bind::Json(_) => {
-            <sqlx::types::Json<Value> as Type<Postgres>>::type_info()
-        }
-        Bind::Null(Kind::Array(Scalar::Integer)) | Bind::Array(Scalar::Integer, _) => {
-            <Vec<i64> as Type<Postgres>>::type_info()
-        }
-        Bind::Null(Kind::Array(Scalar::Number)) | Bind::Array(Scalar::Number, _) => {
-            <Vec<f64> as Type<Postgres>>::type_info()
-        }
-        Bind::Null(Kind::Array(Scalar::Boolean)) | Bind::Array(Scalar::Boolean, _) => {
-            <Vec<bool> as Type<Postgres>>::type_info()
-        }
-        Bind::Null(Kind::Array(Scalar::Text)) | Bind::Array(Scalar::Text, _) => {
-            <Vec<String> as Type<Postgres>>::type_info()
-        }
-        Bind::Null(Kind::Text) | Bind::Text(_) => <String as Type<Postgres>>::type_info(),
-    }
 }

@@ -8,12 +8,14 @@ use std::time::Instant;
 
 use serde_json::Value;
 use sqlx::error::DatabaseError;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteRow, SqliteValueRef};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteRow, SqliteStatement, SqliteValueRef,
+};
 use sqlx::{Executor, Pool, Row, Sqlite, TypeInfo, ValueRef};
 
 use super::{
-    Bounds, Driver, Failure, Mode, Outcome, Query, base64, bind_plain, failure_of, float,
-    pool_options,
+    Bounds, Driver, Failure, Mode, Outcome, Query, base64, bind_plain, bound_each, failure_of,
+    float, pool_options, prepared_plainly,
 };
 use crate::render::{Bind, Kind, Rendered};
 use crate::settings::SqlSettings;
@@ -128,12 +130,18 @@ impl Driver for Sqlite {
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     const SENDS_WHOLE_RESULTS: bool = false;
 
-    fn bind(query: Query<'_, Self>, value: Bind) -> Query<'_, Self> {
-        match value {
-            Bind::Null(Kind::Integer | Kind::Boolean) => query.bind(None::<i64>),
-            Bind::Null(Kind::Number) => query.bind(None::<f64>),
-            plain => bind_plain(query, plain),
-        }
+    fn bound<'c>(
+        _: &'c mut SqliteConnection,
+        statement: Rendered,
+    ) -> impl Future<Output = Result<Query<'static, Self>, Failure>> + Send + 'c {
+        std::future::ready(Ok(bound_each(statement, bind)))
+    }
+
+    fn prepared<'c>(
+        connection: &'c mut SqliteConnection,
+        statement: &'c Rendered,
+    ) -> impl Future<Output = Result<SqliteStatement, sqlx::Error>> + Send + 'c {
+        prepared_plainly::<Self>(connection, statement)
     }
 
     fn value(row: &SqliteRow, index: usize, raw: SqliteValueRef<'_>) -> Result<Value, String> {
@@ -186,5 +194,14 @@ impl Driver for Sqlite {
             5 | 6 => Failure::Unavailable(text),
             _ => Failure::Other(text),
         }
+    }
+}
+
+/// A value as SQLite takes it: a NULL typed as its kind, the rest as every engine binds them.
+fn bind(query: Query<'static, Sqlite>, value: Bind) -> Query<'static, Sqlite> {
+    match value {
+        Bind::Null(Kind::Integer | Kind::Boolean) => query.bind(None::<i64>),
+        Bind::Null(Kind::Number) => query.bind(None::<f64>),
+        plain => bind_plain(query, plain),
     }
 }
