@@ -26,6 +26,52 @@ pub enum Outcome {
     DeadlineExceeded,
 }
 
+impl Outcome {
+    /// Every outcome, in the order the ops console offers them to filter by (a new outcome is
+    /// added here too, or the console cannot filter by it).
+    pub const ALL: [Outcome; 13] = [
+        Outcome::Ok,
+        Outcome::InvalidArgument,
+        Outcome::NotFound,
+        Outcome::Rejected,
+        Outcome::InternalError,
+        Outcome::UnknownTool,
+        Outcome::RateLimited,
+        Outcome::Unauthorized,
+        Outcome::Forbidden,
+        Outcome::SessionRefused,
+        Outcome::Misconfigured,
+        Outcome::Cancelled,
+        Outcome::DeadlineExceeded,
+    ];
+
+    /// The outcome's name in the audit (as it is serialized), in metrics and in the console.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::InvalidArgument => "invalid_argument",
+            Outcome::NotFound => "not_found",
+            Outcome::Rejected => "rejected",
+            Outcome::InternalError => "internal_error",
+            Outcome::UnknownTool => "unknown_tool",
+            Outcome::RateLimited => "rate_limited",
+            Outcome::Unauthorized => "unauthorized",
+            Outcome::Forbidden => "forbidden",
+            Outcome::SessionRefused => "session_refused",
+            Outcome::Misconfigured => "misconfigured",
+            Outcome::Cancelled => "cancelled",
+            Outcome::DeadlineExceeded => "deadline_exceeded",
+        }
+    }
+
+    /// The outcome an audit line names, if it is one.
+    pub fn named(name: &str) -> Option<Outcome> {
+        Outcome::ALL
+            .into_iter()
+            .find(|outcome| outcome.name() == name)
+    }
+}
+
 /// One line of the audit log: a tool call, or a refusal before any tool ran.
 ///
 /// It names the calling system, never the person chatting: arguments are what the model sent,
@@ -177,6 +223,19 @@ fn redact_deep(value: &mut Value, secret_fields: &[String]) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn every_outcome_is_listed_once_under_its_serialized_name() {
+        let mut names: Vec<_> = Outcome::ALL.iter().map(|o| o.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Outcome::ALL.len());
+        for outcome in Outcome::ALL {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.name());
+            assert_eq!(Outcome::named(outcome.name()), Some(outcome));
+        }
+        assert_eq!(Outcome::named("made"), None);
+    }
 
     #[test]
     fn redact_hides_only_secret_fields() {

@@ -2,11 +2,12 @@
 //! step, one small stylesheet inline.
 
 use axum::response::{IntoResponse, Response};
+use concierge_core::Outcome;
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
-use super::trail::{ClientStats, Filter};
+use super::trail::{ClientStats, Filter, WRITE_ENDS};
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -172,7 +173,13 @@ pub fn overview(
                         }
                     }
                 }
-                p { small { "made: written; dry_run: validated, nothing changed; confirmation_required: a preview whose confirm token was handed out; idempotent_replay: answered from the idempotency record; rate_limited: refused by the write budget." } }
+                p { small {
+                    @for (i, (ended, meaning)) in WRITE_ENDS.iter().enumerate() {
+                        @if i > 0 { "; " }
+                        (ended) ": " (meaning)
+                    }
+                    "."
+                } }
             }
             h2 { "Endpoints and their tools" }
             table {
@@ -225,13 +232,7 @@ pub fn urlencode(text: &str) -> String {
         .collect()
 }
 
-pub fn audit(
-    csrf: &str,
-    filter: &Filter,
-    problem: Option<&str>,
-    events: &[Value],
-    outcomes: &[&str],
-) -> Markup {
+pub fn audit(csrf: &str, filter: &Filter, problem: Option<&str>, events: &[Value]) -> Markup {
     let field = |e: &Value, name: &str| e[name].as_str().unwrap_or("").to_string();
     page(
         "Audit",
@@ -244,8 +245,8 @@ pub fn audit(
                 label { "Tool" input name="tool" value=(filter.tool); }
                 label { "Outcome" select name="outcome" {
                     option value="" { "any" }
-                    @for outcome in outcomes {
-                        option value=(outcome) selected[filter.outcome == *outcome] { (outcome) }
+                    @for outcome in Outcome::ALL.map(Outcome::name) {
+                        option value=(outcome) selected[filter.outcome == outcome] { (outcome) }
                     }
                 } }
                 label { "Since (UTC)" input name="since" placeholder="2026-12-01T08:00:00Z" value=(filter.since); }

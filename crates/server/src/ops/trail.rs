@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 
 use chrono::{DateTime, Duration, Utc};
+use concierge_core::Outcome;
 use serde_json::Value;
 
 use crate::audit_sql::AuditQuery;
 use crate::config::Config;
+use crate::writes::WriteOutcome;
 
 /// How much of a file-only sink's end is read: the newest events, bounded.
 const FILE_TAIL: u64 = 8 << 20;
@@ -151,14 +153,14 @@ pub struct ClientStats {
 /// What a refusal is in the audit: the request was turned away before a tool answered it.
 fn refused(event: &Value) -> bool {
     matches!(
-        event["outcome"].as_str(),
+        event["outcome"].as_str().and_then(Outcome::named),
         Some(
-            "unauthorized"
-                | "forbidden"
-                | "rate_limited"
-                | "session_refused"
-                | "unknown_tool"
-                | "misconfigured"
+            Outcome::Unauthorized
+                | Outcome::Forbidden
+                | Outcome::RateLimited
+                | Outcome::SessionRefused
+                | Outcome::UnknownTool
+                | Outcome::Misconfigured
         )
     ) || event["code"] == "invalid_argument"
 }
@@ -233,6 +235,29 @@ fn p95(mut values: Vec<f64>) -> Option<f64> {
     values.get(rank.saturating_sub(1)).copied()
 }
 
+/// How [`write_outcomes`] names a write that was made (its audit line has no code).
+pub const MADE: &str = "made";
+
+/// How a write call ends, as [`write_outcomes`] counts it, and what each means: the console's
+/// legend. A failure is counted by its outcome.
+pub const WRITE_ENDS: [(&str, &str); 6] = [
+    (MADE, "written"),
+    (WriteOutcome::DRY_RUN, "validated, nothing changed"),
+    (
+        WriteOutcome::CONFIRM_FIRST,
+        "a preview whose confirm token was handed out",
+    ),
+    (
+        WriteOutcome::ASK,
+        "a preview the user was asked to confirm (MRTR)",
+    ),
+    (
+        WriteOutcome::REPLAYED,
+        "answered from the idempotency record",
+    ),
+    (Outcome::RateLimited.name(), "refused by the write budget"),
+];
+
 /// The write tools' calls of the last day by how they ended: made, dry run, preview awaiting a
 /// confirmation, answered from the idempotency record, refused by the write budget, or failed
 /// (by outcome).
@@ -246,8 +271,9 @@ pub fn write_outcomes(
             continue;
         };
         let ended = match (event["outcome"].as_str(), event["code"].as_str()) {
-            (Some("ok"), None) => "made".to_string(),
-            (Some("ok"), Some(code)) => code.to_string(),
+            (Some(outcome), code) if outcome == Outcome::Ok.name() => {
+                code.unwrap_or(MADE).to_string()
+            }
             (Some(outcome), _) => outcome.to_string(),
             (None, _) => continue,
         };
@@ -316,5 +342,30 @@ mod tests {
             ..Filter::default()
         };
         assert!(bad.problem().unwrap().contains("since"));
+    }
+
+    #[test]
+    fn the_legend_explains_every_way_a_write_ends_short_of_a_failure() {
+        let legend: Vec<&str> = WRITE_ENDS.iter().map(|(ended, _)| *ended).collect();
+        let ends = [
+            WriteOutcome::Ran(Value::Null),
+            WriteOutcome::DryRun(Value::Null),
+            WriteOutcome::ConfirmFirst(Value::Null),
+            WriteOutcome::Ask(Value::Null),
+            WriteOutcome::Replayed(Value::Null),
+        ];
+        let mut events: Vec<Value> = ends
+            .iter()
+            .map(|end| json!({"tool": "t", "outcome": "ok", "code": end.audit_code()}))
+            .collect();
+        events.push(json!({"tool": "t", "outcome": Outcome::RateLimited, "code": "rate_limited"}));
+        let counted = &write_outcomes(&events, &["t"])["t"];
+        assert_eq!(counted.len(), legend.len(), "{counted:?}");
+        for ended in counted.keys() {
+            assert!(
+                legend.contains(&ended.as_str()),
+                "{ended} is not in the legend"
+            );
+        }
     }
 }

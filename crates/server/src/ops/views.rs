@@ -266,23 +266,6 @@ pub(super) async fn overview(
     }
 }
 
-/// The outcomes the audit writes, for the filter's list.
-const OUTCOMES: &[&str] = &[
-    "ok",
-    "invalid_argument",
-    "not_found",
-    "rejected",
-    "internal_error",
-    "unknown_tool",
-    "rate_limited",
-    "unauthorized",
-    "forbidden",
-    "session_refused",
-    "misconfigured",
-    "cancelled",
-    "deadline_exceeded",
-];
-
 pub(super) async fn audit(
     State(console): State<Arc<Console>>,
     SignedIn(operator): SignedIn,
@@ -292,14 +275,11 @@ pub(super) async fn audit(
     if let Some(problem) = filter.problem() {
         return respond(
             StatusCode::BAD_REQUEST,
-            pages::audit(&csrf, &filter, Some(&problem), &[], OUTCOMES),
+            pages::audit(&csrf, &filter, Some(&problem), &[]),
         );
     }
     let events = trail::read(&console.config, &filter, 200).await;
-    respond(
-        StatusCode::OK,
-        pages::audit(&csrf, &filter, None, &events, OUTCOMES),
-    )
+    respond(StatusCode::OK, pages::audit(&csrf, &filter, None, &events))
 }
 
 pub(super) async fn oauth(

@@ -254,7 +254,7 @@ impl Drop for Entry {
             let error_type = match (state.ran, event.code.as_deref()) {
                 (true, _) => "tool_error",
                 (false, Some(code)) => code,
-                (false, None) => crate::telemetry::metrics::outcome_name(event.outcome),
+                (false, None) => event.outcome.name(),
             };
             self.span.record("error.type", error_type);
             self.span.record("otel.status_code", "error");

@@ -275,7 +275,7 @@ impl Metrics {
                 (false, _) => String::new(),
                 // The conventions' word for a CallToolResult with isError.
                 (true, true) => "tool_error".to_string(),
-                (true, false) => request.code.unwrap_or(outcome_name(request.outcome)).into(),
+                (true, false) => request.code.unwrap_or(request.outcome.name()).into(),
             };
             let transport = match request.transport {
                 Transport::Stdio => "pipe",
@@ -310,7 +310,7 @@ impl Metrics {
                         endpoint: request.endpoint.to_string(),
                         client,
                         kind,
-                        code: request.code.unwrap_or(outcome_name(request.outcome)).into(),
+                        code: request.code.unwrap_or(request.outcome.name()).into(),
                     })
                     .inc();
             }
@@ -320,7 +320,7 @@ impl Metrics {
                         endpoint: request.endpoint.to_string(),
                         client,
                         tool,
-                        outcome: outcome_name(request.outcome),
+                        outcome: request.outcome.name(),
                     })
                     .inc();
             }
@@ -406,25 +406,6 @@ fn refusal_kind(outcome: Outcome, code: Option<&str>, ran: bool) -> Option<&'sta
         Outcome::InvalidArgument => "request",
         _ => return None,
     })
-}
-
-/// The audit's name of an outcome.
-pub fn outcome_name(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Ok => "ok",
-        Outcome::InvalidArgument => "invalid_argument",
-        Outcome::NotFound => "not_found",
-        Outcome::Rejected => "rejected",
-        Outcome::InternalError => "internal_error",
-        Outcome::UnknownTool => "unknown_tool",
-        Outcome::RateLimited => "rate_limited",
-        Outcome::Unauthorized => "unauthorized",
-        Outcome::Forbidden => "forbidden",
-        Outcome::SessionRefused => "session_refused",
-        Outcome::Misconfigured => "misconfigured",
-        Outcome::Cancelled => "cancelled",
-        Outcome::DeadlineExceeded => "deadline_exceeded",
-    }
 }
 
 #[cfg(test)]

@@ -437,14 +437,21 @@ impl WriteOutcome {
         }
     }
 
+    /// The audit codes of the ends that wrote nothing and failed nothing (the outcome is `ok`):
+    /// what dashboards count, and the ops console's legend explains.
+    pub const DRY_RUN: &str = "dry_run";
+    pub const CONFIRM_FIRST: &str = "confirmation_required";
+    pub const ASK: &str = "input_required";
+    pub const REPLAYED: &str = "idempotent_replay";
+
     /// The audit line's `code` for the ends that are not the tool's plain answer.
     pub fn audit_code(&self) -> Option<&'static str> {
         match self {
             WriteOutcome::Ran(_) => None,
-            WriteOutcome::DryRun(_) => Some("dry_run"),
-            WriteOutcome::ConfirmFirst(_) => Some("confirmation_required"),
-            WriteOutcome::Ask(_) => Some("input_required"),
-            WriteOutcome::Replayed(_) => Some("idempotent_replay"),
+            WriteOutcome::DryRun(_) => Some(Self::DRY_RUN),
+            WriteOutcome::ConfirmFirst(_) => Some(Self::CONFIRM_FIRST),
+            WriteOutcome::Ask(_) => Some(Self::ASK),
+            WriteOutcome::Replayed(_) => Some(Self::REPLAYED),
             WriteOutcome::Failed(error) => Some(error.code),
         }
     }
