@@ -36,6 +36,7 @@ mod kind;
 mod limits;
 pub mod messages;
 pub mod observe;
+mod policy;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod schema;
@@ -61,6 +62,7 @@ pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 pub use kind::{BackgroundJob, Kind};
 pub use limits::{LimitPolicy, Limited, RateLimitStore, RetryAfter};
 pub use messages::Messages;
+pub use policy::ToolPolicy;
 pub use schema::{mirrors_headers, or_platform_answers, schema_for, strip_custom_formats};
 pub use tool::{
     Annotations, BoxFuture, DryRun, FollowUp, MCP_RESULT, Tool, ToolFuture, ToolOutput, ToolSpec,

@@ -33,7 +33,7 @@ pub fn title(listing: &Listed) -> Option<String> {
 /// config's, never cut.
 pub fn cut(name: &str, listing: &Listed, edit: Option<&ToolOverride>) -> Vec<String> {
     let mut said = Vec::new();
-    if edit.is_none_or(|e| e.description.is_none())
+    if edit.is_none_or(|e| e.policy.description.is_none())
         && let Some(text) = listing.description.as_deref()
         && text.len() > MAX_DESCRIPTION_BYTES
     {
@@ -43,7 +43,7 @@ pub fn cut(name: &str, listing: &Listed, edit: Option<&ToolOverride>) -> Vec<Str
             text.len()
         ));
     }
-    if edit.is_none_or(|e| e.title.is_none())
+    if edit.is_none_or(|e| e.policy.title.is_none())
         && let Some(text) = listing
             .title
             .as_deref()

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use concierge_core::ToolPolicy;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
@@ -144,23 +145,13 @@ pub enum WhenDown {
     Hide,
 }
 
-/// What concierge says and does differently for one upstream tool.
+/// What concierge says and does differently for one upstream tool: the keys every kind's tools
+/// take, and the upstream's arguments concierge fills in.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolOverride {
-    pub description: Option<String>,
-    pub title: Option<String>,
-    /// The platform's write safety: an `idempotency_key`, and a replay answers the first
-    /// result without calling the upstream again.
-    #[serde(default)]
-    pub write: bool,
-    /// With `write`: a preview and a confirm token first.
-    #[serde(default)]
-    pub confirm: bool,
-    /// Merged over the upstream's hints: `read_only`, `destructive`, `idempotent`,
-    /// `open_world`, or the MCP names (`readOnlyHint`, …).
-    #[serde(default)]
-    pub annotations: BTreeMap<String, bool>,
+    #[serde(flatten)]
+    pub policy: ToolPolicy,
     /// Arguments always sent, removed from the schema; a call that passes one is refused.
     #[serde(default)]
     pub fixed: Map<String, Value>,
@@ -169,12 +160,6 @@ pub struct ToolOverride {
     /// what would be sent.
     #[serde(default)]
     pub dry_run: Option<String>,
-    /// OAuth scopes a caller needs, besides the endpoint's.
-    #[serde(default)]
-    pub scopes: Vec<String>,
-    /// Argument names whose values never reach the audit log.
-    #[serde(default)]
-    pub secret_arguments: Vec<String>,
 }
 
 impl McpSettings {
@@ -293,29 +278,31 @@ impl McpSettings {
             }
         }
         for (tool, edit) in &self.overrides {
-            if edit.confirm && !edit.write {
-                problems.push(format!(
-                    "override.{tool}: `confirm` needs `write = true` (confirmation is write safety)"
-                ));
+            for problem in edit.policy.problems() {
+                problems.push(format!("override.{tool}: {problem}"));
             }
-            if edit.dry_run.is_some() && !edit.write {
+            if edit.dry_run.is_some() && !edit.policy.write {
                 problems.push(format!("override.{tool}: `dry_run` needs `write = true`"));
             }
-            for key in edit.annotations.keys() {
-                if annotation_of(key).is_none() {
-                    problems.push(format!(
-                        "override.{tool}.annotations: `{key}` is none of read_only, \
-                         destructive, idempotent, open_world (or readOnlyHint, …)"
-                    ));
-                }
+            if edit.policy.name.is_some() && self.rename.contains_key(tool) {
+                problems.push(format!(
+                    "`{tool}` is named by both `rename` and `override.{tool}.name`: keep one"
+                ));
             }
         }
         problems
     }
 
-    /// The name an upstream tool is served under.
+    /// The name an upstream tool is served under: its `rename`, or its override's `name`.
     pub fn served_name<'a>(&'a self, upstream: &'a str) -> &'a str {
-        self.rename.get(upstream).map_or(upstream, String::as_str)
+        let named = self
+            .overrides
+            .get(upstream)
+            .and_then(|o| o.policy.name.as_ref());
+        self.rename
+            .get(upstream)
+            .or(named)
+            .map_or(upstream, String::as_str)
     }
 
     /// The `aud` of the identity JWTs sent to this upstream.
@@ -346,24 +333,6 @@ impl McpSettings {
             (None, None) => String::new(),
         }
     }
-}
-
-/// Which hint an override's annotation key sets.
-pub enum Hint {
-    ReadOnly,
-    Destructive,
-    Idempotent,
-    OpenWorld,
-}
-
-pub fn annotation_of(key: &str) -> Option<Hint> {
-    Some(match key {
-        "read_only" | "readOnlyHint" => Hint::ReadOnly,
-        "destructive" | "destructiveHint" => Hint::Destructive,
-        "idempotent" | "idempotentHint" => Hint::Idempotent,
-        "open_world" | "openWorldHint" => Hint::OpenWorld,
-        _ => return None,
-    })
 }
 
 /// MCP tool names as clients accept them (SEP-986): 1–64 of `A-Z a-z 0-9 _ - .`.
@@ -441,6 +410,24 @@ mod tests {
         ] {
             assert!(all.contains(expected), "{expected} in {all}");
         }
+    }
+
+    #[test]
+    fn an_override_may_name_the_tool_as_rename_does_but_not_both() {
+        let settings = settings(
+            r#"command = ["server"]
+               tools = ["read_text_file", "write_file"]
+               rename = { write_file = "save" }
+               [override.read_text_file]
+               name = "read"
+               [override.write_file]
+               name = "store""#,
+        );
+        assert_eq!(settings.served_name("read_text_file"), "read");
+        assert_eq!(
+            settings.problems(),
+            ["`write_file` is named by both `rename` and `override.write_file.name`: keep one"]
+        );
     }
 
     #[test]

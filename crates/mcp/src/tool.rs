@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use concierge_core::{
-    Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSpec, WriteSafety, mcp_result,
-};
+use concierge_core::{Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSpec, mcp_result};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -18,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::connection::{Link, Upstream};
 use crate::direct::{Direct, Failure, too_large};
 use crate::reach::Unreached;
-use crate::settings::{Hint, ToolOverride, annotation_of};
+use crate::settings::ToolOverride;
 
 /// Where a call's `_meta` carries who is calling, for an upstream with `forward_identity`.
 pub const IDENTITY_META: &str = "io.concierge/identity";
@@ -54,10 +52,8 @@ impl FederatedTool {
             .cloned()
             .unwrap_or_default();
         let name = settings.served_name(upstream_name).to_string();
-        let description = edit
-            .description
-            .clone()
-            .or_else(|| listing.and_then(crate::listing::description))
+        let description = listing
+            .and_then(crate::listing::description)
             .unwrap_or_else(|| {
                 format!("`{upstream_name}` of an MCP server that has not answered yet.")
             });
@@ -70,28 +66,22 @@ impl FederatedTool {
                 required.retain(|r| r.as_str() != Some(fixed.as_str()));
             }
         }
-        let write = edit.write.then_some(WriteSafety::confirmed(edit.confirm));
-        let output_schema = match listing.and_then(|l| l.output_schema.as_deref()) {
-            Some(schema) if write.is_some() => concierge_core::or_platform_answers(schema),
-            Some(schema) => schema.clone(),
-            // No schema promised: results carry no structured content the SDKs would check.
-            None => Map::new(),
-        };
         let mut spec = ToolSpec::new(
             name,
             description,
             input_schema,
-            output_schema,
-            annotations(listing, &edit),
+            Map::new(),
+            upstream_hints(listing),
         );
-        spec.title = edit
-            .title
-            .clone()
-            .or_else(|| listing.and_then(crate::listing::title));
-        spec.secret_fields = edit.secret_arguments.clone();
+        spec.title = listing.and_then(crate::listing::title);
+        edit.policy.apply(&mut spec);
+        spec.output_schema = match listing.and_then(|l| l.output_schema.as_deref()) {
+            Some(schema) if spec.write.is_some() => concierge_core::or_platform_answers(schema),
+            Some(schema) => schema.clone(),
+            // No schema promised: results carry no structured content the SDKs would check.
+            None => Map::new(),
+        };
         spec.from_caller = edit.fixed.keys().cloned().collect();
-        spec.scopes = edit.scopes.clone();
-        spec.write = write;
         spec.passes_through = true;
         spec.asks_identity = settings.forward_identity;
         Self {
@@ -349,33 +339,15 @@ impl concierge_core::DryRun for FederatedTool {
     }
 }
 
-/// The upstream's hints (absent ones as MCP defines them) with the override's over them; a
-/// write is never read-only.
-fn annotations(listing: Option<&Listed>, edit: &ToolOverride) -> Annotations {
+/// The upstream's hints, absent ones as MCP defines them (the config's policy goes over them).
+fn upstream_hints(listing: Option<&Listed>) -> Annotations {
     let hints = listing.and_then(|l| l.annotations.as_ref());
-    let mut annotations = Annotations {
+    Annotations {
         read_only: hints.and_then(|h| h.read_only_hint).unwrap_or(false),
         destructive: hints.and_then(|h| h.destructive_hint).unwrap_or(true),
         idempotent: hints.and_then(|h| h.idempotent_hint).unwrap_or(false),
         open_world: hints.and_then(|h| h.open_world_hint).unwrap_or(true),
-    };
-    for (key, value) in &edit.annotations {
-        match annotation_of(key) {
-            Some(Hint::ReadOnly) => annotations.read_only = *value,
-            Some(Hint::Destructive) => annotations.destructive = *value,
-            Some(Hint::Idempotent) => annotations.idempotent = *value,
-            Some(Hint::OpenWorld) => annotations.open_world = *value,
-            None => {}
-        }
     }
-    if edit.write {
-        annotations.read_only = false;
-    }
-    // MCP reads `destructiveHint` only for a tool that is not read-only; said plainly here.
-    if annotations.read_only {
-        annotations.destructive = false;
-    }
-    annotations
 }
 
 /// A readable error the caller may retry.

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use concierge_core::Annotations;
+use concierge_core::{Annotations, ToolSpec};
 use http::Method;
 use serde_json::{Map, Value, json};
 
@@ -59,22 +59,16 @@ pub enum Media {
 #[derive(Debug, Clone)]
 pub struct Operation {
     pub id: String,
-    pub name: String,
-    pub title: Option<String>,
-    pub description: String,
+    /// The tool as published: what the document says, the config's policy over it.
+    pub spec: ToolSpec,
     pub method: Method,
     pub path: String,
     pub parameters: Vec<Parameter>,
     pub body: Option<Media>,
     /// The header the operation takes an idempotency key in, if it declares one.
     pub idempotency_header: Option<String>,
-    pub input_schema: Map<String, Value>,
-    /// The success's JSON Schema as published (an object; a non-object answer is wrapped).
-    pub output_schema: Map<String, Value>,
     /// The answer is put under `result` (its schema is not an object's).
     pub wraps_result: bool,
-    pub annotations: Annotations,
-    pub edit: OperationOverride,
 }
 
 /// Every operation the settings choose, in the document's order; an unknown id, an empty tag,
@@ -128,11 +122,11 @@ pub fn chosen(
     }
     let mut names: BTreeMap<&str, &str> = BTreeMap::new();
     for operation in &operations {
-        if let Some(other) = names.insert(&operation.name, &operation.id) {
+        if let Some(other) = names.insert(&operation.spec.name, &operation.id) {
             problems.push(format!(
                 "operations `{other}` and `{}` are both served as `{}`: give one an \
                  `override.<id>.name`",
-                operation.id, operation.name
+                operation.id, operation.spec.name
             ));
         }
     }
@@ -211,7 +205,22 @@ pub(crate) fn operation(
     edit: OperationOverride,
     notes: &mut Notes,
 ) -> Result<Operation, String> {
-    let name = edit.name.clone().unwrap_or_else(|| snake_case(&listed.id));
+    let method = Method::from_bytes(listed.method.to_ascii_uppercase().as_bytes())
+        .map_err(|_| "an unknown method".to_string())?;
+    let op = &listed.operation;
+    let mut spec = ToolSpec::new(
+        snake_case(&listed.id),
+        description_of(op, &listed.method.to_ascii_uppercase(), &listed.path),
+        Map::new(),
+        Map::new(),
+        implied(&method),
+    );
+    spec.title = op
+        .get("summary")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    edit.policy.apply(&mut spec);
+    let name = &spec.name;
     if name.is_empty() || name.len() > MAX_NAME {
         return Err(format!(
             "its tool name `{name}` is {} characters; MCP clients take 1 to {MAX_NAME}: set \
@@ -239,9 +248,6 @@ pub(crate) fn operation(
             listed.path
         ));
     }
-    let method = Method::from_bytes(listed.method.to_ascii_uppercase().as_bytes())
-        .map_err(|_| "an unknown method".to_string())?;
-    let op = &listed.operation;
 
     // Parameters: the path item's, then the operation's (which win by name and place).
     let mut declared: Vec<Value> = Vec::new();
@@ -255,7 +261,7 @@ pub(crate) fn operation(
         declared.retain(|d| !(d["name"] == parameter["name"] && d["in"] == parameter["in"]));
         declared.push(parameter);
     }
-    let write = edit.write;
+    let write = spec.write.is_some();
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut parameters = Vec::new();
@@ -404,30 +410,17 @@ pub(crate) fn operation(
             ));
         }
     }
-    let annotations = annotations(&method, &edit);
-    let description = edit
-        .description
-        .clone()
-        .unwrap_or_else(|| description_of(op, &listed.method.to_ascii_uppercase(), &listed.path));
+    spec.input_schema = input_schema;
+    spec.output_schema = output_schema;
     Ok(Operation {
         id: listed.id.clone(),
-        name,
-        title: edit.title.clone().or_else(|| {
-            op.get("summary")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        }),
-        description,
+        spec,
         method,
         path: listed.path.clone(),
         parameters,
         body,
         idempotency_header,
-        input_schema,
-        output_schema,
         wraps_result,
-        annotations,
-        edit,
     })
 }
 
@@ -500,28 +493,15 @@ fn wrapped(schema: Value) -> Map<String, Value> {
 }
 
 /// What the method implies (GET/HEAD read-only and idempotent, PUT/DELETE idempotent, DELETE
-/// destructive), the override's hints over it.
-fn annotations(method: &Method, edit: &OperationOverride) -> Annotations {
+/// destructive); the config's policy goes over it.
+fn implied(method: &Method) -> Annotations {
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-    let mut annotations = Annotations {
-        read_only: reads && !edit.write,
+    Annotations {
+        read_only: reads,
         destructive: *method == Method::DELETE,
         idempotent: reads || matches!(*method, Method::PUT | Method::DELETE),
         open_world: false,
-    };
-    for (key, value) in &edit.annotations {
-        match key.as_str() {
-            "read_only" | "readOnlyHint" => annotations.read_only = *value,
-            "destructive" | "destructiveHint" => annotations.destructive = *value,
-            "idempotent" | "idempotentHint" => annotations.idempotent = *value,
-            "open_world" | "openWorldHint" => annotations.open_world = *value,
-            _ => {}
-        }
     }
-    if annotations.read_only {
-        annotations.destructive = false;
-    }
-    annotations
 }
 
 /// The summary and the description, bounded; without either, what the operation is.

@@ -54,7 +54,7 @@ pub fn stand_ins(settings: &OpenApiSettings) -> Vec<Arc<dyn Tool>> {
             let name = settings
                 .overrides
                 .get(id)
-                .and_then(|edit| edit.name.clone())
+                .and_then(|edit| edit.policy.name.clone())
                 .unwrap_or_else(|| crate::naming::snake_case(id));
             let mut schema = Map::new();
             schema.insert("type".into(), json!("object"));

@@ -267,19 +267,19 @@ mod tests {
     fn operation(path: &str, parameters: Vec<Parameter>, body: Option<Media>) -> Operation {
         Operation {
             id: "op".into(),
-            name: "op".into(),
-            title: None,
-            description: String::new(),
+            spec: concierge_core::ToolSpec::new(
+                "op",
+                "",
+                Map::new(),
+                Map::new(),
+                concierge_core::Annotations::read_only(),
+            ),
             method: http::Method::GET,
             path: path.into(),
             parameters,
             body,
             idempotency_header: None,
-            input_schema: Map::new(),
-            output_schema: Map::new(),
             wraps_result: false,
-            annotations: concierge_core::Annotations::read_only(),
-            edit: Default::default(),
         }
     }
 

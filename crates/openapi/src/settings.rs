@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use concierge_core::ToolPolicy;
 use serde::Deserialize;
 
 /// One REST API, described by its OpenAPI document, and the operations of it served as tools.
@@ -83,47 +84,14 @@ pub struct Basic {
     pub password: String,
 }
 
-/// What one operation is served as, where the document is not what the model should see.
+/// What one operation is served as, where the document is not what the model should see: the
+/// keys every kind's tools take.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OperationOverride {
-    /// The tool's name (default: the `operationId` in snake_case).
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub description: Option<String>,
-    /// The platform's write safety: a required `idempotency_key` (sent as `Idempotency-Key`
-    /// when the operation declares that header), a replay answered from the first result.
-    #[serde(default)]
-    pub write: bool,
-    /// With `write`: a preview and a confirmation first.
-    #[serde(default)]
-    pub confirm: bool,
-    /// MCP hints over the ones the method implies: `read_only`, `destructive`, `idempotent`,
-    /// `open_world` (or their MCP names).
-    #[serde(default)]
-    pub annotations: BTreeMap<String, bool>,
-    /// OAuth scopes a caller needs.
-    #[serde(default)]
-    pub scopes: Vec<String>,
-    /// Argument names whose values never reach the audit log.
-    #[serde(default)]
-    pub secret_arguments: Vec<String>,
+    #[serde(flatten)]
+    pub policy: ToolPolicy,
 }
-
-/// The hints an override may set, by our names or MCP's.
-const HINTS: [&str; 8] = [
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-    "readOnlyHint",
-    "destructiveHint",
-    "idempotentHint",
-    "openWorldHint",
-];
 
 fn ten_seconds() -> Duration {
     Duration::from_secs(10)
@@ -176,16 +144,8 @@ impl OpenApiSettings {
             }
         }
         for (id, edit) in &self.overrides {
-            for key in edit.annotations.keys() {
-                if !HINTS.contains(&key.as_str()) {
-                    problems.push(format!(
-                        "`override.{id}.annotations`: `{key}` is not one of {}",
-                        HINTS.join(", ")
-                    ));
-                }
-            }
-            if edit.confirm && !edit.write {
-                problems.push(format!("`override.{id}`: `confirm` needs `write = true`"));
+            for problem in edit.policy.problems() {
+                problems.push(format!("`override.{id}`: {problem}"));
             }
         }
         problems

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use concierge_core::{CallContext, Tool, ToolError, ToolFuture, ToolSpec, WriteSafety};
+use concierge_core::{CallContext, Tool, ToolError, ToolFuture, ToolSpec};
 use concierge_upstream::{Answer, Failure};
 use serde_json::{Map, Value, json};
 
@@ -50,28 +50,14 @@ pub struct OperationTool {
 
 impl OperationTool {
     pub fn new(operation: Operation, api: Arc<Api>) -> Self {
-        let edit = &operation.edit;
         // No dry run of its own (an API has no general way to be asked to change nothing): the
         // platform previews the request from `would_send`, and never calls the tool for it.
-        let write = edit.write.then_some(WriteSafety::confirmed(edit.confirm));
-        let mut output_schema = operation.output_schema.clone();
-        concierge_core::strip_custom_formats(&mut output_schema);
-        if write.is_some() {
-            output_schema = concierge_core::or_platform_answers(&output_schema);
+        let mut spec = operation.spec.clone();
+        concierge_core::strip_custom_formats(&mut spec.output_schema);
+        if spec.write.is_some() {
+            spec.output_schema = concierge_core::or_platform_answers(&spec.output_schema);
         }
-        let mut input_schema = operation.input_schema.clone();
-        concierge_core::strip_custom_formats(&mut input_schema);
-        let mut spec = ToolSpec::new(
-            operation.name.clone(),
-            operation.description.clone(),
-            input_schema,
-            output_schema,
-            operation.annotations,
-        );
-        spec.title = operation.title.clone();
-        spec.write = write;
-        spec.scopes = edit.scopes.clone();
-        spec.secret_fields = edit.secret_arguments.clone();
+        concierge_core::strip_custom_formats(&mut spec.input_schema);
         spec.keeps_nulls = true;
         Self {
             spec,

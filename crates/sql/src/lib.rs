@@ -49,11 +49,11 @@ pub async fn build(settings: &SqlSettings) -> Result<ToolSet, String> {
     let database = Arc::new(Database::open(settings).await?);
     let mut tools: Vec<SqlTool> = Vec::new();
     for tool in &settings.tools {
-        if tools.iter().any(|t| t.name() == tool.name) {
-            return Err(format!("tool `{}` is declared twice", tool.name));
+        if tools.iter().any(|t| t.name() == tool.name()) {
+            return Err(format!("tool `{}` is declared twice", tool.name()));
         }
         let built = SqlTool::build(tool, settings, database.clone())
-            .map_err(|e| format!("tool `{}`: {e}", tool.name))?;
+            .map_err(|e| format!("tool `{}`: {e}", tool.name()))?;
         tools.push(built);
     }
     if tokio::time::timeout(DESCRIBE_WAIT, database.ping())

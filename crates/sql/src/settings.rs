@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use concierge_core::ToolPolicy;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -45,15 +46,14 @@ pub struct SqlSettings {
     pub tools: Vec<SqlToolSettings>,
 }
 
-/// One tool: one statement.
+/// One tool: one statement, with the keys every kind's tools take (`name` and `description`
+/// required here).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = name_and_description_required)]
 pub struct SqlToolSettings {
-    /// `^[a-z][a-z0-9_]{0,63}$`.
-    pub name: String,
-    pub title: Option<String>,
-    /// What the tool is for, written for the model.
-    pub description: String,
+    #[serde(flatten)]
+    pub policy: ToolPolicy,
     /// One statement; `:name` parameters, `{name}` fragments.
     pub sql: String,
     /// Parameters filled from the caller: `"client"`, `"user"`, `"role"` or `"claim.<name>"` (a
@@ -72,27 +72,44 @@ pub struct SqlToolSettings {
     /// absent.
     #[serde(default)]
     pub output_schema: Option<Value>,
-    /// The statement changes data: only on an instance with `read_only = false`, with the
-    /// platform's write safety (idempotency key, dry run).
-    #[serde(default)]
-    pub write: bool,
-    /// A write asks for confirmation first.
-    #[serde(default)]
-    pub confirm: bool,
     /// A write that would change more rows is rolled back and refused.
     pub max_affected_rows: Option<u64>,
     /// This tool's own bound, at most the instance's.
     pub max_rows: Option<u32>,
+    /// This tool's own bound of a result's bytes, at most the instance's.
     #[schemars(with = "Option<concierge_core::written::Size>")]
     #[serde(default, deserialize_with = "concierge_core::sizes::optional_size")]
     pub max_bytes: Option<usize>,
-    /// The write may overwrite or delete (default: for `UPDATE` and `DELETE`).
+    /// The write may overwrite or delete (default: for `UPDATE` and `DELETE`); the same as
+    /// `annotations.destructive`.
     pub destructive: Option<bool>,
-    /// Calling twice with the same arguments has no extra effect (default: reads).
+    /// Calling the write twice with the same arguments has no extra effect (default: no); the
+    /// same as `annotations.idempotent`.
     pub idempotent: Option<bool>,
-    /// Argument names whose values never reach the audit log.
-    #[serde(default)]
-    pub secret_arguments: Vec<String>,
+}
+
+impl SqlToolSettings {
+    /// The tool's name as written (empty when it has none: a problem the tool's check names).
+    pub fn name(&self) -> &str {
+        self.policy.name.as_deref().unwrap_or_default()
+    }
+}
+
+/// Every SQL tool names and describes itself (there is no operation or listing to take them
+/// from): the schema says so, as the tool's check does.
+fn name_and_description_required(schema: &mut schemars::Schema) {
+    if let Some(object) = schema.as_object_mut() {
+        let required = object
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(required) = required {
+            for key in ["name", "description"] {
+                if !required.iter().any(|k| k == key) {
+                    required.push(Value::String(key.into()));
+                }
+            }
+        }
+    }
 }
 
 fn yes() -> bool {

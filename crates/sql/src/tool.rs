@@ -9,9 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use concierge_core::{
-    Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSpec, WriteSafety,
-};
+use concierge_core::{Annotations, CallContext, Tool, ToolError, ToolFuture, ToolSpec};
 use serde_json::{Map, Value, json};
 
 use crate::answer::{answer, refusal, result_of, result_schema};
@@ -115,19 +113,40 @@ impl SqlTool {
         database: Arc<Database>,
     ) -> Result<Self, String> {
         let engine = database.engine();
-        if !is_tool_name(&tool.name) {
+        let policy = &tool.policy;
+        let Some(name) = &policy.name else {
+            return Err("`name` is missing: every SQL tool names itself (a lower-case letter, then lower-case letters, digits or `_`)".into());
+        };
+        let Some(description) = &policy.description else {
+            return Err("`description` is missing: every SQL tool says what it is for, written for the model".into());
+        };
+        let problems = policy.problems();
+        if !problems.is_empty() {
+            return Err(problems.join("; "));
+        }
+        for (key, set) in [
+            ("destructive", tool.destructive),
+            ("idempotent", tool.idempotent),
+        ] {
+            let hinted = (policy.annotations.keys()).any(|hint| hint.starts_with(key));
+            if set.is_some() && hinted {
+                return Err(format!(
+                    "`{key}` and `annotations.{key}` are one hint: keep one"
+                ));
+            }
+        }
+        let write = policy.write;
+        if !is_tool_name(name) {
             return Err("a tool's name is a lower-case letter, then lower-case letters, digits or `_`, at most 64".into());
         }
-        if is_generic_name(&tool.name) {
+        if is_generic_name(name) {
             return Err("a generic tool (sql, query, execute_*, run_*, raw_*) is not allowed: declare one tool per business question".into());
         }
-        if tool.write && instance.read_only {
+        if write && instance.read_only {
             return Err("a write tool needs an instance with `read_only = false`".into());
         }
-        if !tool.write && (tool.confirm || tool.max_affected_rows.is_some()) {
-            return Err(
-                "`confirm` and `max_affected_rows` are for write tools (`write = true`)".into(),
-            );
+        if !write && tool.max_affected_rows.is_some() {
+            return Err("`max_affected_rows` is for write tools (`write = true`)".into());
         }
         let pieces = statement::pieces(&tool.sql).map_err(|e| format!("sql: {}", e.0))?;
 
@@ -283,17 +302,18 @@ impl SqlTool {
 
         // Every rendering the fragments allow, through the engine's parser.
         let mut effect = Effect::Reads;
-        let mut returns_rows = tool.write;
+        let mut returns_rows = write;
         let mut adds_values_only = true;
         for rendered in renderings(engine, &pieces, &parameters, &fragments) {
-            let checked = check::statement(&rendered.sql, engine, tool.write)
-                .map_err(|e| format!("sql: {e}"))?;
+            let checked =
+                check::statement(&rendered.sql, engine, write).map_err(|e| format!("sql: {e}"))?;
             effect = checked.effect;
             returns_rows &= checked.returns_rows;
             adds_values_only &= checked.adds_values_only;
         }
 
-        let annotations = if tool.write {
+        // What the statement implies; the config's policy goes over it.
+        let implied = if write {
             Annotations {
                 read_only: false,
                 destructive: tool
@@ -308,7 +328,7 @@ impl SqlTool {
         let output_schema = match &tool.output_schema {
             Some(Value::Object(schema)) => schema.clone(),
             Some(_) => return Err("output_schema must be a table (a JSON Schema object)".into()),
-            None => result_schema(json!({"type": "object"}), tool.write),
+            None => result_schema(json!({"type": "object"}), write),
         };
         let max_rows = tool
             .max_rows
@@ -318,20 +338,11 @@ impl SqlTool {
             .max_bytes
             .unwrap_or(instance.max_bytes)
             .min(instance.max_bytes);
+        let mut spec = ToolSpec::new(name, description, schema, output_schema, implied);
+        spec.from_caller = tool.bind.keys().cloned().collect();
+        policy.apply(&mut spec);
         Ok(Self {
-            spec: ToolSpec {
-                title: tool.title.clone(),
-                secret_fields: tool.secret_arguments.clone(),
-                from_caller: tool.bind.keys().cloned().collect(),
-                write: tool.write.then_some(WriteSafety::confirmed(tool.confirm)),
-                ..ToolSpec::new(
-                    tool.name.clone(),
-                    tool.description.clone(),
-                    schema,
-                    output_schema,
-                    annotations,
-                )
-            },
+            spec,
             pieces,
             parameters,
             fragments,
@@ -341,7 +352,7 @@ impl SqlTool {
                 max_bytes,
                 timeout: instance.statement_timeout,
             },
-            write: tool.write.then_some(Mode::Write {
+            write: write.then_some(Mode::Write {
                 dry_run: false,
                 max_affected: tool.max_affected_rows,
                 returns_rows,

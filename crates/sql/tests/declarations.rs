@@ -198,3 +198,52 @@ input_schema.properties = { sort = { type = "string", enum = ["newest", "oldest"
         "{report:?}"
     );
 }
+
+#[tokio::test]
+async fn a_tool_names_and_describes_itself() {
+    for (tool, says) in [
+        (
+            "description = \"x\"\nsql = \"SELECT 1\"",
+            "`name` is missing",
+        ),
+        (
+            "name = \"t\"\nsql = \"SELECT 1\"",
+            "`description` is missing",
+        ),
+    ] {
+        refused(tool, says).await;
+    }
+}
+
+/// The per-tool keys every kind takes (`concierge_core::ToolPolicy`), on a SQL tool.
+#[tokio::test]
+async fn a_tool_takes_the_keys_every_kind_s_tools_take() {
+    let (platform, _folder) = platform(
+        r#"name = "order_list"
+title = "Orders"
+description = "x"
+sql = "SELECT id FROM orders"
+annotations = { openWorldHint = true, idempotent = false }
+scopes = ["orders:read"]"#,
+        true,
+    )
+    .await
+    .expect("the declaration is fine");
+    let tools = platform.endpoints[0].guard.endpoint.tools();
+    let spec = tools[0].spec();
+    assert_eq!(spec.title.as_deref(), Some("Orders"));
+    assert!(spec.annotations.read_only && spec.annotations.open_world);
+    assert!(!spec.annotations.idempotent && !spec.annotations.destructive);
+    assert_eq!(spec.scopes, ["orders:read"]);
+    refused(
+        "name = \"t\"\ndescription = \"x\"\nsql = \"SELECT 1\"\nannotations = { dangerous = true }",
+        "`dangerous` is none of",
+    )
+    .await;
+    refused_on(
+        "name = \"t\"\ndescription = \"x\"\nwrite = true\nsql = \"UPDATE orders SET status = 'x' WHERE id = 1\"\ndestructive = true\nannotations = { destructiveHint = false }",
+        "`destructive` and `annotations.destructive` are one hint",
+        false,
+    )
+    .await;
+}
