@@ -16,6 +16,7 @@ mod apps;
 mod endpoint;
 mod error;
 pub mod interpolate;
+mod known_keys;
 mod limits;
 mod load;
 pub mod schema;

@@ -181,14 +181,14 @@ fn unknown_keys_are_reported_beside_unset_variables_and_bad_values() {
 
 #[test]
 fn an_apps_section_reports_every_unknown_key_too() {
-    #[derive(Debug, Deserialize)]
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct Feed {
         base_url: String,
         timeout: Option<String>,
     }
-    #[derive(Debug, Deserialize)]
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct App {
@@ -208,6 +208,54 @@ fn an_apps_section_reports_every_unknown_key_too() {
         error.contains("feed.timout: unknown key; did you mean `timeout`?"),
         "{error}"
     );
+}
+
+/// A kind's per-tool section embeds the shared `ToolPolicy` flattened: serde then names no keys
+/// in its refusal, so the section's JSON Schema does.
+#[test]
+fn a_misspelt_key_beside_the_shared_tool_policy_is_named_with_what_was_meant() {
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Override {
+        #[serde(flatten)]
+        policy: concierge_core::ToolPolicy,
+        fixed: Option<String>,
+    }
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct App {
+        #[serde(rename = "override")]
+        overrides: std::collections::BTreeMap<String, Override>,
+        tools: Vec<Override>,
+    }
+    let value: toml::Value = toml::from_str(
+        "[override.y]\nwrte = true\nfixd = \"a\"\n[[tools]]\nname = \"t\"\nxyzzy = 1\n",
+    )
+    .unwrap();
+    let error = section::<App>(&value).unwrap_err();
+    for expected in [
+        "override.y.wrte: unknown key; did you mean `write`?",
+        "override.y.fixd: unknown key; did you mean `fixed`?",
+        "tools[0].xyzzy: unknown key; the keys here are `name`, `title`, `description`, \
+         `write`, `confirm`, `annotations`, `scopes`, `secret_arguments`, `fixed`",
+    ] {
+        assert!(error.contains(expected), "{expected}\nin {error}");
+    }
+    // A bad value of the flattened part is named at its key, not at its table.
+    let value: toml::Value =
+        toml::from_str("tools = []\n[override.y]\nwrite = true\nconfirm = \"yes\"\n").unwrap();
+    let error = section::<App>(&value).unwrap_err();
+    assert!(
+        error.starts_with("override.y.confirm: invalid type: string \"yes\", expected a boolean"),
+        "{error}"
+    );
+    // Read on as if corrected: the misspelt key's value is the one meant.
+    let value: toml::Value = toml::from_str("tools = []\n[override.y]\nwrte = true\n").unwrap();
+    let (unknown, read) = super::unknown_keys::deserialize_reporting_unknown_keys::<App>(value);
+    assert_eq!(unknown.len(), 1);
+    assert!(read.expect("reads").overrides["y"].policy.write);
 }
 
 #[test]

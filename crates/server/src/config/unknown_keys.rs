@@ -1,6 +1,7 @@
 //! The unknown-key reporter: every misspelt key of a document at once, with what was meant.
 
 use super::error::ConfigError;
+use super::known_keys;
 
 /// Deserializes a config, reporting every unknown key rather than the first only.
 ///
@@ -9,9 +10,12 @@ use super::error::ConfigError;
 /// no unknown key is left; then the outcome of that last read is handed back with them. The
 /// known keys are thereby always exactly the fields of the section types — no second list to
 /// keep in step with the structs, nested sections (`auth`, `legacy_sse`, `[oauth.users]`)
-/// included — and serde's message lists them, which is where "did you mean" comes from. A round
-/// is one read of a document of a few kilobytes, and there are at most as many as keys.
-pub(crate) fn deserialize_reporting_unknown_keys<T: serde::de::DeserializeOwned>(
+/// included — and serde's message lists them, which is where "did you mean" comes from (for a
+/// table with a part flattened in, serde lists none: then `T`'s JSON Schema does). A round is
+/// one read of a document of a few kilobytes, and there are at most as many as keys.
+pub(crate) fn deserialize_reporting_unknown_keys<
+    T: serde::de::DeserializeOwned + schemars::JsonSchema,
+>(
     mut value: toml::Value,
 ) -> (Vec<ConfigError>, Result<T, ConfigError>) {
     // Each round removes one unknown key, so the rounds end; the bound is a guard all the same.
@@ -26,7 +30,7 @@ pub(crate) fn deserialize_reporting_unknown_keys<T: serde::de::DeserializeOwned>
         let message = error.inner().to_string();
         let message = message.lines().next().unwrap_or_default().to_string();
         let mut segments: Vec<&serde_path_to_error::Segment> = error.path().iter().collect();
-        if let Some((key, expected)) = unknown_field(&message)
+        if let Some((key, mut expected)) = unknown_field(&message)
             && unknown.len() < ROUNDS
         {
             // The path ends with the key itself, except inside an internally tagged enum (`auth`),
@@ -35,6 +39,9 @@ pub(crate) fn deserialize_reporting_unknown_keys<T: serde::de::DeserializeOwned>
             let names_key = |segment: &serde_path_to_error::Segment| matches!(segment, serde_path_to_error::Segment::Map { key: last } if *last == key);
             if segments.last().is_some_and(|last| names_key(last)) {
                 segments.pop();
+            }
+            if expected.is_empty() {
+                expected = known_keys::keys_at::<T>(&segments);
             }
             if let Some(table) = table_at(&mut value, &segments)
                 && let Some(misspelt) = table.remove(&key)
@@ -54,7 +61,10 @@ pub(crate) fn deserialize_reporting_unknown_keys<T: serde::de::DeserializeOwned>
                 continue;
             }
         }
-        let at = error.path().to_string();
+        let mut at = error.path().to_string();
+        if let Some(key) = key_at_fault::<T>(&value, &segments, &at, &message) {
+            at = path_text(&segments, &key);
+        }
         let message = match unknown_variant(&message) {
             Some((variant, expected)) => match nearest(&variant, &expected) {
                 Some(near) => format!("{message}; did you mean `{near}`?"),
@@ -65,6 +75,42 @@ pub(crate) fn deserialize_reporting_unknown_keys<T: serde::de::DeserializeOwned>
         let at = if at == "." { String::new() } else { at };
         return (unknown, Err(ConfigError::new(at, message)));
     }
+}
+
+/// The key a bad value sits at, when serde names only its table: a part flattened into the table
+/// (`ToolPolicy`) is read from a buffer the path cannot follow. It is the one key without which
+/// the document no longer fails that way there.
+fn key_at_fault<T: serde::de::DeserializeOwned>(
+    value: &toml::Value,
+    path: &[&serde_path_to_error::Segment],
+    at: &str,
+    message: &str,
+) -> Option<String> {
+    if message.starts_with("missing field") {
+        return None; // about the table itself
+    }
+    let keys: Vec<String> = table_at(&mut value.clone(), path)?
+        .keys()
+        .cloned()
+        .collect();
+    let mut blamed = keys.into_iter().filter(|key| {
+        let mut without = value.clone();
+        if let Some(table) = table_at(&mut without, path) {
+            table.remove(key);
+        }
+        match serde_path_to_error::deserialize::<_, T>(without) {
+            Ok(_) => true,
+            Err(error) => {
+                let said = error.inner().to_string();
+                let said = said.lines().next().unwrap_or_default();
+                // Not the same failure, and not only the key's own absence.
+                (error.path().to_string() != at || said != message)
+                    && !said.starts_with(&format!("missing field `{key}`"))
+            }
+        }
+    });
+    let key = blamed.next()?;
+    blamed.next().is_none().then_some(key)
 }
 
 /// serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`", "there are
@@ -158,7 +204,9 @@ fn path_text(path: &[&serde_path_to_error::Segment], key: &str) -> String {
 }
 
 /// Reads an app's or simulator's section into its own config type, naming the key at fault.
-pub fn section<T: serde::de::DeserializeOwned>(value: &toml::Value) -> Result<T, String> {
+pub fn section<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
+    value: &toml::Value,
+) -> Result<T, String> {
     // Every unknown key of the section at once, as for the platform's own sections.
     let (mut problems, read) = deserialize_reporting_unknown_keys::<T>(value.clone());
     match read {
