@@ -397,22 +397,25 @@ mod tests {
         assert_eq!(terms("DZ mit HP, EZ/VP"), ["dz", "mit", "hp", "ez", "vp"]);
     }
 
-    #[test]
-    fn negations_survive_stopword_removal() {
-        let forms: Vec<String> = query_terms("ohne den Skipass, nicht mit Bus, kein Essen")
+    /// The words a query searches for: each term's own form.
+    fn query_words(query: &str) -> Vec<String> {
+        query_terms(query)
             .into_iter()
             .map(|t| t.forms[0].clone())
-            .collect();
-        assert_eq!(forms, ["ohne", "skipass", "nicht", "bus", "kein", "essen"]);
+            .collect()
+    }
+
+    #[test]
+    fn negations_survive_stopword_removal() {
+        assert_eq!(
+            query_words("ohne den Skipass, nicht mit Bus, kein Essen"),
+            ["ohne", "skipass", "nicht", "bus", "kein", "essen"]
+        );
     }
 
     #[test]
     fn a_query_of_only_stopwords_keeps_them() {
-        let forms: Vec<String> = query_terms("Über uns")
-            .into_iter()
-            .map(|t| t.forms[0].clone())
-            .collect();
-        assert_eq!(forms, ["ueber", "uns"]);
+        assert_eq!(query_words("Über uns"), ["ueber", "uns"]);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use concierge_core::Outcome;
 
-use super::{MAX_NAME_CHARS, Peer, notes, peer_ip};
+use super::{MAX_NAME_CHARS, Peer, notes, peer_ip, throttle};
 use crate::AuthServer;
 use crate::error::{in_seconds, whole_seconds};
 use crate::limits::Throttled;
@@ -94,16 +94,13 @@ pub(super) async fn authorize(
     Query(params): Query<HashMap<String, String>>,
 ) -> Response {
     // Each sign-in page stores a pending authorization: a stranger may open only so many.
-    if let Some(ip) = peer_ip(&peer)
-        && let Err(wait) = server.authorizations.take(ip, Instant::now())
-    {
-        server.audit(
-            "/authorize",
-            "authorization_throttled",
-            Outcome::RateLimited,
-            params.get("client_id").map(String::as_str),
-            None,
-        );
+    if let Err(wait) = throttle(
+        &server,
+        &server.authorizations,
+        &peer,
+        ("/authorize", "authorization_throttled"),
+        params.get("client_id").map(String::as_str),
+    ) {
         let seconds = whole_seconds(wait);
         let mut page = pages::error(
             StatusCode::TOO_MANY_REQUESTS,

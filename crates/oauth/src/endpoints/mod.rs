@@ -13,15 +13,18 @@ mod token;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit};
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post};
+use concierge_core::Outcome;
 use serde_json::{Value, json};
 
 use crate::AuthServer;
+use crate::limits::PeerBuckets;
 
 /// The largest request body any OAuth endpoint reads. Claude's registration is ~250 bytes and a
 /// token request a few hundred; 16 KB leaves room for generous RFC 7591 metadata (contacts,
@@ -39,30 +42,46 @@ fn peer_ip(peer: &Peer) -> Option<IpAddr> {
     peer.as_ref().map(|p| p.0.0.ip())
 }
 
+/// Takes one of `peer`'s `buckets` (a peer the server is not told of is not limited); when none
+/// is left, the refusal is audited at `endpoint` as `event` (for `client`, when it is named)
+/// and the wait until the next one is answered.
+fn throttle(
+    server: &AuthServer,
+    buckets: &PeerBuckets,
+    peer: &Peer,
+    (endpoint, event): (&str, &str),
+    client: Option<&str>,
+) -> Result<(), Duration> {
+    let Some(ip) = peer_ip(peer) else {
+        return Ok(());
+    };
+    buckets.take(ip, Instant::now()).inspect_err(|_| {
+        server.audit(endpoint, event, Outcome::RateLimited, client, None);
+    })
+}
+
 /// The server's routes, to be merged at the root of the issuer.
 pub fn router(server: Arc<AuthServer>) -> Router {
-    Router::new()
+    let mut routes = Router::new()
         .route(
             "/.well-known/oauth-authorization-server",
             get(metadata::metadata),
         )
         .route("/.well-known/openid-configuration", get(metadata::metadata))
         .route("/jwks", get(metadata::jwks))
-        .route("/register", post(register::register))
-        .route(
-            "/authorize",
-            get(authorize::authorize).post(authorize::decide),
-        )
-        .route("/token", post(token::token))
-        .route("/revoke", post(revoke::revoke))
-        // The Mappy seed (§4.2) names its endpoints under /oauth/; clients find the metadata's
-        // paths, so these are aliases only and the metadata keeps advertising the short ones.
-        .route("/oauth/register", post(register::register))
-        .route(
-            "/oauth/authorize",
-            get(authorize::authorize).post(authorize::decide),
-        )
-        .route("/oauth/token", post(token::token))
+        .route("/revoke", post(revoke::revoke));
+    // The Mappy seed (§4.2) names its endpoints under /oauth/; clients find the metadata's
+    // paths, so those are aliases only and the metadata keeps advertising the short ones.
+    for prefix in ["", "/oauth"] {
+        routes = routes
+            .route(&format!("{prefix}/register"), post(register::register))
+            .route(
+                &format!("{prefix}/authorize"),
+                get(authorize::authorize).post(authorize::decide),
+            )
+            .route(&format!("{prefix}/token"), post(token::token));
+    }
+    routes
         .with_state(server)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         // Browser clients (the Inspector, the TS SDK in a page) preflight /register, /token and

@@ -3,7 +3,6 @@
 //! (see [`crate::redirects`]), and in how many never-used registrations are kept.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
@@ -12,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use concierge_core::Outcome;
 use serde_json::{Value, json};
 
-use super::{MAX_BODY_BYTES, MAX_NAME_CHARS, Peer, cors, peer_ip};
+use super::{MAX_BODY_BYTES, MAX_NAME_CHARS, Peer, cors, throttle};
 use crate::store::Client;
 use crate::util::random_token;
 use crate::{AuthServer, OAuthError};
@@ -31,16 +30,13 @@ pub(super) async fn register(
     peer: Peer,
     body: axum::body::Body,
 ) -> Result<Response, OAuthError> {
-    if let Some(ip) = peer_ip(&peer)
-        && let Err(wait) = server.registrations.take(ip, Instant::now())
-    {
-        server.audit(
-            "/register",
-            "registration_throttled",
-            Outcome::RateLimited,
-            None,
-            None,
-        );
+    if let Err(wait) = throttle(
+        &server,
+        &server.registrations,
+        &peer,
+        ("/register", "registration_throttled"),
+        None,
+    ) {
         return Err(OAuthError::Throttled {
             wait,
             what: "registrations",

@@ -179,29 +179,23 @@ async fn refusals_are_rfc_6749_errors_with_their_status_and_headers() {
     assert!(headers.contains_key("www-authenticate"));
     assert_eq!(headers["cache-control"], "no-store");
 
-    let (status, _, body) = post(
-        &running,
-        encoded(&[
-            ("grant_type", "password"),
-            ("client_id", &client_id),
-            ("client_secret", "a machine secret"),
-        ]),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert_eq!(body["error"], "unsupported_grant_type");
-
-    let (status, _, body) = post(
-        &running,
-        encoded(&[
-            ("grant_type", "client_credentials"),
-            ("client_id", &client_id),
-            ("client_secret", "a machine secret"),
-        ]),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert_eq!(body["error"], "unauthorized_client");
+    // The right secret: a grant the server does not know, and one this client may not use.
+    for (grant_type, error) in [
+        ("password", "unsupported_grant_type"),
+        ("client_credentials", "unauthorized_client"),
+    ] {
+        let (status, _, body) = post(
+            &running,
+            encoded(&[
+                ("grant_type", grant_type),
+                ("client_id", &client_id),
+                ("client_secret", "a machine secret"),
+            ]),
+        )
+        .await;
+        assert_eq!(status, 400, "{grant_type}: {body}");
+        assert_eq!(body["error"], error, "{grant_type}");
+    }
 }
 
 /// A public client whose refresh answer was lost presents the rotated token again: within the

@@ -356,19 +356,30 @@ store_queries! {
         }
 
         pub async fn cap_unused_clients(pool: &Pool, keep: i64) -> Result<u64, StoreError> {
-            // `LIMIT` before `OFFSET` for SQLite, as large as a row count can be for both.
-            let done = sqlx::query(ENGINE.pick(
+            let newest = ENGINE.pick(
                 "DELETE FROM oauth_client WHERE client_id IN (SELECT client_id FROM oauth_client \
                  WHERE NOT used AND client ->> 'source' = 'dcr' \
                  ORDER BY created_at DESC, rowid DESC LIMIT $2 OFFSET $1)",
                 "DELETE FROM oauth_client WHERE client_id IN (SELECT client_id FROM oauth_client \
                  WHERE NOT used AND client::jsonb ->> 'source' = 'dcr' \
                  ORDER BY created_at DESC, seq DESC LIMIT $2 OFFSET $1)",
-            ))
-            .bind(keep)
-            .bind(i64::MAX)
-            .execute(pool)
-            .await?;
+            );
+            keep_newest(pool, newest, keep).await
+        }
+
+        /// Runs `statement`, which deletes the rows after the `$1` newest (`LIMIT $2 OFFSET $1`:
+        /// `LIMIT` before `OFFSET` for SQLite, `$2` as large as a row count can be for both);
+        /// how many went.
+        async fn keep_newest(
+            pool: &Pool,
+            statement: &'static str,
+            keep: i64,
+        ) -> Result<u64, StoreError> {
+            let done = sqlx::query(statement)
+                .bind(keep)
+                .bind(i64::MAX)
+                .execute(pool)
+                .await?;
             Ok(done.rows_affected())
         }
 
@@ -398,17 +409,13 @@ store_queries! {
         }
 
         pub async fn trim_pending(pool: &Pool, keep: i64) -> Result<u64, StoreError> {
-            let done = sqlx::query(ENGINE.pick(
+            let newest = ENGINE.pick(
                 "DELETE FROM oauth_pending WHERE csrf IN (SELECT csrf FROM oauth_pending \
                  ORDER BY expires_at DESC, rowid DESC LIMIT $2 OFFSET $1)",
                 "DELETE FROM oauth_pending WHERE csrf IN (SELECT csrf FROM oauth_pending \
                  ORDER BY expires_at DESC, seq DESC LIMIT $2 OFFSET $1)",
-            ))
-            .bind(keep)
-            .bind(i64::MAX)
-            .execute(pool)
-            .await?;
-            Ok(done.rows_affected())
+            );
+            keep_newest(pool, newest, keep).await
         }
 
         pub async fn put_code(

@@ -11,9 +11,6 @@
 //! fit rmcp's own message type (a request whose params do not fit its method) is answered the
 //! same way ([`unreadable`]) where rmcp would answer 415: the transport's reply is replaced, so
 //! the check costs nothing on the way in.
-//!
-//! Over 600 lines with its tests (a third): the borrowing readers of the envelope belong with
-//! the rules they enforce.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -85,6 +82,30 @@ fn error_document(id: Option<&Value>, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": {"code": code, "message": message}})
 }
 
+/// The visitor methods for the values a reader does not look into (a boolean, a number, an
+/// array, skipped whole): each answers `$value`. A string, `null` and an object are each
+/// reader's own.
+macro_rules! any_other_value {
+    ($value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($value)
+        }
+    };
+}
+
 /// `params`: only `name` and `_meta.traceparent` are read; anything but an object is noted
 /// (and refused by [`read`]).
 struct Params<'a> {
@@ -104,6 +125,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("_meta")
             }
+            any_other_value!(Meta(None));
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
                 let mut traceparent = None;
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
@@ -115,23 +137,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
                 }
                 Ok(Meta(traceparent))
             }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Meta(None))
-            }
             fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Meta(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Meta(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Meta(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Meta(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
                 Ok(Meta(None))
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
@@ -158,6 +164,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("params")
             }
+            any_other_value!(Params::NOT_AN_OBJECT);
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
                 let (mut name, mut traceparent) = (None, None);
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
@@ -175,10 +182,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
                     object: true,
                 })
             }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Params::NOT_AN_OBJECT)
-            }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 // `"params": null` is read as no params, as rmcp reads it.
                 Ok(Params {
@@ -187,18 +190,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
                 })
             }
             fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Params::NOT_AN_OBJECT)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Params::NOT_AN_OBJECT)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Params::NOT_AN_OBJECT)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Params::NOT_AN_OBJECT)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
                 Ok(Params::NOT_AN_OBJECT)
             }
         }
@@ -218,6 +209,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for AnyName<'a> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any value")
             }
+            any_other_value!(AnyName(None));
             fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
                 Ok(AnyName(Some(Cow::Borrowed(v))))
             }
@@ -227,27 +219,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for AnyName<'a> {
             fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
                 Ok(AnyName(Some(Cow::Owned(v))))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(AnyName(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(AnyName(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(AnyName(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(AnyName(None))
-            }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 Ok(AnyName(None))
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(AnyName(None))
-            }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(AnyName(None))
             }
         }

@@ -414,38 +414,31 @@ mod tests {
 
     #[test]
     fn refusals_are_told_apart_by_kind() {
-        let kind = |o, c: &str, ran| refusal_kind(o, Some(c), ran);
-        assert_eq!(
-            kind(Outcome::Unauthorized, "unauthorized", false),
-            Some("auth")
-        );
-        assert_eq!(
-            kind(Outcome::Forbidden, "origin_not_allowed", false),
-            Some("origin")
-        );
-        assert_eq!(
-            kind(Outcome::Forbidden, "insufficient_scope", false),
-            Some("scope")
-        );
-        assert_eq!(
-            kind(Outcome::Forbidden, "session_not_owned", false),
-            Some("session")
-        );
-        assert_eq!(
-            kind(Outcome::RateLimited, "rate_limited", false),
-            Some("rate_limit")
-        );
-        assert_eq!(
-            kind(Outcome::InvalidArgument, "invalid_argument", false),
-            Some("validation")
-        );
-        assert_eq!(
-            kind(Outcome::InvalidArgument, "body_too_large", false),
-            Some("request")
-        );
+        use Outcome::{Forbidden, InvalidArgument, NotFound, RateLimited, Unauthorized};
+        let refused = [
+            (Unauthorized, "unauthorized", "auth"),
+            (Forbidden, "origin_not_allowed", "origin"),
+            (Forbidden, "insufficient_scope", "scope"),
+            (Forbidden, "session_not_owned", "session"),
+            (RateLimited, "rate_limited", "rate_limit"),
+            (InvalidArgument, "invalid_argument", "validation"),
+            (InvalidArgument, "body_too_large", "request"),
+        ];
+        for (outcome, code, kind) in refused {
+            assert_eq!(
+                refusal_kind(outcome, Some(code), false),
+                Some(kind),
+                "{code}"
+            );
+        }
         // A tool that answered "invalid argument" itself ran: a call, not a refusal.
-        assert_eq!(kind(Outcome::InvalidArgument, "bad_date", true), None);
-        assert_eq!(kind(Outcome::NotFound, "not_found", true), None);
-        assert_eq!(kind(Outcome::Ok, "", true), None);
+        let ran = [
+            (InvalidArgument, "bad_date"),
+            (NotFound, "not_found"),
+            (Outcome::Ok, ""),
+        ];
+        for (outcome, code) in ran {
+            assert_eq!(refusal_kind(outcome, Some(code), true), None, "{code}");
+        }
     }
 }
