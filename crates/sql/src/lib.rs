@@ -17,6 +17,7 @@
 
 mod answer;
 pub mod check;
+pub mod declaration;
 mod engine;
 pub mod render;
 pub mod settings;
