@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::console::{Console, now};
 use super::pages::{self, respond};
@@ -47,30 +47,37 @@ impl OptionalFromRequestParts<Arc<Console>> for SignedIn {
     }
 }
 
-/// A form that carries the sign-in's CSRF token.
-pub trait CsrfForm {
-    fn csrf(&self) -> &str;
-}
-
-/// A form that acts, from a signed-in operator, sent from this origin with their CSRF token.
+/// A form that acts (`F`: its own fields), from a signed-in operator, sent from this origin with
+/// their CSRF token.
 pub struct Posted<F> {
     pub operator: Operator,
     pub form: F,
 }
 
+/// What every form that acts posts: the sign-in's CSRF token beside the form's own fields. Those
+/// are read flattened, so each is text (a form's value is, and serde does not convert a flattened
+/// one); a form of no fields of its own is [`serde::de::IgnoredAny`].
+#[derive(Deserialize)]
+struct Signed<F> {
+    #[serde(default)]
+    csrf: String,
+    #[serde(flatten)]
+    form: F,
+}
+
 impl<F> FromRequest<Arc<Console>> for Posted<F>
 where
-    F: DeserializeOwned + CsrfForm + Send,
+    F: DeserializeOwned + Send,
 {
     type Rejection = Response;
 
     async fn from_request(request: Request, console: &Arc<Console>) -> Result<Self, Response> {
         let headers = request.headers().clone();
-        let Form(form) = Form::<F>::from_request(request, console)
+        let Form(Signed { csrf, form }) = Form::<Signed<F>>::from_request(request, console)
             .await
             .map_err(IntoResponse::into_response)?;
         let operator = console
-            .permits(&headers, form.csrf())
+            .permits(&headers, &csrf)
             .map_err(|refused| *refused)?;
         Ok(Self { operator, form })
     }
@@ -155,19 +162,7 @@ pub(super) async fn login(
     response
 }
 
-#[derive(Deserialize)]
-pub(super) struct Csrf {
-    #[serde(default)]
-    csrf: String,
-}
-
-impl CsrfForm for Csrf {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
-pub(super) async fn logout(_: Posted<Csrf>) -> Response {
+pub(super) async fn logout(_: Posted<IgnoredAny>) -> Response {
     let mut response = Redirect::to("/ops").into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,

@@ -7,13 +7,11 @@ use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 
-use super::access::{CsrfForm, Posted};
+use super::access::Posted;
 use super::console::{ACTION_WAIT, Console};
 
 #[derive(Deserialize)]
 pub(super) struct Revoke {
-    #[serde(default)]
-    csrf: String,
     #[serde(default)]
     client_id: String,
 }
@@ -53,8 +51,6 @@ pub(super) async fn revoke(
 #[derive(Deserialize)]
 pub(super) struct RevokeFamily {
     #[serde(default)]
-    csrf: String,
-    #[serde(default)]
     family: String,
 }
 
@@ -81,8 +77,6 @@ pub(super) async fn revoke_family(
 
 #[derive(Deserialize)]
 pub(super) struct RunAction {
-    #[serde(default)]
-    csrf: String,
     #[serde(default)]
     app: String,
     #[serde(default)]
@@ -123,22 +117,4 @@ pub(super) async fn action(
     console
         .overview(&operator, Some((&message.0, message.1)))
         .await
-}
-
-impl CsrfForm for Revoke {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
-impl CsrfForm for RevokeFamily {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
-impl CsrfForm for RunAction {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
 }
