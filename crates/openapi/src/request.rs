@@ -293,15 +293,30 @@ mod tests {
         }
     }
 
+    /// An operation at `path` with the one parameter `name`, not exploded.
+    fn with_one(path: &str, name: &str, location: Location, style: Style) -> Operation {
+        operation(path, vec![parameter(name, location, style, false)], None)
+    }
+
+    /// `op` built on `base` with `arguments`, a JSON object.
+    fn built_on(op: &Operation, base: &str, arguments: &Value) -> Result<Built, ToolError> {
+        build(op, base, arguments.as_object().unwrap())
+    }
+
+    /// Each of `values` as the argument `field` is refused as invalid, naming the field.
+    fn refused_as(op: &Operation, base: &str, field: &str, values: &[&str]) {
+        for value in values {
+            let error = built_on(op, base, &json!({ field: value })).unwrap_err();
+            assert_eq!(error.code, "invalid_argument", "{value:?}");
+            assert_eq!(error.field.as_deref(), Some(field), "{value:?}");
+        }
+    }
+
     #[test]
     fn a_path_value_is_one_segment_whatever_it_holds() {
-        let op = operation(
-            "/files/{name}",
-            vec![parameter("name", Location::Path, Style::Simple, false)],
-            None,
-        );
+        let op = with_one("/files/{name}", "name", Location::Path, Style::Simple);
         let arguments = json!({"name": "../admin?x=1#y"});
-        let built = build(&op, "http://api.test/v1", arguments.as_object().unwrap()).unwrap();
+        let built = built_on(&op, "http://api.test/v1", &arguments).unwrap();
         assert_eq!(
             built.url.as_str(),
             "http://api.test/v1/files/..%2Fadmin%3Fx%3D1%23y"
@@ -310,21 +325,11 @@ mod tests {
 
     #[test]
     fn no_value_climbs_out_of_the_base_path() {
-        let op = operation(
-            "/files/{name}",
-            vec![parameter("name", Location::Path, Style::Simple, false)],
-            None,
-        );
-        for value in ["..", ".", ""] {
-            let arguments = json!({ "name": value });
-            let error =
-                build(&op, "http://api.test/v1", arguments.as_object().unwrap()).unwrap_err();
-            assert_eq!(error.code, "invalid_argument", "{value:?}");
-            assert_eq!(error.field.as_deref(), Some("name"), "{value:?}");
-        }
+        let op = with_one("/files/{name}", "name", Location::Path, Style::Simple);
+        refused_as(&op, "http://api.test/v1", "name", &["..", ".", ""]);
         // Escaped, `%2e%2e` is a name like any other, not a step up.
         let arguments = json!({"name": "%2e%2e"});
-        let built = build(&op, "http://api.test/v1", arguments.as_object().unwrap()).unwrap();
+        let built = built_on(&op, "http://api.test/v1", &arguments).unwrap();
         assert_eq!(built.url.path(), "/v1/files/%252e%252e");
         let sneaky = operation("/../admin", vec![], None);
         let error = build(&sneaky, "http://api.test/v1", &Map::new()).unwrap_err();
@@ -333,20 +338,18 @@ mod tests {
 
     #[test]
     fn no_expansion_names_another_path() {
-        let label = operation(
-            "/files/{name}/meta",
-            vec![parameter("name", Location::Path, Style::Label, false)],
-            None,
-        );
-        let list = operation(
+        let label = with_one("/files/{name}/meta", "name", Location::Path, Style::Label);
+        let list = with_one(
             "/bundles/{parts}/meta",
-            vec![parameter("parts", Location::Path, Style::Simple, false)],
-            None,
+            "parts",
+            Location::Path,
+            Style::Simple,
         );
-        let literal = operation(
+        let literal = with_one(
             "/files/%2E{name}/meta",
-            vec![parameter("name", Location::Path, Style::Simple, false)],
-            None,
+            "name",
+            Location::Path,
+            Style::Simple,
         );
         for (op, arguments) in [
             (&label, json!({"name": ""})),
@@ -357,17 +360,17 @@ mod tests {
             (&literal, json!({"name": ""})),
             (&literal, json!({"name": "."})),
         ] {
-            let error = build(op, "http://api.test", arguments.as_object().unwrap()).unwrap_err();
+            let error = built_on(op, "http://api.test", &arguments).unwrap_err();
             assert_eq!(error.code, "invalid_argument", "{arguments}");
             let field = error.field.clone().unwrap();
             assert!(arguments.get(&field).is_some(), "{arguments}: {field}");
             assert!(error.message.contains("`..`"), "{}", error.message);
         }
         let arguments = json!({"name": "a"});
-        let built = build(&label, "http://api.test", arguments.as_object().unwrap()).unwrap();
+        let built = built_on(&label, "http://api.test", &arguments).unwrap();
         assert_eq!(built.url.path(), "/files/.a/meta");
         let arguments = json!({"parts": ["a", ".."]});
-        let built = build(&list, "http://api.test", arguments.as_object().unwrap()).unwrap();
+        let built = built_on(&list, "http://api.test", &arguments).unwrap();
         assert_eq!(built.url.path(), "/bundles/a,../meta");
     }
 
@@ -384,7 +387,7 @@ mod tests {
             None,
         );
         let arguments = json!({"tags": ["a", "b c"], "ids": [1, 2], "filter": {"color": "red"}, "pipes": ["x", "y"]});
-        let built = build(&op, "http://api.test", arguments.as_object().unwrap()).unwrap();
+        let built = built_on(&op, "http://api.test", &arguments).unwrap();
         assert_eq!(
             built.url.query().unwrap(),
             "tags=a&tags=b+c&ids=1%2C2&filter%5Bcolor%5D=red&pipes=x%7Cy"
@@ -393,35 +396,21 @@ mod tests {
 
     #[test]
     fn a_header_cannot_smuggle_a_line() {
-        let op = operation(
-            "/x",
-            vec![parameter("X-Trace", Location::Header, Style::Simple, false)],
-            None,
-        );
-        for value in ["a\r\nHost: evil", "a\u{0}b", "a\u{7f}"] {
-            let arguments = json!({ "X-Trace": value });
-            let error = build(&op, "http://api.test", arguments.as_object().unwrap()).unwrap_err();
-            assert_eq!(error.code, "invalid_argument", "{value:?}");
-            assert_eq!(error.field.as_deref(), Some("X-Trace"), "{value:?}");
-        }
-        let cookie = operation(
-            "/x",
-            vec![parameter("session", Location::Cookie, Style::Form, false)],
-            None,
-        );
-        let arguments = json!({"session": "a\nb"});
-        let error = build(&cookie, "http://api.test", arguments.as_object().unwrap()).unwrap_err();
-        assert_eq!(error.field.as_deref(), Some("session"));
+        let op = with_one("/x", "X-Trace", Location::Header, Style::Simple);
+        let smuggling = ["a\r\nHost: evil", "a\u{0}b", "a\u{7f}"];
+        refused_as(&op, "http://api.test", "X-Trace", &smuggling);
+        let cookie = with_one("/x", "session", Location::Cookie, Style::Form);
+        refused_as(&cookie, "http://api.test", "session", &["a\nb"]);
         // A tab and text beyond ASCII are a header value's like any other.
         let arguments = json!({"X-Trace": "a\tcafé"});
-        assert!(build(&op, "http://api.test", arguments.as_object().unwrap()).is_ok());
+        assert!(built_on(&op, "http://api.test", &arguments).is_ok());
     }
 
     #[test]
     fn bodies_are_json_or_form() {
         let op = operation("/x", vec![], Some(Media::Form));
         let arguments = json!({"body": {"name": "Rex", "age": 3}});
-        let built = build(&op, "http://api.test", arguments.as_object().unwrap()).unwrap();
+        let built = built_on(&op, "http://api.test", &arguments).unwrap();
         let (bytes, kind) = built.body.unwrap();
         assert_eq!(kind, "application/x-www-form-urlencoded");
         assert_eq!(String::from_utf8(bytes).unwrap(), "name=Rex&age=3");
