@@ -121,8 +121,10 @@ pub enum SessionMode {
     Stateless,
 }
 
+/// Who may call the endpoint: `kind` picks how callers authenticate.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[schemars(transform = describe_each_kind)]
 pub enum AuthSection {
     /// No authentication; allowed only on a loopback listen address.
     None,
@@ -149,6 +151,25 @@ pub enum AuthSection {
         #[serde(default)]
         scopes: Vec<String>,
     },
+}
+
+/// The reference describes each key: an `auth` table's `kind` is described by the variant it
+/// picks (schemars leaves the tag itself without words).
+fn describe_each_kind(schema: &mut schemars::Schema) {
+    let Some(serde_json::Value::Array(variants)) =
+        schema.as_object_mut().and_then(|object| object.get_mut("oneOf"))
+    else {
+        return;
+    };
+    for variant in variants {
+        let description = variant.get("description").cloned();
+        if let (Some(description), Some(kind)) =
+            (description, variant.pointer_mut("/properties/kind"))
+            && let Some(kind) = kind.as_object_mut()
+        {
+            kind.insert("description".into(), description);
+        }
+    }
 }
 
 fn default_tokens_env() -> String {
