@@ -30,6 +30,7 @@ mod app;
 mod audit;
 mod caller;
 pub mod clock;
+mod credentials;
 mod error;
 pub mod idempotency;
 mod kind;
@@ -57,6 +58,7 @@ pub use audit::{
 };
 pub use caller::{CallContext, Caller, IdentityAssertion, Progress, preview_digest};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
+pub use credentials::ClientCredentials;
 pub use error::{ErrorKind, OUTCOME_UNKNOWN, ToolError};
 pub use idempotency::{Claim, IdempotencyStore, StoreUnavailable};
 pub use kind::{BackgroundJob, Kind};

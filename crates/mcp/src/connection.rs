@@ -23,7 +23,8 @@ use crate::client::{Client, ProgressRoutes};
 use crate::direct::Direct;
 use crate::legacy_sse::LegacySse;
 use crate::reach::{Unreached, no_redirects};
-use crate::settings::{ClientCredentials, McpSettings, Protocol};
+use crate::settings::{McpSettings, Protocol};
+use concierge_core::ClientCredentials;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, ClientCredentialsConfig};
 
 /// Tools read from an upstream's list at most; the rest are ignored (and said so).

@@ -10,8 +10,9 @@ use concierge_core::{CallContext, Caller, Tool};
 use serde_json::{Value, json};
 
 use crate::connection::{Link, Upstream};
-use crate::settings::{ClientCredentials, McpSettings, Protocol};
+use crate::settings::{McpSettings, Protocol};
 use crate::tool::FederatedTool;
+use concierge_core::ClientCredentials;
 
 /// What to probe and how to reach it.
 #[derive(Debug, clap::Args)]
@@ -56,6 +57,7 @@ impl Probe {
                 client_secret: std::env::var(variable)
                     .map_err(|_| format!("{variable} is not set"))?,
                 scopes: Vec::new(),
+                token_url: None,
             }),
             _ => None,
         };

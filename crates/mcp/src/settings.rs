@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use concierge_core::ToolPolicy;
+use concierge_core::{ClientCredentials, ToolPolicy};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
@@ -86,28 +86,6 @@ pub struct McpSettings {
     /// the status `ok`. Its tools answer as ever ("not reachable" while it is down).
     #[serde(default)]
     pub optional: bool,
-}
-
-/// concierge's own OAuth client at the upstream's authorization server.
-#[derive(Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClientCredentials {
-    /// concierge's client id there.
-    pub client_id: String,
-    /// Its secret (from the environment: `${VAR}`); never logged.
-    pub client_secret: String,
-    #[serde(default)]
-    /// The scopes concierge asks for.
-    pub scopes: Vec<String>,
-}
-
-impl std::fmt::Debug for ClientCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientCredentials")
-            .field("client_id", &self.client_id)
-            .field("scopes", &self.scopes)
-            .finish_non_exhaustive()
-    }
 }
 
 /// The protocol era concierge speaks to an upstream.
@@ -209,6 +187,18 @@ impl McpSettings {
             (Some(_), None) if !self.headers.is_empty() || self.oauth.is_some() => problems
                 .push("`headers` and `oauth` are for a `url`; a `command` gets `env`".into()),
             (None, Some(url)) => {
+                if self
+                    .oauth
+                    .as_ref()
+                    .is_some_and(|oauth| oauth.token_url.is_some())
+                {
+                    // The MCP server's protected resource metadata names its token endpoint.
+                    problems.push(
+                        "`oauth.token_url` is for an `openapi` app: an MCP server's token \
+                         endpoint is found from the server's metadata"
+                            .into(),
+                    );
+                }
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     problems.push("`url` must start with http:// or https://".into());
                 }
@@ -427,6 +417,23 @@ mod tests {
         assert_eq!(
             settings.problems(),
             ["`write_file` is named by both `rename` and `override.write_file.name`: keep one"]
+        );
+    }
+
+    #[test]
+    fn a_token_url_is_refused_where_the_servers_metadata_names_it() {
+        let problems = settings(
+            r#"url = "https://mcp.example.com/mcp"
+               tools = ["x"]
+               oauth = { client_id = "c", client_secret = "s", token_url = "https://as/token" }"#,
+        )
+        .problems();
+        assert_eq!(
+            problems,
+            [
+                "`oauth.token_url` is for an `openapi` app: an MCP server's token endpoint is \
+              found from the server's metadata"
+            ]
         );
     }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use crate::settings::ClientCredentials;
+use concierge_core::ClientCredentials;
 
 /// A token is fetched again this long before the server says it expires.
 const MARGIN: Duration = Duration::from_secs(30);

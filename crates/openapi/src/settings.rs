@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use concierge_core::ToolPolicy;
+use concierge_core::{ClientCredentials, ToolPolicy};
 use serde::Deserialize;
 
 /// One REST API, described by its OpenAPI document, and the operations of it served as tools.
@@ -57,22 +57,6 @@ pub struct Auth {
     /// URL defaults to the document's `oauth2` client credentials flow).
     #[serde(default)]
     pub oauth: Option<ClientCredentials>,
-}
-
-/// concierge's own client at the API's authorization server.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClientCredentials {
-    /// concierge's client id there.
-    pub client_id: String,
-    /// Its secret (from the environment: `${VAR}`); never logged.
-    pub client_secret: String,
-    #[serde(default)]
-    /// The scopes concierge asks for.
-    pub scopes: Vec<String>,
-    #[serde(default)]
-    /// The token endpoint; the document's `oauth2` client credentials flow when unset.
-    pub token_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
