@@ -33,6 +33,7 @@ pub mod clock;
 mod credentials;
 mod error;
 pub mod idempotency;
+pub mod json;
 mod kind;
 mod limits;
 pub mod messages;

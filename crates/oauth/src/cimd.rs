@@ -17,6 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use concierge_core::json::strings;
 use serde_json::Value;
 
 use crate::store::Client;
@@ -186,15 +187,9 @@ pub fn client_of(client_id: &str, document: &Value) -> Result<Client, String> {
     if document.get("client_id").and_then(Value::as_str) != Some(client_id) {
         return Err("the client's metadata names another client_id".into());
     }
-    let redirect_uris: Vec<String> = document
+    let redirect_uris = document
         .get("redirect_uris")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
+        .and_then(strings)
         .unwrap_or_default();
     if redirect_uris.is_empty() {
         return Err("the client's metadata lists no redirect_uris".into());

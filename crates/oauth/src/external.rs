@@ -5,6 +5,7 @@
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
+use concierge_core::json::strings;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
@@ -104,12 +105,8 @@ impl ExternalIssuer {
         let text = |key: &str| claims.get(key).and_then(Value::as_str).map(str::to_string);
         let scopes = match claims.get("scope").or_else(|| claims.get("scp")) {
             Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            _ => Vec::new(),
+            Some(listed) => strings(listed).unwrap_or_default(),
+            None => Vec::new(),
         };
         let client_id = text("client_id")
             .or_else(|| text("azp"))

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use concierge_core::json::strings;
 use concierge_core::{Annotations, ToolSpec};
 use http::Method;
 use serde_json::{Map, Value, json};
@@ -175,16 +176,7 @@ pub fn listed(document: &Document) -> Vec<Listed> {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| snake_case(&format!("{method} {path}")));
-            let tags = operation
-                .get("tags")
-                .and_then(Value::as_array)
-                .map(|tags| {
-                    tags.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let tags = operation.get("tags").and_then(strings).unwrap_or_default();
             all.push(Listed {
                 id,
                 method,

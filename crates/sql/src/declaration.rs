@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use concierge_core::json::strings;
 use concierge_core::{Annotations, ToolSpec};
 use serde_json::{Map, Value, json};
 
@@ -226,16 +227,7 @@ impl Arguments {
                 )));
             }
         }
-        let required = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let required = schema.get("required").and_then(strings).unwrap_or_default();
         Ok(Self {
             schema,
             properties,

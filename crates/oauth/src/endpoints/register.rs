@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use concierge_core::Outcome;
+use concierge_core::json::strings;
 use serde_json::{Value, json};
 
 use super::{MAX_BODY_BYTES, MAX_NAME_CHARS, Peer, cors, throttle};
@@ -53,15 +54,10 @@ pub(super) async fn register(
             "the body is not JSON".into(),
         ));
     };
-    let strings = |key: &str| -> Option<Vec<String>> {
-        request.get(key)?.as_array().map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-    };
-    let redirect_uris = strings("redirect_uris").unwrap_or_default();
+    let redirect_uris = request
+        .get("redirect_uris")
+        .and_then(strings)
+        .unwrap_or_default();
     check_redirect_uris(&server, &redirect_uris)?;
     let auth_method = request
         .get("token_endpoint_auth_method")
@@ -76,8 +72,10 @@ pub(super) async fn register(
             "token_endpoint_auth_method: none, client_secret_post or client_secret_basic".into(),
         ));
     }
-    let mut grant_types =
-        strings("grant_types").unwrap_or_else(|| vec!["authorization_code".into()]);
+    let mut grant_types = request
+        .get("grant_types")
+        .and_then(strings)
+        .unwrap_or_else(|| vec!["authorization_code".into()]);
     // Only the two known names pass below; repeats are not stored.
     let mut seen = Vec::new();
     grant_types.retain(|g| {
