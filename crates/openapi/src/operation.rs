@@ -299,15 +299,7 @@ pub(crate) fn operation(
             ),
             _ => (json!({}), false),
         };
-        let mut schema = document.json_schema(&schema, true);
-        if let (Value::Object(schema), Some(text)) = (
-            &mut schema,
-            parameter.get("description").and_then(Value::as_str),
-        ) {
-            schema
-                .entry("description")
-                .or_insert_with(|| Value::String(text.to_string()));
-        }
+        let schema = described(document.json_schema(&schema, true), &parameter);
         let style = match parameter.get("style").and_then(Value::as_str) {
             Some("simple") => Style::Simple,
             Some("label") => Style::Label,
@@ -357,17 +349,11 @@ pub(crate) fn operation(
             .map(|(_, m)| (Media::Form, m));
         let body_required = request_body["required"] == Value::Bool(true);
         match json_media.or(form_media) {
-            Some((media, described)) => {
-                let mut schema =
-                    document.json_schema(described.get("schema").unwrap_or(&json!({})), true);
-                if let (Value::Object(schema), Some(text)) = (
-                    &mut schema,
-                    request_body.get("description").and_then(Value::as_str),
-                ) {
-                    schema
-                        .entry("description")
-                        .or_insert_with(|| Value::String(text.to_string()));
-                }
+            Some((media, media_type)) => {
+                let schema = described(
+                    document.json_schema(media_type.get("schema").unwrap_or(&json!({})), true),
+                    &request_body,
+                );
                 properties.insert("body".into(), schema);
                 if body_required {
                     required.push(json!("body"));
@@ -463,6 +449,19 @@ fn output_schema(document: &Document, op: &Value, notes: &mut Notes) -> (Map<Str
         // No JSON promised: the answer (text, or nothing) comes back under `result`.
         None => (wrapped(json!({})), true),
     }
+}
+
+/// `schema` with the description of what it is the schema of (a parameter, a request body),
+/// where it has none of its own: the model reads what the argument is for.
+fn described(mut schema: Value, of: &Value) -> Value {
+    if let (Value::Object(object), Some(text)) =
+        (&mut schema, of.get("description").and_then(Value::as_str))
+    {
+        object
+            .entry("description")
+            .or_insert_with(|| Value::String(text.to_string()));
+    }
+    schema
 }
 
 fn describes_object(schema: &Map<String, Value>) -> bool {
