@@ -55,6 +55,13 @@ auth = {{ kind = "none" }}
     }
 }
 
+/// The deployment of a read-only instance with `tool`, which must pass the checks.
+async fn accepted(tool: &str) -> (Platform, tempfile::TempDir) {
+    platform(tool, true)
+        .await
+        .unwrap_or_else(|problems| panic!("{tool}\n→ {problems:?}"))
+}
+
 async fn refused(tool: &str, says: &str) {
     refused_on(tool, says, true).await;
 }
@@ -178,16 +185,14 @@ async fn names_must_be_plain_and_specific() {
 
 #[tokio::test]
 async fn check_live_has_the_database_prepare_every_statement() {
-    let (platform, _folder) = platform(
+    let (platform, _folder) = accepted(
         r#"name = "order_list"
 description = "x"
 sql = "SELECT id, statsu FROM orders ORDER BY {sort}"
 fragments.sort = { newest = "id DESC", oldest = "id ASC" }
 input_schema.properties = { sort = { type = "string", enum = ["newest", "oldest"], default = "newest" } }"#,
-        true,
     )
-    .await
-    .expect("the declaration itself is fine");
+    .await;
     let (name, check) = &platform.live_checks[0];
     assert_eq!(name, "shop");
     let report = check().await;
@@ -218,17 +223,15 @@ async fn a_tool_names_and_describes_itself() {
 /// The per-tool keys every kind takes (`concierge_core::ToolPolicy`), on a SQL tool.
 #[tokio::test]
 async fn a_tool_takes_the_keys_every_kind_s_tools_take() {
-    let (platform, _folder) = platform(
+    let (platform, _folder) = accepted(
         r#"name = "order_list"
 title = "Orders"
 description = "x"
 sql = "SELECT id FROM orders"
 annotations = { openWorldHint = true, idempotent = false }
 scopes = ["orders:read"]"#,
-        true,
     )
-    .await
-    .expect("the declaration is fine");
+    .await;
     let tools = platform.endpoints[0].guard.endpoint.tools();
     let spec = tools[0].spec();
     assert_eq!(spec.title.as_deref(), Some("Orders"));

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Customer, Loaded, Shop, engines};
+use common::{Customer, Loaded, engines};
 use serde_json::json;
 
 const ROWS: i64 = 1_000_000;
@@ -57,17 +57,9 @@ async fn a_million_rows_answer_one_page_in_flat_memory() {
             continue;
         }
         let at = loaded.engine;
-        let settings = format!(
-            "{}statement_timeout = \"10s\"\nmax_rows = 50",
-            loaded.settings()
-        );
-        let deployment = Shop {
-            settings: &settings,
-            tools: BIG_LIST,
-            ..Shop::default()
-        }
-        .deploy()
-        .await;
+        let deployment = loaded
+            .serve("statement_timeout = \"10s\"\nmax_rows = 50", BIG_LIST)
+            .await;
         let acme = Customer::new(&deployment.router, "acme");
         let before = resident_kib();
         let started = std::time::Instant::now();

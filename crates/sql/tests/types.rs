@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Customer, Loaded, Shop, engines, error_code, ids, writes_at};
+use common::{Customer, Loaded, engines, error_code, ids};
 use concierge_testkit::Instance;
 use serde_json::{Value, json};
 
@@ -97,14 +97,7 @@ async fn clinic() -> Option<(Instance, tempfile::TempDir)> {
     let url = concierge_testkit::postgres::fresh_database("sql_types").await?;
     let loaded = Loaded::server("postgres", url);
     loaded.execute(CLINIC).await;
-    let folder = tempfile::tempdir().unwrap();
-    let shop = Shop {
-        platform: &writes_at(&folder.path().join("writes.db")),
-        settings: &format!("{}read_only = false", loaded.settings()),
-        tools: CLINIC_TOOLS,
-        ..Shop::default()
-    };
-    Some((shop.deploy().await, folder))
+    Some(loaded.serve_writes("", CLINIC_TOOLS).await)
 }
 
 #[tokio::test]
@@ -229,12 +222,7 @@ async fn mariadb_text_in_a_binary_collation_is_text_and_binary_stays_base64() {
     };
     let loaded = Loaded::server("mariadb", url);
     loaded.execute(PATIENTS).await;
-    let shop = Shop {
-        settings: &loaded.settings(),
-        tools: PATIENT_TOOLS,
-        ..Shop::default()
-    };
-    let deployment = shop.deploy().await;
+    let deployment = loaded.serve("", PATIENT_TOOLS).await;
     let acme = Customer::new(&deployment.router, "acme");
     // The tests' build checks every answer against the tool's published schema.
     let found = acme.call("patient_find", json!({"code": "Ab-1"})).await;
@@ -273,14 +261,7 @@ input_schema = { properties = { parts = { type = "integer" } }, required = ["par
 "#;
     for loaded in engines().await {
         let at = loaded.engine;
-        let folder = tempfile::tempdir().unwrap();
-        let shop = Shop {
-            platform: &writes_at(&folder.path().join("writes.db")),
-            settings: &format!("{}read_only = false", loaded.settings()),
-            tools: TOOLS,
-            ..Shop::default()
-        };
-        let deployment = shop.deploy().await;
+        let (deployment, _writes) = loaded.serve_writes("", TOOLS).await;
         let acme = Customer::new(&deployment.router, "acme");
         let split = acme
             .call(

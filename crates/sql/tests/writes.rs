@@ -6,8 +6,7 @@
 mod common;
 
 use common::{
-    Customer, Loaded, Shop, engines, error_code, ids, order_cancel, order_write, status_of,
-    writes_at,
+    Customer, Loaded, engines, error_code, ids, order_cancel, order_write, servers, status_of,
 };
 use concierge_testkit::Instance;
 use serde_json::json;
@@ -100,17 +99,9 @@ sql = "{sleep}"
 /// The shop on `loaded` with the tools above, and the folder of its store of writes (which
 /// must live as long as the deployment).
 async fn deploy(loaded: &Loaded) -> (Instance, tempfile::TempDir) {
-    let folder = tempfile::tempdir().unwrap();
-    let shop = Shop {
-        platform: &writes_at(&folder.path().join("writes.db")),
-        settings: &format!(
-            "{}read_only = false\nstatement_timeout = \"300ms\"",
-            loaded.settings()
-        ),
-        tools: &tools(loaded),
-        ..Shop::default()
-    };
-    (shop.deploy().await, folder)
+    loaded
+        .serve_writes("statement_timeout = \"300ms\"", &tools(loaded))
+        .await
 }
 
 #[tokio::test]
@@ -423,14 +414,7 @@ async fn reading(loaded: &Loaded, statement: &str) -> Instance {
     let tool = format!(
         "[[apps.shop.tool]]\nname = \"number_next\"\ndescription = \"The next number.\"\nsql = \"{statement}\""
     );
-    let settings = loaded.settings();
-    Shop {
-        settings: &settings,
-        tools: &tool,
-        ..Shop::default()
-    }
-    .deploy()
-    .await
+    loaded.serve("", &tool).await
 }
 
 /// A value the database cannot take where the statement puts it (a status longer than its
@@ -439,11 +423,8 @@ async fn reading(loaded: &Loaded, statement: &str) -> Instance {
 /// its length: there the label is simply written.
 #[tokio::test]
 async fn a_value_the_database_cannot_take_is_refused_as_the_callers() {
-    for loaded in engines().await {
+    for loaded in servers().await {
         let at = loaded.engine;
-        if at == "sqlite" {
-            continue;
-        }
         let (deployment, _writes) = deploy(&loaded).await;
         let acme = Customer::new(&deployment.router, "acme");
         let long = "x".repeat(30);

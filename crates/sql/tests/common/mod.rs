@@ -59,6 +59,33 @@ impl Loaded {
         }
     }
 
+    /// The shop serving `tools` read-only from this database, `settings` after the lines that
+    /// say where it is.
+    pub async fn serve(&self, settings: &str, tools: &str) -> Instance {
+        let settings = format!("{}{settings}", self.settings());
+        Shop {
+            settings: &settings,
+            tools,
+            ..Shop::default()
+        }
+        .deploy()
+        .await
+    }
+
+    /// The shop serving `tools` from this database with writes allowed, `settings` after the
+    /// lines that say where it is, and the folder of its store of writes (which must live as
+    /// long as the deployment).
+    pub async fn serve_writes(&self, settings: &str, tools: &str) -> (Instance, tempfile::TempDir) {
+        let folder = tempfile::tempdir().unwrap();
+        let shop = Shop {
+            platform: &writes_at(&folder.path().join("writes.db")),
+            settings: &format!("{}read_only = false\n{settings}", self.settings()),
+            tools,
+            ..Shop::default()
+        };
+        (shop.deploy().await, folder)
+    }
+
     /// Runs `statement` on the engine's server behind the tools' back: a test's own set-up.
     pub async fn execute(&self, statement: &str) {
         match self.engine {
@@ -125,6 +152,7 @@ impl Loaded {
     }
 }
 
+/// Every engine with the fixture loaded: SQLite, and the servers the test command started.
 pub async fn engines() -> Vec<Loaded> {
     let folder = tempfile::tempdir().unwrap();
     let script = folder.path().join("shop.sql");
@@ -136,6 +164,14 @@ pub async fn engines() -> Vec<Loaded> {
         create_from: Some(script),
         _folder: Some(folder),
     }];
+    engines.extend(servers().await);
+    engines
+}
+
+/// The engines a server runs (PostgreSQL, MariaDB) that the test command started, with the
+/// fixture loaded: for what a SQLite file does not do.
+pub async fn servers() -> Vec<Loaded> {
+    let mut engines = Vec::new();
     if let Some(url) = concierge_testkit::postgres::fresh_database("sql_kind").await {
         execute::<sqlx::Postgres>(&url, &fixture("TIMESTAMP")).await;
         engines.push(Loaded::server("postgres", url));
