@@ -6,7 +6,7 @@ use axum::Router;
 use axum::extract::Path;
 use axum::routing::get;
 use concierge_server::{Apps, section};
-use concierge_testkit::{call_tool, config, instance};
+use concierge_testkit::{Instance, call_tool, config, instance};
 use http::StatusCode;
 use serde_json::{Value, json};
 
@@ -90,10 +90,15 @@ fn apps() -> Apps {
     })
 }
 
+/// The platform in front of a freshly started API, alice's token accepted.
+async fn deployed() -> Instance {
+    let api = start_api().await;
+    instance(&config(&api), apps(), &[(config::TOKENS, "alice:token-a")]).await
+}
+
 #[tokio::test]
 async fn an_answer_is_the_apis_own_json_and_a_failure_says_only_what_a_model_can_act_on() {
-    let api = start_api().await;
-    let deployment = instance(&config(&api), apps(), &[(config::TOKENS, "alice:token-a")]).await;
+    let deployment = deployed().await;
 
     let found = call_tool(&deployment.router, ALICE, "order_get", json!({"id": "7"})).await;
     assert_eq!(found["isError"], false, "{found}");
@@ -129,8 +134,7 @@ async fn an_answer_is_the_apis_own_json_and_a_failure_says_only_what_a_model_can
 /// the text a model reads.
 #[tokio::test]
 async fn an_answers_nulls_are_handed_on() {
-    let api = start_api().await;
-    let deployment = instance(&config(&api), apps(), &[(config::TOKENS, "alice:token-a")]).await;
+    let deployment = deployed().await;
     let open = call_tool(&deployment.router, ALICE, "order_get", json!({"id": "9"})).await;
     assert_eq!(open["isError"], false, "{open}");
     let expected = json!({"status": 200, "body": {"id": 9, "status": "open", "paid_at": null}});
