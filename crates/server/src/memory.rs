@@ -141,34 +141,40 @@ mod tests {
     }
 
     #[test]
-    fn a_burst_is_trimmed_at_once_and_not_again() {
-        assert_eq!(looks(&[10, 40, 10, 10], 10), [false, true, false, false]);
-    }
-
-    #[test]
-    fn what_is_freed_after_a_trim_is_trimmed_once_the_slack_settles() {
-        // 20 MiB freed (trimmed), then 12 more over the next look, then quiet.
-        assert_eq!(
-            looks(&[10, 30, 22, 22, 10], 10),
-            [false, true, false, true, false]
-        );
-    }
-
-    #[test]
-    fn a_second_burst_into_trimmed_memory_is_trimmed_too() {
-        // The burst reuses the trimmed pages between two looks; only the slack it leaves shows.
-        assert_eq!(
-            looks(&[10, 40, 10, 40, 10], 10),
-            [false, true, false, true, false]
-        );
-    }
-
-    #[test]
-    fn what_a_trim_cannot_return_is_not_tried_again() {
-        assert_eq!(
-            looks(&[10, 40, 30, 30, 30], 30),
-            [false, true, false, false, false]
-        );
+    fn a_burst_is_trimmed_once_and_what_a_trim_leaves_is_looked_at_again() {
+        // (what, each look's slack in MiB, the floor a trim returns to, which looks trim)
+        let cases: [(&str, &[usize], usize, &[bool]); 4] = [
+            (
+                "a burst is trimmed at once and not again",
+                &[10, 40, 10, 10],
+                10,
+                &[false, true, false, false],
+            ),
+            (
+                // 20 MiB freed (trimmed), then 12 more over the next look, then quiet.
+                "what is freed after a trim is trimmed once the slack settles",
+                &[10, 30, 22, 22, 10],
+                10,
+                &[false, true, false, true, false],
+            ),
+            (
+                // The burst reuses the trimmed pages between two looks; only the slack it
+                // leaves shows.
+                "a second burst into trimmed memory is trimmed too",
+                &[10, 40, 10, 40, 10],
+                10,
+                &[false, true, false, true, false],
+            ),
+            (
+                "what a trim cannot return is not tried again",
+                &[10, 40, 30, 30, 30],
+                30,
+                &[false, true, false, false, false],
+            ),
+        ];
+        for (what, slack, floor, trimmed) in cases {
+            assert_eq!(looks(slack, floor), trimmed, "{what}");
+        }
     }
 
     #[test]

@@ -106,13 +106,13 @@ fn read_records(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn post(path: &str, token: Option<&str>, body: &str) -> http::request::Builder {
+/// A POST of `body` to the MCP endpoint at `path`, with `token` as its bearer if any.
+fn post(path: &str, token: Option<&str>, body: impl Into<Body>) -> Request<Body> {
     let mut builder = mcp_post(path).header("mcp-protocol-version", "2025-06-18");
     if let Some(token) = token {
         builder = builder.header("authorization", format!("Bearer {token}"));
     }
-    let _ = body;
-    builder
+    builder.body(body.into()).unwrap()
 }
 
 fn call_body(tool: &str, arguments: Value) -> String {
@@ -122,8 +122,7 @@ fn call_body(tool: &str, arguments: Value) -> String {
 }
 
 fn call(path: &str, token: Option<&str>, tool: &str, arguments: Value) -> Request<Body> {
-    let body = call_body(tool, arguments);
-    post(path, token, &body).body(Body::from(body)).unwrap()
+    post(path, token, call_body(tool, arguments))
 }
 
 /// alice's call of `tool` on `/fake/mcp` with a text it accepts.
@@ -205,27 +204,21 @@ async fn every_refusal_of_streamable_http_is_answered_and_recorded_once() {
         ),
         (
             "a body over max_body_bytes",
-            post("/fake/mcp", Some("token-a"), &big)
-                .body(Body::from(big.clone()))
-                .unwrap(),
+            post("/fake/mcp", Some("token-a"), big.clone()),
             StatusCode::PAYLOAD_TOO_LARGE,
             "invalid_argument",
             "body_too_large",
         ),
         (
             "not JSON",
-            post("/fake/mcp", Some("token-a"), "")
-                .body(Body::from("{nope"))
-                .unwrap(),
+            post("/fake/mcp", Some("token-a"), "{nope"),
             StatusCode::BAD_REQUEST,
             "invalid_argument",
             "parse_error",
         ),
         (
             "a batch",
-            post("/fake/mcp", Some("token-a"), "")
-                .body(Body::from("[]"))
-                .unwrap(),
+            post("/fake/mcp", Some("token-a"), "[]"),
             StatusCode::BAD_REQUEST,
             "invalid_argument",
             "invalid_request",
@@ -440,13 +433,7 @@ fn without_trace_ids(text: &str) -> String {
 async fn a_request_that_is_no_call_and_no_refusal_leaves_no_record() {
     let d = deploy("5m").await;
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
-    let (status, _, body) = d
-        .send(
-            post("/fake/mcp", Some("token-a"), list)
-                .body(Body::from(list))
-                .unwrap(),
-        )
-        .await;
+    let (status, _, body) = d.send(post("/fake/mcp", Some("token-a"), list)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("\"echo\""), "{body}");
     // A stateless endpoint's 405 for the standalone stream is how a client learns it has no
@@ -475,9 +462,7 @@ async fn exactly_one_record_per_request_under_concurrency() {
             ),
             1 => call("/fake/mcp", None, "echo", json!({"text": "x"})),
             2 => call("/fake/mcp", Some("token-b"), "echo", json!({"text": 1})),
-            _ => post("/fake/mcp", Some("token-a"), "")
-                .body(Body::from("{"))
-                .unwrap(),
+            _ => post("/fake/mcp", Some("token-a"), "{"),
         })
         .collect();
     futures::future::join_all(requests.into_iter().map(|r| d.send(r))).await;
@@ -539,9 +524,7 @@ async fn initialize(d: &Deployment, token: &str) -> String {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "test", "version": "1"}}})
     .to_string();
-    let request = post("/sessions/mcp", Some(token), &body)
-        .body(Body::from(body))
-        .unwrap();
+    let request = post("/sessions/mcp", Some(token), body);
     let response = d.app.clone().oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     response.headers()["mcp-session-id"]
@@ -620,10 +603,7 @@ async fn next_event(body: &mut Body) -> String {
 }
 
 async fn deliver(d: &Deployment, url: &str, token: Option<&str>, message: Value) -> StatusCode {
-    let body = message.to_string();
-    d.send(post(url, token, &body).body(Body::from(body)).unwrap())
-        .await
-        .0
+    d.send(post(url, token, message.to_string())).await.0
 }
 
 #[tokio::test]
@@ -699,13 +679,7 @@ async fn legacy_sse_passes_the_same_steps_and_records_the_same_way() {
         assert_eq!(deliver(&d, to, token, echo.clone()).await, status, "{case}");
         only_new(case, &d.records(), before, outcome, Some(code));
     }
-    let (status, _, _) = d
-        .send(
-            post(&url, Some("token-a"), "")
-                .body(Body::from("{"))
-                .unwrap(),
-        )
-        .await;
+    let (status, _, _) = d.send(post(&url, Some("token-a"), "{")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     only_new(
         "a legacy message that is not JSON",

@@ -86,6 +86,11 @@ fn texts(errors: &[ConfigError]) -> Vec<String> {
     errors.iter().map(ToString::to_string).collect()
 }
 
+/// What [`MINIMAL`] with `from` written as `to` is refused for.
+fn errors_with(from: &str, to: &str) -> Vec<String> {
+    texts(&Config::parse(&MINIMAL.replace(from, to), &env).unwrap_err())
+}
+
 #[test]
 fn every_unknown_key_is_reported_in_one_run_with_the_other_problems() {
     let text = format!(
@@ -130,11 +135,10 @@ fn every_unknown_key_is_reported_in_one_run_with_the_other_problems() {
 
 #[test]
 fn a_key_without_a_near_name_lists_the_keys_of_its_table() {
-    let text = MINIMAL.replace(
+    let errors = errors_with(
         "[limits]",
         "[writes]\ndatabase = \"w.sqlite\"\nzzz = 1\n[limits]",
     );
-    let errors = texts(&Config::parse(&text, &env).unwrap_err());
     assert_eq!(
         errors,
         [
@@ -162,11 +166,10 @@ fn unknown_keys_are_reported_beside_unset_variables_and_bad_values() {
 
     // A value serde refuses ends the reading (what follows depends on it), but the unknown
     // keys are all there, and a misspelt choice gets its suggestion too.
-    let text = MINIMAL.replace(
+    let errors = errors_with(
         "rate_limit = \"chatbot\"",
         "rate_limt = \"chatbot\"\nsession = \"stateles\"",
     );
-    let errors = texts(&Config::parse(&text, &env).unwrap_err());
     assert_eq!(errors.len(), 2, "{errors:#?}");
     assert_eq!(
         errors[0],
@@ -315,21 +318,19 @@ fn limiters_default_to_the_sliding_window_and_name_the_bucket() {
             policy: LimitPolicy::Bucket
         }
     );
-    let text = MINIMAL.replace(
+    let errors = errors_with(
         "chatbot = \"60/minute\"",
         "chatbot = { rate = \"60/minute\", polcy = \"bucket\" }",
     );
-    let errors = texts(&Config::parse(&text, &env).unwrap_err());
     assert_eq!(
         errors,
         ["limits.chatbot.polcy: unknown key; did you mean `policy`?"],
         "{errors:?}"
     );
-    let text = MINIMAL.replace(
+    let errors = errors_with(
         "chatbot = \"60/minute\"",
         "chatbot = { rate = \"60/minute\", policy = \"buckets\" }",
     );
-    let errors = texts(&Config::parse(&text, &env).unwrap_err());
     assert!(
         errors.len() == 1 && errors[0].contains("did you mean `bucket`?"),
         "{errors:?}"
