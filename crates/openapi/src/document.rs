@@ -440,6 +440,15 @@ mod tests {
         Document::from_value(json!({"openapi": "3.0.3", "components": components})).unwrap()
     }
 
+    /// That a note says `text`.
+    fn assert_noted(notes: &Notes, text: &str) {
+        assert!(
+            notes.0.iter().any(|note| note.contains(text)),
+            "{text:?} in {:?}",
+            notes.0
+        );
+    }
+
     #[test]
     fn a_cycle_is_cut_where_it_closes() {
         let doc = document(json!({"schemas": {
@@ -448,11 +457,7 @@ mod tests {
         let mut notes = Notes::default();
         let resolved = doc.resolve(&json!({"$ref": "#/components/schemas/Node"}), &mut notes);
         assert_eq!(resolved["properties"]["child"], json!({}));
-        assert!(
-            notes.0.iter().any(|n| n.contains("refers back")),
-            "{:?}",
-            notes.0
-        );
+        assert_noted(&notes, "refers back");
     }
 
     #[test]
@@ -469,7 +474,7 @@ mod tests {
         let doc = document(json!({ "schemas": schemas }));
         let mut notes = Notes::default();
         doc.resolve(&json!({"$ref": "#/components/schemas/L39"}), &mut notes);
-        assert!(notes.0.iter().any(|n| n.contains("larger than")));
+        assert_noted(&notes, "larger than");
     }
 
     #[test]
@@ -535,11 +540,7 @@ mod tests {
         assert_eq!(pet, json!({"type": "object"}));
         let outside = doc.resolve(&json!({"$ref": "../secret.yaml#/x"}), &mut notes);
         assert_eq!(outside, json!({}));
-        assert!(
-            notes.0.iter().any(|n| n.contains("beside the document")),
-            "{:?}",
-            notes.0
-        );
+        assert_noted(&notes, "beside the document");
     }
 
     #[test]
