@@ -156,8 +156,9 @@ pub enum AuthSection {
 /// The reference describes each key: an `auth` table's `kind` is described by the variant it
 /// picks (schemars leaves the tag itself without words).
 fn describe_each_kind(schema: &mut schemars::Schema) {
-    let Some(serde_json::Value::Array(variants)) =
-        schema.as_object_mut().and_then(|object| object.get_mut("oneOf"))
+    let Some(serde_json::Value::Array(variants)) = schema
+        .as_object_mut()
+        .and_then(|object| object.get_mut("oneOf"))
     else {
         return;
     };
