@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use concierge_core::messages::render;
 use concierge_core::{
-    CallContext, Caller, ErrorKind, Messages, Outcome, Tool, ToolError, ToolSpec, audit_document,
+    CallContext, Caller, Messages, Outcome, Tool, ToolError, ToolSpec, audit_document,
     audit_output_of, redact_in_place,
 };
 use serde_json::{Map, Value, json};
@@ -116,11 +116,6 @@ pub struct ToolAnswer {
 }
 
 impl ToolAnswer {
-    /// An error document (the app's own, or the platform's `{"error": {…}}`) as the answer.
-    fn error(document: &Value) -> Self {
-        Self::error_text(document.to_string())
-    }
-
     /// An error document already written as JSON text.
     fn error_text(text: String) -> Self {
         Self {
@@ -823,34 +818,9 @@ fn tool_failed(mounted: &MountedTool, error: ToolError, record: &RequestRecord) 
     if let Some(detail) = &error.detail {
         tracing::error!(trace_id = %trace, tool = %spec.name, code = error.code, %detail, "tool failed");
     }
-    let document = match error.envelope {
-        Some(ref envelope) => (**envelope).clone(),
-        None => json!({ "error": error_body(&error, &trace) }),
-    };
-    let answer = ToolAnswer::error(&document);
-    record.outcome(
-        crate::pipeline::refusal::outcome_of(&error),
-        Some(error.code),
-        Some(audit_output_of(
-            &document,
-            &answer.text,
-            &spec.secret_fields,
-        )),
-    );
-    CallAnswer::Result(answer)
-}
-
-/// The client-visible error: code, message, field. Internal failures add only the trace id, so an
-/// operator can find the logged detail.
-fn error_body(error: &ToolError, trace: &str) -> Value {
-    let mut body = json!({"code": error.code, "message": error.message});
-    if let Some(field) = &error.field {
-        body["field"] = json!(field);
-    }
-    if error.kind == ErrorKind::Internal {
-        body["traceId"] = json!(trace);
-    }
-    body
+    let text =
+        Refusal::of_tool_error(&error, Some(&trace)).into_tool_text(record, &spec.secret_fields);
+    CallAnswer::Result(ToolAnswer::error_text(text))
 }
 
 /// Lists are `{"results": [...]}` (the apps' search tools), `{"rows": [...]}` (SQL tools) or

@@ -3,7 +3,7 @@
 //! environment values, a database URL's password) is cut out of everything a tool hands back —
 //! its result, its error's message and detail — before the client or the audit log sees it.
 //!
-//! One place for every kind: the dispatcher runs it on each answer ([`Redaction::answer`]), so
+//! One place for every kind: the dispatcher runs it on each outcome (`WriteOutcome::redact`), so
 //! an API that echoes the key it was sent in its refusal, or an MCP server whose tool returns
 //! the `Authorization` header it received, hands on `[redacted]`. A kind adds nothing to be
 //! covered; the secrets are read from the config's `[apps.<name>]` sections by the names such
@@ -80,15 +80,6 @@ impl Redaction {
     /// Whether there is anything to cut.
     pub fn is_empty(&self) -> bool {
         self.finder.is_none()
-    }
-
-    /// A tool's answer with every secret cut out: the result's strings (keys too) or the
-    /// error's message, detail and envelope.
-    pub fn answer(&self, answer: &mut Result<Value, ToolError>) {
-        match answer {
-            Ok(value) => self.value(value),
-            Err(error) => self.error(error),
-        }
     }
 
     /// A tool's error with every secret cut out of its message, detail and envelope.
@@ -256,17 +247,17 @@ mod tests {
             GITHUB_TOKEN = "ghp_0123456789"
             NODE_ENV = "production"
         "#);
-        let mut answer = Ok(json!({
+        let mut answer = json!({
             "echo": "invalid credentials: Bearer tok-123456",
             "token": "tok-123456",
             "nested": [{"key": "key-abcdef", "tok-123456": 1}],
             "basic": "Basic c3ZjOmh1bnRlcjIy",
             "env": "ghp_0123456789 s3cr@t-pw",
             "kept": "production concierge-agent password",
-        }));
-        redaction.answer(&mut answer);
+        });
+        redaction.value(&mut answer);
         assert_eq!(
-            answer.unwrap(),
+            answer,
             json!({
                 "echo": "invalid credentials: [redacted]",
                 "token": "[redacted]",
@@ -285,9 +276,7 @@ mod tests {
             .with_detail("sent key-abcdef")
             .with_envelope(json!({"error": {"message": "key-abcdef"}}));
         error.field = None;
-        let mut answer = Err(error);
-        redaction.answer(&mut answer);
-        let error = answer.unwrap_err();
+        redaction.error(&mut error);
         assert_eq!(error.message, "401: bad key [redacted]");
         assert_eq!(error.detail.as_deref(), Some("sent [redacted]"));
         assert_eq!(error.envelope.unwrap()["error"]["message"], "[redacted]");

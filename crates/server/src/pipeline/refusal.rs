@@ -59,16 +59,21 @@ impl Refusal {
         Self::new(status, outcome, code, &message.into())
     }
 
-    /// A tool's error, refused by the platform before or instead of the tool (a write's key,
-    /// its confirmation, its budget): answered with the document the error would be, its
-    /// envelope where it has one, else `{"error": {"code", "message", "field"}}`.
-    pub fn of_tool_error(error: &concierge_core::ToolError) -> Self {
+    /// A tool's error as the tool result a client reads — the tool's own, or one the platform
+    /// refused with before or instead of the tool (a write's key, its confirmation): its
+    /// envelope where it has one, else `{"error": {"code", "message", "field"}}`, an internal
+    /// failure with only the request's `trace` id beside, so an operator can find the logged
+    /// detail.
+    pub fn of_tool_error(error: &concierge_core::ToolError, trace: Option<&str>) -> Self {
         let document = match &error.envelope {
             Some(envelope) => (**envelope).clone(),
             None => {
                 let mut body = json!({"code": error.code, "message": error.message});
                 if let Some(field) = &error.field {
                     body["field"] = json!(field);
+                }
+                if let (concierge_core::ErrorKind::Internal, Some(trace)) = (error.kind, trace) {
+                    body["traceId"] = json!(trace);
                 }
                 json!({ "error": body })
             }

@@ -490,7 +490,8 @@ impl Ran {
 /// The platform's refusal of a write call, rendered as the error document the tool's own error
 /// would be.
 fn refused(error: ToolError) -> Refusal {
-    Refusal::of_tool_error(&error)
+    // Write safety's own refusals are never internal failures: no trace id to point at.
+    Refusal::of_tool_error(&error, None)
 }
 
 /// What a key's record holds for a write whose outcome is unknown (beside the message its
